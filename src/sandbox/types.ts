@@ -1,0 +1,80 @@
+/**
+ * The contract of sandbox/: run one compiled module in a warm worker, within limits, with stdin fed
+ * from this thread and stdout/stderr streamed back. It knows nothing of MCP or HTTP: host imports that
+ * must wait for async work on the main thread go through named bridge channels.
+ */
+import type { PreopenSpec } from '../wasi/types.js';
+
+export interface RunLimits {
+  /** Wall-clock deadline from the start of the run; past it the worker is terminated and replaced. */
+  timeoutMs: number;
+  /** The module's memory maximum is rewritten to this before compiling (see CompiledModule). */
+  memoryBytes: number;
+  /** Past this many stdout bytes the run stops with outcome `stdout_limit`. */
+  stdoutBytes: number;
+  /** How much of stderr's end is kept in the outcome. */
+  stderrTailBytes: number;
+  /** Bytes the run may write to files (EDQUOT past it), shared with bridge handlers via `writeBudget`. */
+  writeBudgetBytes: number;
+}
+
+/**
+ * A bridge handler runs on the main thread while the guest blocks in the import that called it.
+ * It receives the request bytes and resolves with the reply bytes; a rejection is reported to the guest
+ * import as a failed call (the import decides what the guest sees).
+ */
+export type BridgeHandler = (payload: Uint8Array, run: RunContext) => Promise<Uint8Array>;
+
+/** What a bridge handler may use of the run it serves. */
+export interface RunContext {
+  /** The same write budget the guest's file writes draw on. */
+  writeBudget: { tryConsume(bytes: number): boolean; used(): number };
+  /** Aborted when the run ends for any reason (deadline, kill, exit). */
+  signal: AbortSignal;
+  /** Milliseconds left before the run's deadline. */
+  remainingMs(): number;
+}
+
+export interface RunRequest {
+  args: string[];
+  env: string[];
+  preopens: PreopenSpec[];
+  limits: RunLimits;
+  /** Bytes written to stdin before the guest starts (more may follow through the handle). */
+  stdin?: Uint8Array;
+  /** Called on the main thread as stdout chunks arrive (a chunk may hold part of a line, or several). */
+  onStdout?: (chunk: Uint8Array) => void;
+  onStderr?: (chunk: Uint8Array) => void;
+  /**
+   * Host imports bridged to the main thread. `subako_http` maps to the channel `http`: when absent, every
+   * request answers the JSON a handler for "no network" would give.
+   */
+  bridge?: Partial<Record<'http', BridgeHandler>>;
+}
+
+export type RunOutcome =
+  | { kind: 'exit'; code: number }
+  | { kind: 'trap'; message: string }
+  | { kind: 'out_of_memory'; message: string }
+  | { kind: 'timeout' }
+  | { kind: 'stdout_limit' }
+  | { kind: 'killed'; reason: string };
+
+export interface RunResult {
+  outcome: RunOutcome;
+  /** The last `stderrTailBytes` of stderr. */
+  stderrTail: Uint8Array;
+  stdoutBytes: number;
+  writtenBytes: number;
+  durationMs: number;
+}
+
+export interface RunHandle {
+  /** Feeds the guest's stdin; ignored after closeStdin or the end of the run. */
+  writeStdin(bytes: Uint8Array): void;
+  /** End of file on stdin once what was written is read. */
+  closeStdin(): void;
+  /** Ends the run now (the worker is replaced); the outcome is `killed` with this reason. */
+  kill(reason: string): void;
+  readonly result: Promise<RunResult>;
+}

@@ -1,0 +1,55 @@
+/**
+ * The contract between the WASI host (this folder) and whoever runs a module (sandbox/).
+ * The host runs inside a worker thread and is fully synchronous: every blocking wait
+ * (stdin, sleeping in poll_oneoff) is an Atomics.wait done by the functions given here.
+ */
+
+/** A host directory mapped to a guest path. Preopens get descriptors 3, 4, … in the order given. */
+export interface PreopenSpec {
+  /** Absolute guest path, e.g. `/volume/tmp`. */
+  guestPath: string;
+  /** Absolute host directory behind it. */
+  hostPath: string;
+  /** Writes, creations, removals and renames under a read-only preopen answer EROFS. */
+  readOnly: boolean;
+}
+
+/** The guest's standard input: a byte stream fed by the main thread. */
+export interface StdinSource {
+  /**
+   * Returns up to `max` bytes, blocking while nothing is buffered. Returns an empty array only at end
+   * of file (stdin closed and drained).
+   */
+  read(max: number): Uint8Array;
+  /** Waits up to `timeoutMs` (Infinity: forever) for data or end of file; true when a read would not block. */
+  waitReadable(timeoutMs: number): boolean;
+}
+
+/** Bytes a run may write to files, counted across files and shared with the main thread (egress file outputs). */
+export interface WriteBudget {
+  /** Takes `bytes` from the budget; false (and nothing taken) when that would exceed it. */
+  tryConsume(bytes: number): boolean;
+}
+
+export interface WasiOptions {
+  args: string[];
+  /** `KEY=VALUE` entries, exactly as given to the guest. */
+  env: string[];
+  preopens: PreopenSpec[];
+  stdin: StdinSource;
+  /** Called synchronously for every write to fd 1; may throw to abort the run (a stdout limit). */
+  stdout: (bytes: Uint8Array) => void;
+  /** Called synchronously for every write to fd 2. */
+  stderr: (bytes: Uint8Array) => void;
+  writeBudget: WriteBudget;
+  /** Sleeps the calling thread for `ms` milliseconds without spinning (Atomics.wait). */
+  sleep: (ms: number) => void;
+}
+
+/** Thrown by proc_exit to unwind the guest; the runner catches it and reports `code`. */
+export class ProcExit extends Error {
+  constructor(readonly code: number) {
+    super(`proc_exit(${code})`);
+    this.name = 'ProcExit';
+  }
+}
