@@ -53,3 +53,19 @@ export class ProcExit extends Error {
     this.name = 'ProcExit';
   }
 }
+
+/**
+ * The host itself (implemented in `wasi/host.ts` as `export class WasiHost implements WasiHostApi`):
+ *
+ *   const host = new WasiHost(options);
+ *   const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: host.imports, ... });
+ *   const exitCode = host.start(instance); // binds instance.exports.memory, calls _start,
+ *                                          // returns 0 on return, the code on proc_exit; traps propagate
+ *   host.close();                          // closes every host file descriptor it opened
+ */
+export interface WasiHostApi {
+  /** The `wasi_snapshot_preview1` import object: every preview 1 function. */
+  readonly imports: Record<string, (...args: never[]) => number | bigint | void>;
+  start(instance: WebAssembly.Instance): number;
+  close(): void;
+}
