@@ -1,0 +1,84 @@
+/**
+ * The contract of function/: ABI 1 on top of the sandbox. A function package is discovered once (on upload)
+ * and called many times; each call is one stateless MCP conversation with a fresh instance.
+ *
+ *   const host = new FunctionHost({ poolSize, limits });
+ *   const loaded = await host.load({ name, version, moduleBytes, assetsDir });   // compiles once
+ *   const discovery = await host.discover(loaded);          // { ok, problems, tools }
+ *   const outcome = await host.call(loaded, 'greet', { name: 'Ada' }, ctx);   // FunctionCallOutcome
+ *   const toolbox = host.toolbox(loaded, discovery.tools, () => ctx);          // Record<string, Tool>
+ *   await host.close();
+ */
+import type { Problem } from '../errors.js';
+import type { CallStatus, CallToolResult, ContentBlock, JsonSchema } from '../tool.js';
+import type { Limits } from '../config.js';
+
+/** A package as the runtime needs it: its module and, when it has assets, the directory behind /package. */
+export interface PackageSource {
+  name: string;
+  version?: string;
+  description?: string;
+  moduleBytes: Uint8Array;
+  assetsDir: string | null;
+}
+
+/** A tool as `tools/list` described it (validated against the ABI 1 tool rules). */
+export interface ToolInfo {
+  name: string;
+  description?: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  title?: string;
+  annotations?: Record<string, unknown>;
+}
+
+export interface DiscoveryResult {
+  ok: boolean;
+  problems: Problem[];
+  /** Null when discovery was refused. */
+  tools: ToolInfo[] | null;
+  durationMs: number;
+}
+
+/** The egress side of a call: who the function may reach, and the credentials the session's vaults hold. */
+export interface EgressGrant {
+  allow: string[];
+  grants: string[];
+  privateDestinations?: 'deny' | 'allow';
+  credentials: { origin: string; headers: Record<string, string> }[];
+  /** Extra trusted CA certificates (PEM), for tests and private deployments. */
+  ca?: string | string[];
+}
+
+export interface FunctionCallContext {
+  /** Host directory behind /volume/tmp (created if missing). */
+  tmpDir: string;
+  /** Host directory behind /volume/data; mounted only when given. */
+  dataDir?: string;
+  /** Skills mounted read-only at /skills/<name>. */
+  skills?: { name: string; dir: string }[];
+  /** Absent: no network (every subako_http request answers host_not_allowed). */
+  egress?: EgressGrant;
+  limits?: Partial<Limits>;
+  signal?: AbortSignal;
+}
+
+export interface CrashInfo {
+  /** A stable reason code: jsonrpc_error, result_type, not_jsonrpc, unknown_id, module_request, exited_early,
+   *  exit_status, no_exit, trap, out_of_memory, timeout, stdout_limit, bad_result. */
+  reason: string;
+  message: string;
+  /** The last 4 KiB of stderr, as text. */
+  stderr: string;
+}
+
+export interface FunctionCallOutcome {
+  status: CallStatus;
+  result: CallToolResult | null;
+  /** What the model sees: text, images (downscaled), notes. */
+  model: ContentBlock[];
+  crash: CrashInfo | null;
+  durationMs: number;
+  /** The call's egress log (method, url, status or error kind, bytes, time). */
+  egress: unknown[];
+}
