@@ -1,0 +1,14 @@
+/** wasm/: pure functions on module bytes. */
+export { checkModule, FORMAT_ONLY_RULES } from './check-module.js';
+export type { ModuleCheck, ModuleInfo, ModuleRules, Signature } from './check-module.js';
+export { instrumentModule, InstrumentError, MemoryCapError, GROW_FAILED_EXPORT, PAGE_BYTES } from './instrument.js';
+export type { InstrumentOptions } from './instrument.js';
+export { parseModule } from './parse-module.js';
+export type { ParseResult, ParseOptions, MalformedNote } from './parse-module.js';
+export { readHeader } from './header.js';
+export type { Header, HeaderKind } from './header.js';
+export { ByteReader, DecodeError } from './reader.js';
+export * from './problem-codes.js';
+export type {
+  ParsedModule, FuncType, ValueType, ExternKind, Limits, Import, Export, TableType, GlobalType,
+} from './module-types.js';

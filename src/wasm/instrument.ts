@@ -1,0 +1,158 @@
+/**
+ * Rewrites a module before the sandbox compiles it, so its memory cannot pass the cap and the host
+ * can tell "ran out of memory" from any other failure:
+ * - the memory's maximum becomes min(declared maximum, cap), in 64 KiB pages (worker resource limits
+ *   do not cover wasm memory, so this is the only limit that holds);
+ * - every `memory.grow` becomes a call to an appended function that grows and, when growing fails
+ *   (-1), sets an appended global exported as `__subako_grow_failed` to 1.
+ * Nothing is inserted before an existing entry, so no existing function, type or global index moves.
+ */
+import { SubakoError } from '../errors.js';
+import { parseModule } from './parse-module.js';
+import { ByteReader } from './reader.js';
+import { HEADER_SIZE } from './header.js';
+import { concatBytes, encodeName, encodeS32, encodeSection, encodeU32 } from './encode.js';
+import { importCount, SECTION_ORDER, type CodeSpan, type ParsedModule, type SectionSpan } from './module-types.js';
+import { OP_MEMORY_GROW } from './opcodes.js';
+
+export const GROW_FAILED_EXPORT = '__subako_grow_failed';
+export const PAGE_BYTES = 65536;
+
+/** The module asks for more memory up front than the cap allows: the run is out of memory before it starts. */
+export class MemoryCapError extends SubakoError {
+  readonly initialPages: number;
+  readonly capPages: number;
+
+  constructor(initialPages: number, capPages: number) {
+    super('out_of_memory', `The module starts with ${initialPages} pages of memory (${initialPages * 64} KiB), more than the cap of ${capPages} pages (${capPages * 64} KiB). Lower its initial memory (e.g. -Wl,--initial-memory) or raise the memory limit.`);
+    this.initialPages = initialPages;
+    this.capPages = capPages;
+  }
+}
+
+/** The module is not one the rewrite can handle (malformed, an imported, shared, 64-bit or second memory). */
+export class InstrumentError extends SubakoError {
+  constructor(message: string) {
+    super('instrument.unsupported', message);
+  }
+}
+
+export interface InstrumentOptions {
+  maxMemoryBytes: number;
+}
+
+type Sites = Map<number, Array<{ start: number; end: number }>>;
+
+export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): Uint8Array {
+  const sites: Sites = new Map();
+  const parsed = parseModule(bytes, {
+    visit: (instruction, functionIndex) => {
+      if (instruction.byte !== OP_MEMORY_GROW) return;
+      const list = sites.get(functionIndex) ?? [];
+      list.push({ start: instruction.start, end: instruction.end });
+      sites.set(functionIndex, list);
+    },
+  });
+  if (parsed.header.kind !== 'module' || parsed.malformed.length > 0) {
+    throw new InstrumentError(`The module cannot be instrumented: ${parsed.malformed[0]?.message ?? 'it is not a WebAssembly core module'}.`);
+  }
+  const { module } = parsed;
+  if (importCount(module, 'memory') > 0) throw new InstrumentError('The module imports its memory; only a memory it defines can be capped.');
+  if (module.memories.length === 0) return bytes.slice();
+  const memory = module.memories[0];
+  if (module.memories.length > 1 || memory.shared || memory.is64) {
+    throw new InstrumentError('The module has more than one memory, or a shared or 64-bit one; only one plain 32-bit memory can be capped.');
+  }
+  if (module.exports.some((e) => e.name === GROW_FAILED_EXPORT)) {
+    throw new InstrumentError(`The module already exports "${GROW_FAILED_EXPORT}", a name the host reserves.`);
+  }
+  const capPages = Math.floor(Math.max(0, options.maxMemoryBytes) / PAGE_BYTES);
+  if (memory.min > capPages) throw new MemoryCapError(memory.min, capPages);
+  const maxPages = Math.min(memory.max ?? capPages, capPages);
+  return rebuild(bytes, module, sites, { min: memory.min, max: maxPages });
+}
+
+interface Added {
+  typeIndex: number;
+  functionIndex: number;
+  globalIndex: number;
+}
+
+function rebuild(bytes: Uint8Array, module: ParsedModule, sites: Sites, limits: { min: number; max: number }): Uint8Array {
+  const added: Added = {
+    typeIndex: module.types.length,
+    functionIndex: importCount(module, 'func') + module.functions.length,
+    globalIndex: importCount(module, 'global') + module.globals.length,
+  };
+  const contents: Record<number, (section: SectionSpan | null) => Uint8Array> = {
+    1: (s) => appendEntry(bytes, s, [0x60, 1, 0x7f, 1, 0x7f]), // (i32) -> (i32)
+    3: (s) => appendEntry(bytes, s, encodeU32(added.typeIndex)),
+    5: () => concatBytes([[1, 0x01], encodeU32(limits.min), encodeU32(limits.max)]),
+    6: (s) => appendEntry(bytes, s, [0x7f, 0x01, 0x41, 0x00, 0x0b]), // mutable i32 = 0
+    7: (s) => appendEntry(bytes, s, [...encodeName(GROW_FAILED_EXPORT), 0x03, ...encodeU32(added.globalIndex)]),
+    10: () => rewriteCode(bytes, module, sites, added),
+  };
+  const pending = new Set(Object.keys(contents).map(Number));
+  const out: Uint8Array[] = [bytes.subarray(0, HEADER_SIZE)];
+  const flushBefore = (rank: number): void => {
+    for (const id of [...pending].sort((a, b) => SECTION_ORDER[a] - SECTION_ORDER[b])) {
+      if (SECTION_ORDER[id] >= rank) break;
+      out.push(encodeSection(id, contents[id](null)));
+      pending.delete(id);
+    }
+  };
+  for (const section of module.sections) {
+    if (section.id !== 0) flushBefore(SECTION_ORDER[section.id]);
+    if (pending.has(section.id)) {
+      out.push(encodeSection(section.id, contents[section.id](section)));
+      pending.delete(section.id);
+    } else {
+      out.push(bytes.subarray(section.start, section.end));
+    }
+  }
+  flushBefore(Infinity);
+  return concatBytes(out);
+}
+
+/** A vector section with one more entry at its end (or a new section holding only that entry). */
+function appendEntry(bytes: Uint8Array, section: SectionSpan | null, entry: readonly number[]): Uint8Array {
+  if (!section) return concatBytes([[1], entry]);
+  const r = new ByteReader(bytes, section.contentStart, section.end);
+  const count = r.u32();
+  return concatBytes([encodeU32(count + 1), bytes.subarray(r.pos, section.end), entry]);
+}
+
+/**
+ * The function that replaces `memory.grow 0`: (pages) -> (old size or -1), like the instruction, and
+ * on -1 it records the failure in the appended global before returning.
+ */
+function growFunctionBody(globalIndex: number): number[] {
+  const g = encodeU32(globalIndex);
+  const code = [
+    0x00, // no locals: the parameter doubles as the result holder
+    0x20, 0x00, 0x40, 0x00, 0x22, 0x00, // local.get 0, memory.grow 0, local.tee 0
+    0x41, ...encodeS32(-1), 0x46, // i32.const -1, i32.eq
+    0x04, 0x40, 0x41, 0x01, 0x24, ...g, 0x0b, // if: global.set $failed (i32.const 1) end
+    0x20, 0x00, 0x0b, // local.get 0, end
+  ];
+  return [...encodeU32(code.length), ...code];
+}
+
+function rewriteCode(bytes: Uint8Array, module: ParsedModule, sites: Sites, added: Added): Uint8Array {
+  const call = [0x10, ...encodeU32(added.functionIndex)];
+  const firstIndex = importCount(module, 'func');
+  const bodies = module.codes.map((span: CodeSpan, i) => {
+    const found = sites.get(firstIndex + i);
+    if (!found) return bytes.subarray(span.start, span.end);
+    const parts: Array<Uint8Array | number[]> = [];
+    let at = span.bodyStart;
+    for (const site of found) {
+      parts.push(bytes.subarray(at, site.start), call);
+      at = site.end;
+    }
+    parts.push(bytes.subarray(at, span.end));
+    const body = concatBytes(parts);
+    return concatBytes([encodeU32(body.length), body]);
+  });
+  return concatBytes([encodeU32(module.codes.length + 1), ...bodies, growFunctionBody(added.globalIndex)]);
+}
