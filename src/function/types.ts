@@ -55,8 +55,11 @@ export interface FunctionCallContext {
   tmpDir: string;
   /** Host directory behind /volume/data; mounted only when given. */
   dataDir?: string;
-  /** Skills mounted read-only at /skills/<name>. */
-  skills?: { name: string; dir: string }[];
+  /**
+   * A host directory whose subdirectories are skills: mounted read-only at /skills, and each subdirectory
+   * again at /skills/<name>, after the package (the page's preopen order).
+   */
+  skillsDir?: string;
   /** Absent: no network (every subako_http request answers host_not_allowed). */
   egress?: EgressGrant;
   limits?: Partial<Limits>;

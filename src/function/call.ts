@@ -1,0 +1,81 @@
+/**
+ * One function call: start a fresh instance with the call's mounts, send one `tools/call`, read the answer,
+ * close stdin, wait for exit 0, classify the run, and render what the model sees.
+ */
+import { mkdir } from 'node:fs/promises';
+import type { Limits } from '../config.js';
+import type { SandboxPool, CompiledModule } from '../sandbox/pool.js';
+import type { BridgeHandler } from '../sandbox/types.js';
+import { createHttpBridge } from '../egress/index.js';
+import type { CallToolResult } from '../tool.js';
+import { buildRequest } from './protocol.js';
+import { ConversationCrashed, GuestConversation } from './conversation.js';
+import { callToolResultProblem } from './call-result.js';
+import { crash, CrashReason } from './crash.js';
+import { callPreopens } from './preopens.js';
+import { renderCrash, renderForModel } from './render.js';
+import type { FunctionCallContext, FunctionCallOutcome, PackageSource } from './types.js';
+
+export async function callFunctionTool(
+  pool: SandboxPool,
+  module: CompiledModule,
+  source: PackageSource,
+  toolName: string,
+  args: Record<string, unknown>,
+  ctx: FunctionCallContext,
+  limits: Limits,
+): Promise<FunctionCallOutcome> {
+  const started = performance.now();
+  await mkdir(ctx.tmpDir, { recursive: true });
+  if (ctx.dataDir) await mkdir(ctx.dataDir, { recursive: true });
+
+  const egressLog: unknown[] = [];
+  const bridge: { http?: BridgeHandler } = {};
+  if (ctx.egress) {
+    const volume = [{ guestPath: '/volume/tmp', hostPath: ctx.tmpDir }];
+    if (ctx.dataDir) volume.push({ guestPath: '/volume/data', hostPath: ctx.dataDir });
+    bridge.http = createHttpBridge({
+      policy: { allow: ctx.egress.allow, grants: ctx.egress.grants, privateDestinations: ctx.egress.privateDestinations ?? 'deny' },
+      credentials: ctx.egress.credentials,
+      volume,
+      ca: ctx.egress.ca,
+      log: egressLog as never[],
+    });
+  }
+
+  const conversation = new GuestConversation(limits.exitGraceMs);
+  const request = buildRequest('call', 'tools/call', { name: toolName, arguments: args });
+  const handle = pool.run(module, {
+    args: [source.name],
+    env: [],
+    preopens: callPreopens(source, ctx),
+    limits: { ...limits, timeoutMs: limits.callTimeoutMs },
+    stdin: Buffer.from(request.line),
+    onStdout: conversation.onStdout,
+    bridge,
+  });
+  const abort = (): void => handle.kill('the call was cancelled');
+  ctx.signal?.addEventListener('abort', abort, { once: true });
+
+  let answer: unknown = null;
+  try {
+    answer = await conversation.attach(handle, request);
+  } catch (err) {
+    if (!(err instanceof ConversationCrashed)) throw err;
+  }
+  const end = await conversation.finish();
+  ctx.signal?.removeEventListener('abort', abort);
+
+  const badResult = end.crash === null ? callToolResultProblem(answer) : null;
+  const crashed = end.crash ?? (badResult ? crash(CrashReason.badResult, badResult) : null);
+  const stderr = Buffer.from(end.run.stderrTail).toString('utf8');
+  const durationMs = () => performance.now() - started;
+
+  if (crashed) {
+    const info = { reason: crashed.reason, message: crashed.message, stderr };
+    return { status: 'crash', result: null, model: renderCrash(info), crash: info, durationMs: durationMs(), egress: egressLog };
+  }
+  const result = answer as CallToolResult;
+  const model = await renderForModel(result, { tmp: ctx.tmpDir, data: ctx.dataDir });
+  return { status: result.isError === true ? 'tool_error' : 'ok', result, model, crash: null, durationMs: durationMs(), egress: egressLog };
+}

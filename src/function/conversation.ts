@@ -1,0 +1,163 @@
+/**
+ * One stateless MCP conversation with a running guest: write a request, read answer lines as they come,
+ * and turn every deviation from the ABI into a crash with its reason. The first crash wins; the run is
+ * stopped at once, because nothing the guest says after breaking the protocol can be trusted.
+ */
+import type { RunHandle, RunOutcome, RunResult } from '../sandbox/types.js';
+import { LineSplitter } from './line-splitter.js';
+import { classifyLine } from './messages.js';
+import { crash, CrashReason, type Crash } from './crash.js';
+import type { OutgoingRequest } from './protocol.js';
+
+/** Rejection of `request` when the conversation has crashed; the crash itself is in `finish()`. */
+export class ConversationCrashed extends Error {
+  constructor(readonly crash: Crash) {
+    super(crash.message);
+    this.name = 'ConversationCrashed';
+  }
+}
+
+export interface ConversationEnd {
+  crash: Crash | null;
+  run: RunResult;
+}
+
+interface Pending {
+  request: OutgoingRequest;
+  resolve: (result: unknown) => void;
+  reject: (err: ConversationCrashed) => void;
+}
+
+const excerpt = (line: string): string => (line.length > 120 ? `${line.slice(0, 120)}…` : line);
+
+/** What a run's end means when the guest still owed an answer, or after stdin closed. */
+export function crashFromOutcome(outcome: RunOutcome, owedAnswer: boolean): Crash | null {
+  switch (outcome.kind) {
+    case 'exit':
+      if (owedAnswer) return crash(CrashReason.exitedEarly, `the module exited with status ${outcome.code} before answering`);
+      return outcome.code === 0 ? null : crash(CrashReason.exitStatus, `the module exited with status ${outcome.code}; ABI 1 wants 0`);
+    case 'trap':
+      return crash(CrashReason.trap, `the module trapped: ${outcome.message}`);
+    case 'out_of_memory':
+      return crash(CrashReason.outOfMemory, `the module ran out of memory: ${outcome.message}`);
+    case 'timeout':
+      return crash(CrashReason.timeout, 'the module did not finish within its time limit');
+    case 'stdout_limit':
+      return crash(CrashReason.stdoutLimit, 'the module wrote more than the stdout limit');
+    case 'killed':
+      return crash(CrashReason.timeout, `the run was stopped: ${outcome.reason}`);
+  }
+}
+
+export class GuestConversation {
+  private readonly lines = new LineSplitter();
+  private pending: Pending | null = null;
+  private crashed: Crash | null = null;
+  private handle: RunHandle | null = null;
+  private ended = false;
+  /** Ids this conversation asked, so a repeated answer is told apart from a stray one. */
+  private readonly asked = new Set<string | number>();
+
+  constructor(private readonly exitGraceMs: number) {}
+
+  /** The stdout callback to give the sandbox before the run starts. */
+  readonly onStdout = (chunk: Uint8Array): void => {
+    if (this.crashed) return;
+    this.lines.push(chunk, this.onLine);
+  };
+
+  /** Binds the run; `first` is the request already placed on stdin when the run was started. */
+  attach(handle: RunHandle, first: OutgoingRequest): Promise<unknown> {
+    this.handle = handle;
+    const answered = this.expect(first);
+    void handle.result.then((run) => this.onRunEnded(run));
+    return answered;
+  }
+
+  /** Sends another request once the previous one was answered. */
+  request(request: OutgoingRequest): Promise<unknown> {
+    if (this.crashed) return Promise.reject(new ConversationCrashed(this.crashed));
+    const answered = this.expect(request);
+    this.handle!.writeStdin(Buffer.from(request.line));
+    return answered;
+  }
+
+  /** Closes stdin and waits for the module to exit within the grace period; classifies the whole run. */
+  async finish(): Promise<ConversationEnd> {
+    const handle = this.handle!;
+    handle.closeStdin();
+    let timer: NodeJS.Timeout | undefined;
+    if (!this.crashed && !this.ended) {
+      timer = setTimeout(() => {
+        this.fail(crash(CrashReason.noExit, `the module did not exit within ${this.exitGraceMs} ms of stdin closing`));
+      }, this.exitGraceMs);
+    }
+    const run = await handle.result;
+    clearTimeout(timer);
+    this.onRunEnded(run);
+    return { crash: this.crashed ?? crashFromOutcome(run.outcome, false), run };
+  }
+
+  private expect(request: OutgoingRequest): Promise<unknown> {
+    this.asked.add(request.id);
+    return new Promise((resolve, reject) => {
+      this.pending = { request, resolve, reject };
+    });
+  }
+
+  private readonly onLine = (line: string): void => {
+    if (this.crashed || line.length === 0) return;
+    const message = classifyLine(line);
+    switch (message.kind) {
+      case 'notification':
+        return;
+      case 'invalid':
+        return this.fail(crash(CrashReason.notJsonRpc, `stdout carried a line that is not a JSON-RPC message (${message.why}): ${excerpt(line)}`));
+      case 'request':
+        return this.fail(crash(CrashReason.moduleRequest, `the module sent a request of its own ("${message.method}"); a stateless server sends none`));
+      case 'error':
+        if (message.id !== null && message.id !== this.pending?.request.id) return this.failUnknownId(message.id);
+        return this.fail(crash(CrashReason.jsonrpcError, `the module answered with a JSON-RPC error: ${describeError(message.error)}`));
+      case 'result': {
+        const pending = this.pending;
+        if (!pending || message.id !== pending.request.id) return this.failUnknownId(message.id);
+        const resultType = (message.result as { resultType?: unknown } | null)?.resultType;
+        if (resultType !== undefined && resultType !== 'complete') {
+          return this.fail(crash(CrashReason.resultType, `the module answered with resultType ${JSON.stringify(resultType)}; only "complete" is accepted`));
+        }
+        this.pending = null;
+        pending.resolve(message.result);
+      }
+    }
+  };
+
+  private failUnknownId(id: string | number): void {
+    const again = this.asked.has(id) ? ' again' : '';
+    this.fail(crash(CrashReason.unknownId, `the module answered${again} an id it was not asked: ${JSON.stringify(id)}`));
+  }
+
+  private fail(reason: Crash): void {
+    if (this.crashed) return;
+    this.crashed = reason;
+    this.handle?.kill(reason.reason);
+    const pending = this.pending;
+    this.pending = null;
+    pending?.reject(new ConversationCrashed(reason));
+  }
+
+  private onRunEnded(run: RunResult): void {
+    if (this.ended) return;
+    this.ended = true;
+    const rest = this.lines.rest();
+    if (rest.length > 0) this.onLine(rest);
+    if (this.pending && !this.crashed) {
+      this.fail(crashFromOutcome(run.outcome, true) ?? crash(CrashReason.exitedEarly, 'the module ended before answering'));
+    }
+  }
+}
+
+function describeError(error: { code?: unknown; message?: unknown }): string {
+  const code = typeof error.code === 'number' ? ` ${error.code}` : '';
+  const message = typeof error.message === 'string' ? `: ${excerpt(error.message)}` : '';
+  return `error${code}${message}`;
+}

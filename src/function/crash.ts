@@ -1,0 +1,28 @@
+/**
+ * The ways a function call (or discovery) crashes, each a stable reason code that logs, the CLI and
+ * tests match on. The ABI page lists them; `bad_result` is ours (an answer that is not a CallToolResult).
+ */
+export const CrashReason = {
+  jsonrpcError: 'jsonrpc_error',
+  resultType: 'result_type',
+  notJsonRpc: 'not_jsonrpc',
+  unknownId: 'unknown_id',
+  moduleRequest: 'module_request',
+  exitedEarly: 'exited_early',
+  exitStatus: 'exit_status',
+  noExit: 'no_exit',
+  trap: 'trap',
+  outOfMemory: 'out_of_memory',
+  timeout: 'timeout',
+  stdoutLimit: 'stdout_limit',
+  badResult: 'bad_result',
+} as const;
+
+export type CrashReasonCode = (typeof CrashReason)[keyof typeof CrashReason];
+
+export interface Crash {
+  reason: CrashReasonCode;
+  message: string;
+}
+
+export const crash = (reason: CrashReasonCode, message: string): Crash => ({ reason, message });

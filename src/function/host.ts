@@ -1,0 +1,97 @@
+/**
+ * FunctionHost: the runtime of function packages. It owns a sandbox pool, compiles each package's module
+ * once (keyed by its bytes' digest), and runs discovery and calls on fresh instances.
+ */
+import { createHash } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { DEFAULT_LIMITS, type Limits } from '../config.js';
+import { SandboxPool, type CompiledModule } from '../sandbox/pool.js';
+import type { Tool, ToolCallContext, Toolbox, CallToolResult } from '../tool.js';
+import { discoverTools } from './discover.js';
+import { callFunctionTool } from './call.js';
+import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, PackageSource, ToolInfo } from './types.js';
+
+export interface LoadedPackage {
+  readonly source: PackageSource;
+  readonly digest: string;
+  readonly module: CompiledModule;
+}
+
+export interface FunctionHostOptions {
+  poolSize?: number;
+  limits?: Partial<Limits>;
+}
+
+export class FunctionHost {
+  readonly limits: Limits;
+  private readonly pool: SandboxPool;
+  private readonly compiled = new Map<string, Promise<CompiledModule>>();
+
+  constructor(options: FunctionHostOptions = {}) {
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.pool = new SandboxPool({ size: options.poolSize ?? Math.max(2, availableParallelism()) });
+  }
+
+  /** Compiles the module once per distinct bytes; later loads of the same bytes share it. */
+  async load(source: PackageSource): Promise<LoadedPackage> {
+    const digest = createHash('sha256').update(source.moduleBytes).digest('hex');
+    let compiling = this.compiled.get(digest);
+    if (!compiling) {
+      compiling = this.pool.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes });
+      this.compiled.set(digest, compiling);
+      // A module that failed to compile is not cached: the next load reports the failure afresh.
+      compiling.catch(() => this.compiled.delete(digest));
+    }
+    return { source, digest, module: await compiling };
+  }
+
+  discover(loaded: LoadedPackage): Promise<DiscoveryResult> {
+    return discoverTools(this.pool, loaded.module, loaded.source, this.limits);
+  }
+
+  call(loaded: LoadedPackage, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext): Promise<FunctionCallOutcome> {
+    const limits = ctx.limits ? { ...this.limits, ...ctx.limits } : this.limits;
+    return callFunctionTool(this.pool, loaded.module, loaded.source, tool, args, ctx, limits);
+  }
+
+  /** The package's tools as Tools; `context()` gives each call its mounts and egress. */
+  toolbox(loaded: LoadedPackage, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Toolbox {
+    const toolbox: Toolbox = {};
+    for (const info of tools) toolbox[info.name] = this.tool(loaded, info, context);
+    return toolbox;
+  }
+
+  private tool(loaded: LoadedPackage, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
+    const host = this;
+    return {
+      name: info.name,
+      description: info.description,
+      inputSchema: info.inputSchema,
+      outputSchema: info.outputSchema,
+      source: { kind: 'function', package: loaded.source.name, version: loaded.source.version },
+      async call(args: Record<string, unknown>, callCtx?: ToolCallContext): Promise<CallToolResult> {
+        const ctx = { ...(await context()), signal: callCtx?.signal };
+        const outcome = await host.call(loaded, info.name, args, ctx);
+        callCtx?.report?.({
+          status: outcome.status,
+          crash: outcome.crash ?? undefined,
+          egress: outcome.egress,
+          durationMs: outcome.durationMs,
+        });
+        return toModelResult(outcome);
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/** The result a sink hands on: what the model sees, plus structured content when the call completed. */
+export function toModelResult(outcome: FunctionCallOutcome): CallToolResult {
+  const result: CallToolResult = { content: outcome.model };
+  if (outcome.result?.structuredContent !== undefined) result.structuredContent = outcome.result.structuredContent;
+  if (outcome.status !== 'ok') result.isError = true;
+  return result;
+}

@@ -1,0 +1,42 @@
+/**
+ * The requests subako sends a guest: stateless MCP 2026-07-28, one JSON-RPC message per line, each with
+ * `_meta` carrying the revision, our client info and our (empty) capabilities, and a fresh opaque id.
+ */
+import { randomBytes } from 'node:crypto';
+import { SUBAKO_VERSION } from '../version.js';
+
+export const PROTOCOL_VERSION = '2026-07-28';
+
+/** `_meta` exactly as the ABI page shows it; built once, it never changes within a process. */
+const REQUEST_META = Object.freeze({
+  'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
+  'io.modelcontextprotocol/clientInfo': Object.freeze({ name: 'subako', version: SUBAKO_VERSION }),
+  'io.modelcontextprotocol/clientCapabilities': Object.freeze({}),
+});
+
+export type RequestId = string;
+
+/**
+ * Ids are opaque strings that never repeat: a random per-process prefix (so ids differ across restarts too)
+ * and a counter. Cheaper than a UUID per request, and just as unguessable to a guest that cannot see others.
+ */
+const ID_PREFIX = randomBytes(6).toString('hex');
+let idCounter = 0;
+
+export function freshId(kind: string): RequestId {
+  idCounter += 1;
+  return `${kind}-${ID_PREFIX}-${idCounter.toString(36)}`;
+}
+
+export interface OutgoingRequest {
+  id: RequestId;
+  method: string;
+  /** The request as one line of compact JSON ending in a newline. */
+  line: string;
+}
+
+export function buildRequest(kind: string, method: string, params: Record<string, unknown> = {}): OutgoingRequest {
+  const id = freshId(kind);
+  const line = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: REQUEST_META } }) + '\n';
+  return { id, method, line };
+}
