@@ -78,3 +78,16 @@ export interface RunHandle {
   kill(reason: string): void;
   readonly result: Promise<RunResult>;
 }
+
+/**
+ * A module ready to run (made by `SandboxPool.compile`): instrumented for its memory cap and compiled
+ * once on the main thread. Workers keep it by `id`, so it is posted to each worker at most once.
+ */
+export interface CompiledModule {
+  readonly id: number;
+  readonly module: WebAssembly.Module;
+  /** The memory cap this module was compiled with; runs must ask for the same `limits.memoryBytes`. */
+  readonly memoryBytes: number;
+  /** Whether the module imports `subako_http` (then it is linked, bridged to the `http` channel). */
+  readonly importsHttp: boolean;
+}

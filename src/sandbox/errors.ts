@@ -1,0 +1,18 @@
+/** The sandbox's own errors: refusals of the caller's request, never a guest's failure (that is a RunOutcome). */
+import { SubakoError } from '../errors.js';
+
+export const SANDBOX_ERROR = Object.freeze({
+  /** The bytes are not a module WebAssembly can compile. */
+  compile: 'sandbox.compile',
+  /** run() was given limits whose memory cap is not the one the module was compiled with. */
+  memoryMismatch: 'sandbox.memory_mismatch',
+  /** The pool was closed. */
+  closed: 'sandbox.closed',
+  /** Sandbox workers keep failing to start, so no run can be served. */
+  workerFailed: 'sandbox.worker_failed',
+});
+
+export class SandboxError extends SubakoError {}
+
+/** The module's initial memory is over the cap: defined once, by the rewrite that enforces the cap. */
+export { MemoryCapError, InstrumentError } from '../wasm/instrument.js';

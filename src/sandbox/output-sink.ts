@@ -1,0 +1,66 @@
+/**
+ * The guest's stdout and stderr, inside the worker: every write is copied and posted to the main
+ * thread at once (it streams). The stdout cap is enforced here, synchronously, so a flooding guest
+ * is stopped at its write. Posting is bounded by acknowledgements: when the main thread has not yet
+ * received OUTPUT_WINDOW bytes, the guest waits, so a flood can never pile up in the host's memory.
+ */
+import { OUTPUT_ACKED, type ControlBlock } from './control-block.js';
+import { StdoutLimitReached } from './outcome.js';
+import type { WorkerMessage } from './protocol.js';
+
+/** Bytes posted but not yet received by the main thread before the guest is made to wait. */
+const OUTPUT_WINDOW = 8 * 1024 * 1024;
+/** Larger writes are posted in pieces of this size, so counters never come near 2^31. */
+const PIECE_BYTES = 1024 * 1024;
+
+export class OutputSink {
+  /**
+   * Bytes posted, wrapping like the Int32 acknowledgement counter. A run starts once the main thread
+   * has received everything of the previous one, so the counters agree at the start.
+   */
+  private posted: number;
+  private stdoutSent = 0;
+  stdoutLimitHit = false;
+
+  constructor(
+    private readonly post: (message: WorkerMessage, transfer: ArrayBuffer[]) => void,
+    private readonly control: ControlBlock,
+    private readonly runId: number,
+    private readonly stdoutLimit: number,
+  ) {
+    this.posted = Atomics.load(control.i32, OUTPUT_ACKED);
+  }
+
+  readonly stdout = (bytes: Uint8Array): void => {
+    if (this.stdoutLimitHit) throw new StdoutLimitReached();
+    const room = this.stdoutLimit - this.stdoutSent;
+    const allowed = bytes.length > room ? bytes.subarray(0, Math.max(0, room)) : bytes;
+    this.stdoutSent += allowed.length;
+    this.send('stdout', allowed);
+    if (allowed.length < bytes.length) {
+      this.stdoutLimitHit = true;
+      throw new StdoutLimitReached();
+    }
+  };
+
+  readonly stderr = (bytes: Uint8Array): void => {
+    this.send('stderr', bytes);
+  };
+
+  private send(type: 'stdout' | 'stderr', bytes: Uint8Array): void {
+    for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
+      const piece = bytes.slice(at, Math.min(bytes.length, at + PIECE_BYTES));
+      this.waitForRoom(piece.length);
+      this.posted = (this.posted + piece.length) | 0;
+      this.post({ type, runId: this.runId, bytes: piece }, [piece.buffer]);
+    }
+  }
+
+  private waitForRoom(bytes: number): void {
+    for (;;) {
+      const acked = Atomics.load(this.control.i32, OUTPUT_ACKED);
+      if (((this.posted - acked) | 0) + bytes <= OUTPUT_WINDOW) return;
+      Atomics.wait(this.control.i32, OUTPUT_ACKED, acked);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The messages between the main thread and a sandbox worker. Everything carries the run's id so that
+ * a message left over from an earlier run on the same worker is recognised and dropped.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import type { PreopenSpec } from '../wasi/types.js';
+import type { RunOutcome } from './types.js';
+
+/** What the worker receives once, at start, in `workerData`. */
+export interface WorkerBoot {
+  control: SharedArrayBuffer;
+  /** Stdin chunks for the running guest (main → worker), read with receiveMessageOnPort. */
+  stdinPort: MessagePort;
+  /** Replies to bridge calls (main → worker), read with receiveMessageOnPort. */
+  bridgePort: MessagePort;
+  /** How many compiled modules the worker keeps; the main thread mirrors the same LRU. */
+  moduleCacheSize: number;
+}
+
+/** Main → worker (on the worker's own port): start a run. */
+export interface RunMessage {
+  type: 'run';
+  runId: number;
+  moduleId: number;
+  /** Present only when the worker does not hold this module yet. */
+  module?: WebAssembly.Module;
+  args: string[];
+  env: string[];
+  preopens: PreopenSpec[];
+  stdoutBytes: number;
+  memoryBytes: number;
+  linkHttp: boolean;
+}
+
+export type StdinMessage = { runId: number; bytes: Uint8Array } | { runId: number; eof: true };
+
+export type BridgeReply =
+  | { runId: number; ok: Uint8Array }
+  | { runId: number; error: string }
+  | { runId: number; missing: true };
+
+/** Worker → main. */
+export type WorkerMessage =
+  | { type: 'ready' }
+  | { type: 'stdout' | 'stderr'; runId: number; bytes: Uint8Array }
+  | { type: 'bridge'; runId: number; channel: string; payload: Uint8Array }
+  | { type: 'done'; runId: number; outcome: RunOutcome };

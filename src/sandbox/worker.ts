@@ -1,0 +1,111 @@
+/**
+ * A sandbox worker: runs one guest at a time, fully synchronously, for as long as the pool keeps it.
+ * Compiled modules stay cached here by id; every run is a fresh instance with a fresh WASI host.
+ * Whatever the guest does ends in a `done` message: this thread never throws out of a run.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { WasiHost } from '../wasi/host.js';
+import { SLEEP_SLOT, tryConsumeWriteBudget, viewControlBlock } from './control-block.js';
+import { makeBridgeCall } from './bridge-client.js';
+import { classifyEnd, classifyInstantiateFailure, type GuestEnd } from './outcome.js';
+import { OutputSink } from './output-sink.js';
+import type { RunMessage, WorkerBoot, WorkerMessage } from './protocol.js';
+import { StdinReader } from './stdin-reader.js';
+import { makeSubakoHttpImports } from './subako-http.js';
+import { GROW_FAILED_EXPORT } from '../wasm/instrument.js';
+import type { RunOutcome } from './types.js';
+
+const port = parentPort;
+if (!port) throw new Error('sandbox/worker.js must run as a worker thread');
+const boot = workerData as WorkerBoot;
+const control = viewControlBlock(boot.control);
+const modules = new Map<number, WebAssembly.Module>();
+
+function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(message, transfer);
+}
+
+/** Keeps the module LRU in step with the main thread's mirror of it (same operations, same order). */
+function takeModule(message: RunMessage): WebAssembly.Module | undefined {
+  const module = message.module ?? modules.get(message.moduleId);
+  if (!module) return undefined;
+  modules.delete(message.moduleId);
+  modules.set(message.moduleId, module);
+  while (modules.size > boot.moduleCacheSize) modules.delete(modules.keys().next().value as number);
+  return module;
+}
+
+function sleep(ms: number): void {
+  const wait = Number.isNaN(ms) ? 0 : Math.max(0, ms);
+  // Nobody ever changes this slot: the wait lasts the full time (or until the worker is terminated).
+  Atomics.wait(control.i32, SLEEP_SLOT, 0, wait);
+}
+
+function growFailed(instance: WebAssembly.Instance): boolean {
+  const flag = instance.exports[GROW_FAILED_EXPORT];
+  return flag instanceof WebAssembly.Global && flag.value === 1;
+}
+
+function runGuest(message: RunMessage): RunOutcome {
+  const module = takeModule(message);
+  if (!module) return { kind: 'trap', message: 'sandbox error: the worker does not hold this module' };
+  const output = new OutputSink(post, control, message.runId, message.stdoutBytes);
+  let host: WasiHost;
+  try {
+    host = new WasiHost({
+      args: message.args,
+      env: message.env,
+      preopens: message.preopens,
+      stdin: new StdinReader(boot.stdinPort, control, message.runId),
+      stdout: output.stdout,
+      stderr: output.stderr,
+      writeBudget: { tryConsume: (bytes) => tryConsumeWriteBudget(control, bytes) },
+      sleep,
+    });
+  } catch (error) {
+    return { kind: 'trap', message: `sandbox error: the WASI host could not be set up: ${String(error)}` };
+  }
+  let instance: WebAssembly.Instance | undefined;
+  try {
+    const imports: WebAssembly.Imports = { wasi_snapshot_preview1: host.imports };
+    if (message.linkHttp) {
+      const bridge = makeBridgeCall(post, boot.bridgePort, control, message.runId);
+      const memory = () => instance?.exports.memory as WebAssembly.Memory | undefined;
+      imports.subako_http = { ...makeSubakoHttpImports(memory, bridge) };
+    }
+    try {
+      instance = new WebAssembly.Instance(module, imports);
+    } catch (error) {
+      return classifyInstantiateFailure(error, message.memoryBytes);
+    }
+    let end: GuestEnd;
+    try {
+      end = { returned: host.start(instance) };
+    } catch (error) {
+      end = { threw: error };
+    }
+    return classifyEnd(end, {
+      stdoutLimitHit: output.stdoutLimitHit,
+      growFailed: growFailed(instance),
+      memoryBytes: message.memoryBytes,
+    });
+  } finally {
+    try {
+      host.close();
+    } catch {
+      // Closing host descriptors cannot fail the run; the worker goes on.
+    }
+  }
+}
+
+port.on('message', (message: RunMessage) => {
+  let outcome: RunOutcome;
+  try {
+    outcome = runGuest(message);
+  } catch (error) {
+    outcome = { kind: 'trap', message: `sandbox error: ${String(error)}` };
+  }
+  post({ type: 'done', runId: message.runId, outcome });
+});
+
+post({ type: 'ready' });
