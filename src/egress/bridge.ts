@@ -1,0 +1,105 @@
+/**
+ * The `http` bridge channel's handler: request bytes in (from the guest, via the sandbox), answer bytes
+ * out. Every outcome is an answer — a guest can make a request fail, never the handler.
+ */
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import type { BridgeHandler } from '../sandbox/types.js';
+import { encodeAnswer, errorAnswer, okAnswer, type HttpAnswer } from './answer.js';
+import type { VaultCredential } from './credentials.js';
+import { systemLookup, type HostLookup } from './destination.js';
+import { EgressError } from './errors.js';
+import type { TlsTrust } from './fetch.js';
+import { isForbiddenAddress } from './forbidden-address.js';
+import { urlForLog, type EgressLogEntry } from './log.js';
+import { performHttpRequest, type EgressSettings } from './perform.js';
+import { compilePolicy, type EgressPolicy } from './policy.js';
+import { HTTP_METHODS, MAX_REQUEST_BYTES, parseHttpRequest } from './request.js';
+import type { VolumeMount } from './volume-path.js';
+
+export type CaOption = string | Buffer | Array<string | Buffer>;
+
+export interface HttpBridgeOptions {
+  policy: EgressPolicy;
+  /** The session's vault for this call: credentials per origin, used only for origins the policy grants. */
+  credentials: VaultCredential[];
+  /** `/volume/tmp` and, when mounted, `/volume/data`, with their host directories. */
+  volume: VolumeMount[];
+  /**
+   * Extra certificates to trust (tests). Without it, Node's defaults apply (its root store plus
+   * NODE_EXTRA_CA_CERTS); with it, Node's root store, NODE_EXTRA_CA_CERTS and these.
+   */
+  ca?: CaOption;
+  /** Entries are appended here, one per exchange or refusal. */
+  log: EgressLogEntry[];
+  /** Name resolution; the system resolver by default. Tests map names to loopback with it. */
+  lookup?: HostLookup;
+  /**
+   * TESTING ONLY: exact addresses to treat as public although they are in a forbidden range, so a test can
+   * run a "public" server on loopback next to a truly refused one. Never set from user configuration.
+   */
+  testingOnlyPublicAddresses?: string[];
+}
+
+function trustFor(ca: CaOption | undefined): TlsTrust {
+  if (ca === undefined) return {};
+  const extra: Array<string | Buffer> = [];
+  const extraFile = process.env.NODE_EXTRA_CA_CERTS;
+  if (extraFile) {
+    try {
+      extra.push(readFileSync(extraFile));
+    } catch {
+      // Node itself only warns when the file is unreadable; do the same by ignoring it.
+    }
+  }
+  return { ca: [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])] };
+}
+
+/** Best-effort method and URL of a request that did not parse, for its log entry. */
+function describeUnparsed(payload: Uint8Array): { method: string; url: string } {
+  if (payload.byteLength > MAX_REQUEST_BYTES) return { method: '', url: '' };
+  try {
+    const raw = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    const method = (HTTP_METHODS as readonly unknown[]).includes(raw.method) ? (raw.method as string) : raw.method === undefined ? 'GET' : '';
+    return { method, url: typeof raw.url === 'string' ? urlForLog(raw.url) : '' };
+  } catch {
+    return { method: '', url: '' };
+  }
+}
+
+/** Builds the handler for the sandbox's `http` bridge channel. Throws ValidationError for a bad policy. */
+export function createHttpBridge(options: HttpBridgeOptions): BridgeHandler {
+  const compiled = compilePolicy(options.policy);
+  const publicForTests = new Set(options.testingOnlyPublicAddresses ?? []);
+  const settings: EgressSettings = {
+    allow: compiled.allow,
+    credentials: { grants: compiled.grants, vault: options.credentials.map((c) => ({ origin: c.origin, headers: { ...c.headers } })) },
+    destination: {
+      lookup: options.lookup ?? systemLookup,
+      privateDestinations: compiled.privateDestinations,
+      isForbidden: (ip) => !publicForTests.has(ip) && isForbiddenAddress(ip),
+    },
+    volume: options.volume.map((v) => ({ guestPath: v.guestPath, hostPath: v.hostPath })),
+    trust: trustFor(options.ca),
+    log: options.log,
+  };
+
+  return async (payload, run) => {
+    let answer: HttpAnswer;
+    let request;
+    try {
+      request = parseHttpRequest(payload);
+    } catch (error) {
+      const failure = error instanceof EgressError ? error : new EgressError('invalid_request', 'the request could not be read');
+      options.log.push({ ...describeUnparsed(payload), error: failure.kind, bytesIn: 0, bytesOut: 0, durationMs: 0 });
+      return encodeAnswer(errorAnswer(failure));
+    }
+    try {
+      answer = okAnswer(await performHttpRequest(request, settings, run));
+    } catch (error) {
+      // performHttpRequest classifies what it throws; anything else is a host fault reported without detail.
+      answer = errorAnswer(error instanceof EgressError ? error : new EgressError('connection', 'the request failed in the host'));
+    }
+    return encodeAnswer(answer);
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * Performing one parsed `subako_http` request: the hop loop. Every hop — the first and each redirect — is
+ * checked the same way (scheme, allowlist, credentials, forbidden destinations) before anything is sent;
+ * the whole request is bounded by `timeout_ms` and by the call's own deadline.
+ */
+import type { Readable } from 'node:stream';
+import type { RunContext } from '../sandbox/types.js';
+import { DEFAULT_HTTPS_PORT, matchesAllowlist, type AllowEntry } from './allowlist.js';
+import type { HttpOk } from './answer.js';
+import { assertNoCredentialHeader, credentialForOrigin, originOfUrl, type CredentialPolicy } from './credentials.js';
+import { resolveDestination, type DestinationPolicy } from './destination.js';
+import { EgressError } from './errors.js';
+import { sendToDestination, type IncomingResponse, type TlsTrust } from './fetch.js';
+import { BODY_HEADERS, CROSS_ORIGIN_DROPPED_HEADERS, normalizeResponseHeaders } from './headers.js';
+import { urlForLog, type EgressLogEntry } from './log.js';
+import { readInlineBody, writeBodyToVolume } from './output.js';
+import type { HttpMethod, HttpRequest, RequestBody } from './request.js';
+import { openVolumeFileForRead, resolveVolumePath, type VolumeMount } from './volume-path.js';
+
+/** Redirects followed at most (the ABI page: "up to 10 hops"). */
+export const MAX_REDIRECTS = 10;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+export interface EgressSettings {
+  allow: readonly AllowEntry[];
+  credentials: CredentialPolicy;
+  destination: DestinationPolicy;
+  volume: readonly VolumeMount[];
+  trust: TlsTrust;
+  log: EgressLogEntry[];
+}
+
+/** Maps anything thrown during a request to its error kind, using only safe data for the message. */
+function classify(error: unknown, deadline: AbortSignal, host: string): EgressError {
+  if (error instanceof EgressError) return error;
+  if (deadline.aborted) return new EgressError('timeout', `the request to ${host} did not complete in time`);
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const safeCode = typeof code === 'string' && /^[A-Z0-9_]{1,64}$/.test(code) ? ` (${code})` : '';
+  return new EgressError('connection', `the exchange with ${host} failed${safeCode}`);
+}
+
+/** The redirect target: unusable text is the server's fault (`connection`), anything but https is forbidden. */
+function redirectTarget(location: string, from: URL): URL {
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    throw new EgressError('connection', `${from.host} answered a redirect with an unusable location`);
+  }
+  if (next.protocol !== 'https:') {
+    throw new EgressError('forbidden_destination', `a redirect leads to ${next.protocol.replace(/:$/, '')}, only https is allowed`);
+  }
+  next.username = '';
+  next.password = '';
+  next.hash = '';
+  return next;
+}
+
+function hostLabel(url: URL): string {
+  return url.port === '' ? url.hostname : url.host;
+}
+
+interface HopState {
+  method: HttpMethod;
+  url: URL;
+  headers: Record<string, string>;
+  body?: RequestBody;
+}
+
+/** Opens the hop's body and says how many bytes it carries. */
+async function openBody(
+  body: RequestBody | undefined,
+  volume: readonly VolumeMount[],
+): Promise<{ payload?: Uint8Array | Readable; length: number; contentType?: string }> {
+  if (body === undefined) return { length: 0 };
+  if (body.type === 'file') {
+    const { handle, size } = await openVolumeFileForRead(body.path, volume);
+    return { payload: handle.createReadStream({ autoClose: true }), length: size };
+  }
+  return { payload: Buffer.from(body.bytes), length: body.bytes.byteLength, contentType: body.defaultContentType };
+}
+
+/** Sends one hop after checking it; resolves with the response headers in. */
+async function sendHop(
+  hop: HopState,
+  settings: EgressSettings,
+  signal: AbortSignal,
+  entry: EgressLogEntry,
+): Promise<IncomingResponse> {
+  const port = hop.url.port === '' ? DEFAULT_HTTPS_PORT : Number(hop.url.port);
+  if (!matchesAllowlist(hop.url.hostname, port, settings.allow)) {
+    throw new EgressError('host_not_allowed', `${hostLabel(hop.url)} is not in this function's network allowlist`);
+  }
+  const origin = originOfUrl(hop.url);
+  const credential = credentialForOrigin(origin, settings.credentials);
+  if (credential) assertNoCredentialHeader(hop.headers, credential, origin);
+  const destination = await resolveDestination(hop.url, settings.destination, signal);
+
+  const body = await openBody(hop.body, settings.volume);
+  const headers: Record<string, string> = { ...hop.headers };
+  if (body.contentType !== undefined && headers['content-type'] === undefined) headers['content-type'] = body.contentType;
+  if (hop.body?.type === 'file') headers['content-length'] = String(body.length);
+  Object.assign(headers, credential ?? {});
+  try {
+    const response = await sendToDestination(
+      destination,
+      { method: hop.method, path: `${hop.url.pathname}${hop.url.search}`, headers, body: body.payload },
+      settings.trust,
+      signal,
+    );
+    entry.bytesOut = body.length;
+    return response;
+  } finally {
+    if (body.payload !== undefined && !(body.payload instanceof Uint8Array)) body.payload.destroy();
+  }
+}
+
+/** The next hop after a redirect, with the method, body and header rules applied. */
+function nextHop(hop: HopState, status: number, target: URL, firstOrigin: string, leftOrigin: boolean): HopState {
+  const next: HopState = { method: hop.method, url: target, headers: { ...hop.headers }, body: hop.body };
+  const toGet = (status === 303 && hop.method !== 'HEAD') || ((status === 301 || status === 302) && hop.method === 'POST');
+  if (toGet) {
+    next.method = 'GET';
+    next.body = undefined;
+    for (const name of BODY_HEADERS) delete next.headers[name];
+  }
+  if (leftOrigin || originOfUrl(target) !== firstOrigin) {
+    for (const name of CROSS_ORIGIN_DROPPED_HEADERS) delete next.headers[name];
+  }
+  return next;
+}
+
+/** Performs the request; resolves with the `ok` answer or throws an EgressError. */
+export async function performHttpRequest(request: HttpRequest, settings: EgressSettings, run: RunContext): Promise<HttpOk> {
+  if (request.body?.type === 'file') resolveVolumePath(request.body.path, settings.volume);
+  if (request.output.type === 'file') resolveVolumePath(request.output.path, settings.volume);
+
+  const limitMs = Math.min(request.timeoutMs ?? Number.POSITIVE_INFINITY, run.remainingMs());
+  const deadline = new AbortController();
+  const abort = (): void => deadline.abort(new EgressError('timeout', 'the request ran out of time'));
+  if (run.signal.aborted || limitMs <= 0) abort();
+  const timer = setTimeout(abort, Math.max(0, Math.min(limitMs, 2 ** 31 - 1)));
+  run.signal.addEventListener('abort', abort, { once: true });
+
+  const firstOrigin = originOfUrl(request.url);
+  let hop: HopState = { method: request.method, url: request.url, headers: { ...request.headers }, body: request.body };
+  let leftOrigin = false;
+  try {
+    for (let redirects = 0; ; redirects++) {
+      const entry: EgressLogEntry = { method: hop.method, url: urlForLog(hop.url), bytesIn: 0, bytesOut: 0, durationMs: 0 };
+      const started = performance.now();
+      let response: IncomingResponse | undefined;
+      try {
+        if (deadline.signal.aborted) throw deadline.signal.reason;
+        response = await sendHop(hop, settings, deadline.signal, entry);
+        entry.status = response.status;
+        const location = response.headers.location;
+        const target = Array.isArray(location) ? location[0] : location;
+        if (request.followRedirects && REDIRECT_STATUSES.has(response.status) && typeof target === 'string') {
+          response.body.destroy();
+          if (redirects >= MAX_REDIRECTS) {
+            throw new EgressError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects, starting at ${hostLabel(request.url)}`);
+          }
+          const next = nextHop(hop, response.status, redirectTarget(target, hop.url), firstOrigin, leftOrigin);
+          leftOrigin ||= originOfUrl(next.url) !== firstOrigin;
+          hop = next;
+          continue;
+        }
+        const result =
+          request.output.type === 'file'
+            ? await writeBodyToVolume(response.body, request.output.path, settings.volume, run.writeBudget)
+            : await readInlineBody(response.body);
+        entry.bytesIn = result.bytesIn;
+        return { status: response.status, headers: normalizeResponseHeaders(response.headers), body: result.body };
+      } catch (error) {
+        const failure = classify(error, deadline.signal, hostLabel(hop.url));
+        entry.error = failure.kind;
+        throw failure;
+      } finally {
+        response?.dispose();
+        entry.durationMs = Math.round(performance.now() - started);
+        settings.log.push(entry);
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    run.signal.removeEventListener('abort', abort);
+  }
+}
