@@ -1,0 +1,22 @@
+/** The check every call path makes before any I/O: the arguments against the tool's input schema. */
+import type { Tool } from '../tool.js';
+import { CallError, InvalidSchemaError, McpServerError } from './errors.js';
+import { checkArguments } from './validate.js';
+
+/** Throws CallError naming the failing path and rule; a schema that cannot be compiled is the server's fault. */
+export function assertArguments(tool: Pick<Tool, 'name' | 'inputSchema' | 'source'>, args: unknown): asserts args is Record<string, unknown> {
+  let check;
+  try {
+    check = checkArguments(tool.inputSchema, args);
+  } catch (err) {
+    if (err instanceof InvalidSchemaError) {
+      const url = typeof tool.source?.url === 'string' ? tool.source.url : undefined;
+      throw new McpServerError('protocol', `the input schema of tool "${tool.name}" is not usable: ${err.message}`, {
+        url,
+        tool: tool.name,
+      });
+    }
+    throw err;
+  }
+  if (!check.ok) throw new CallError(tool.name, check.problems);
+}

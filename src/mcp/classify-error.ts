@@ -1,0 +1,124 @@
+/**
+ * Turns whatever the MCP client SDK (or the network) threw into one of the spec's two typed errors, with
+ * any secret that a server echoed back redacted from the message. Pure: no I/O, no connection state.
+ */
+import { ProtocolError, SdkError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
+import { McpAuthError, McpServerError } from './errors.js';
+import { redactSecrets, type Secret } from './secret.js';
+import type { Auth } from './auth.js';
+
+export interface FailureContext {
+  url: string;
+  auth: Auth;
+  /** What was being done: `list tools`, `call tool "add"`. */
+  operation: string;
+  tool?: string;
+  /** Every secret revealed to this connection; their values are cut out of any message. */
+  secrets: Iterable<Secret>;
+}
+
+export interface Classified {
+  error: McpServerError | McpAuthError | Error;
+  /** Whether the connection must be dropped, so that the next call makes a new one. */
+  dropConnection: boolean;
+}
+
+function findInCauses<T>(err: unknown, test: (e: unknown) => e is T): T | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (test(current)) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function messageOf(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    // "fetch failed" says little; the cause (ECONNREFUSED, socket hang up) says what happened.
+    if (err.message === 'fetch failed' && cause instanceof Error) return `fetch failed (${cause.message})`;
+    return err.message;
+  }
+  return String(err);
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
+}
+
+/**
+ * The SDK's error is deliberately not kept as `cause`: it may carry a server's response body, which may echo a
+ * credential back, and `util.inspect` prints causes.
+ */
+export function classifyFailure(err: unknown, context: FailureContext, signal?: AbortSignal): Classified {
+  const clean = (text: string) => redactSecrets(text, context.secrets);
+  const { url, tool, operation } = context;
+
+  const auth = findInCauses(err, (e): e is McpAuthError => e instanceof McpAuthError);
+  if (auth) return { error: auth, dropConnection: true };
+
+  if (signal?.aborted && (isAbort(err) || err === signal.reason)) {
+    return { error: signal.reason instanceof Error ? signal.reason : (err as Error), dropConnection: false };
+  }
+
+  const unauthorized = err instanceof UnauthorizedError || (err instanceof SdkHttpError && err.status === 401);
+  if (unauthorized) {
+    if (context.auth.kind === 'oauth') {
+      const name = context.auth.name;
+      return {
+        error: new McpAuthError('rejected', `the MCP server at ${url} refused the OAuth credential "${name}" (HTTP 401); run subako mcp login again`, {
+          credential: name,
+        }),
+        dropConnection: true,
+      };
+    }
+    return {
+      error: new McpServerError('transport', `the MCP server at ${url} refused the request to ${operation}: HTTP 401 Unauthorized (check the auth headers)`, {
+        url,
+        tool,
+        httpStatus: 401,
+      }),
+      dropConnection: true,
+    };
+  }
+
+  if (err instanceof ProtocolError) {
+    return {
+      error: new McpServerError('rejected', `the MCP server at ${url} rejected the request to ${operation}: ${clean(err.message)} (JSON-RPC error ${err.code})`, {
+        url,
+        tool,
+        rpcCode: err.code,
+      }),
+      dropConnection: false,
+    };
+  }
+
+  if (err instanceof SdkHttpError) {
+    return {
+      error: new McpServerError('transport', `the MCP server at ${url} failed the request to ${operation}: ${clean(err.message)} (HTTP ${err.status}); the next call reconnects`, {
+        url,
+        tool,
+        httpStatus: err.status,
+      }),
+      dropConnection: true,
+    };
+  }
+
+  if (err instanceof SdkError && (err.code === 'INVALID_RESULT' || err.code === 'UNSUPPORTED_RESULT_TYPE')) {
+    return {
+      error: new McpServerError('protocol', `the MCP server at ${url} answered the request to ${operation} with an invalid result: ${clean(err.message)}`, {
+        url,
+        tool,
+      }),
+      dropConnection: true,
+    };
+  }
+
+  return {
+    error: new McpServerError('transport', `could not ${operation} at the MCP server ${url}: ${clean(messageOf(err))}; the next call reconnects`, {
+      url,
+      tool,
+    }),
+    dropConnection: true,
+  };
+}

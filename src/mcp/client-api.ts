@@ -1,0 +1,105 @@
+/**
+ * The outbound half of the spec: `tools` (a toolbox from a server's listing), `call` (a direct call without
+ * listing or validation), and the reflection pair `getMetadata` / `callTool` that works on any Tool.
+ */
+import type { CallToolResult, JsonSchema, Tool, ToolCallContext, Toolbox } from '../tool.js';
+import { headers, isAuth, type Auth } from './auth.js';
+import { defaultPool, type ConnectionPool, type Descriptor } from './connection.js';
+import { assertArguments } from './call-arguments.js';
+import { McpServerError } from './errors.js';
+import { RemoteTool, type ListedTool } from './remote-tool.js';
+import { normalizeResult, resultText } from './result.js';
+
+export interface ServerOptions {
+  url: string | URL;
+  /** Defaults to no headers (anonymous access). */
+  auth?: Auth;
+  /** Defaults to the process-wide pool. */
+  pool?: ConnectionPool;
+}
+
+function descriptorOf(options: ServerOptions): Descriptor {
+  let url: URL;
+  try {
+    url = new URL(String(options.url));
+  } catch {
+    throw new TypeError(`"${String(options.url)}" is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`an MCP server URL is http or https, not ${url.protocol}`);
+  const auth = options.auth ?? headers({});
+  if (!isAuth(auth)) throw new TypeError('auth must come from mcp.headers(...) or mcp.oauth(name)');
+  return Object.freeze({ url: url.href, auth });
+}
+
+/** Lists every page of a server's tools and returns them keyed by name (the first of duplicate names wins). */
+export async function tools(options: ServerOptions, ctx: { signal?: AbortSignal } = {}): Promise<Toolbox> {
+  const descriptor = descriptorOf(options);
+  const pool = options.pool ?? defaultPool;
+  const listing = await pool.use(descriptor, { operation: 'list tools', signal: ctx.signal }, (client) =>
+    // 'refresh': a toolbox reflects the server now, not a cached listing.
+    client.listTools(undefined, { signal: ctx.signal, timeout: pool.timeoutMs, cacheMode: 'refresh' }),
+  );
+  const toolbox: Toolbox = {};
+  for (const raw of listing.tools as unknown as ListedTool[]) {
+    if (typeof raw?.name !== 'string' || Object.prototype.hasOwnProperty.call(toolbox, raw.name)) continue;
+    const tool = new RemoteTool(raw, descriptor, pool);
+    // defineProperty: a tool named "__proto__" is a tool like any other.
+    Object.defineProperty(toolbox, raw.name, { value: tool, enumerable: true, writable: false, configurable: false });
+  }
+  return toolbox;
+}
+
+export interface DirectCall extends ServerOptions {
+  tool: string;
+  arguments?: Record<string, unknown>;
+}
+
+/**
+ * Calls a tool by name without listing and without validating: a refusal comes back from the server as
+ * McpServerError (`rejected`), a tool failure as McpServerError (`tool_error`, with the result attached).
+ */
+export async function call(options: DirectCall, ctx: ToolCallContext = {}): Promise<CallToolResult> {
+  const descriptor = descriptorOf(options);
+  const pool = options.pool ?? defaultPool;
+  const name = options.tool;
+  const result = await pool.use(descriptor, { operation: `call tool "${name}"`, tool: name, signal: ctx.signal }, async (client) =>
+    normalizeResult(await client.callTool({ name, arguments: options.arguments ?? {} }, { signal: ctx.signal, timeout: pool.timeoutMs })),
+  );
+  return throwOnToolError(result, name, descriptor.url);
+}
+
+export interface ToolMetadata {
+  name: string;
+  description?: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  source?: { kind: string; [key: string]: unknown };
+}
+
+/** The public signature of a tool: a plain copy, safe to show a model or a person. */
+export function getMetadata(tool: Tool): ToolMetadata {
+  const metadata: ToolMetadata = { name: tool.name, inputSchema: tool.inputSchema };
+  if (tool.description !== undefined) metadata.description = tool.description;
+  if (tool.outputSchema !== undefined) metadata.outputSchema = tool.outputSchema;
+  if (tool.source !== undefined) metadata.source = { ...tool.source };
+  return metadata;
+}
+
+/**
+ * Calls any Tool with runtime-built arguments: validates them against the input schema before any I/O
+ * (CallError naming the path and the rule), then calls. A result with `isError` throws McpServerError
+ * (`tool_error`, result attached): here a tool's failure is the caller's typed throw, whereas `tool.call`
+ * returns it for a model to read.
+ */
+export async function callTool(tool: Tool, args: Record<string, unknown>, ctx: ToolCallContext = {}): Promise<CallToolResult> {
+  assertArguments(tool, args);
+  const result = await tool.call(args, ctx);
+  const url = typeof tool.source?.url === 'string' ? tool.source.url : undefined;
+  return throwOnToolError(result, tool.name, url);
+}
+
+function throwOnToolError(result: CallToolResult, tool: string, url: string | undefined): CallToolResult {
+  if (!result.isError) return result;
+  const text = resultText(result).slice(0, 500);
+  throw new McpServerError('tool_error', `tool "${tool}" failed${text ? `: ${text}` : ''}`, { url, tool, result });
+}

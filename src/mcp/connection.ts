@@ -1,0 +1,182 @@
+/**
+ * Connections to MCP servers, lazy and shared per descriptor (same URL, same auth identity), so tools never
+ * manage connections: the first use connects, later uses share it, a failure drops it and the next use
+ * makes a new one. The MCP client SDK negotiates the era: 2026-07-28 when the server speaks it, else the
+ * 2025-era `initialize` handshake.
+ *
+ * Secrets reach the wire only here: header values through a fetch wrapper at request time, OAuth access
+ * tokens through the transport's token provider. Neither is ever stored in a transport option.
+ */
+import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
+import { SUBAKO_VERSION } from '../version.js';
+import { accessTokenFor, authIdentity, type Auth } from './auth.js';
+import { classifyFailure } from './classify-error.js';
+import type { Secret } from './secret.js';
+
+export interface Descriptor {
+  readonly url: string;
+  readonly auth: Auth;
+}
+
+interface Entry {
+  readonly key: string;
+  readonly descriptor: Descriptor;
+  readonly client: Client;
+  readonly ready: Promise<void>;
+  /** Every secret revealed on this connection, so that messages from the server can be scrubbed of them. */
+  readonly secrets: Set<Secret>;
+  busy: number;
+  retired: boolean;
+}
+
+export interface UseOptions {
+  operation: string;
+  tool?: string;
+  signal?: AbortSignal;
+}
+
+export interface PoolOptions {
+  /** Per-request timeout (connect included), in milliseconds. */
+  timeoutMs?: number;
+}
+
+function keyOf(descriptor: Descriptor): string {
+  return `${descriptor.url}\n${authIdentity(descriptor.auth)}`;
+}
+
+export class ConnectionPool {
+  readonly #entries = new Map<string, Entry>();
+  readonly #timeoutMs: number;
+  /** Counts connections made, for tests and diagnostics. */
+  connectsMade = 0;
+
+  constructor(options: PoolOptions = {}) {
+    this.#timeoutMs = options.timeoutMs ?? 60_000;
+  }
+
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
+  /** Runs one operation on the descriptor's connection, connecting first when there is none. */
+  async use<T>(descriptor: Descriptor, options: UseOptions, op: (client: Client) => Promise<T>): Promise<T> {
+    const entry = this.#acquire(descriptor);
+    entry.busy += 1;
+    let connected = false;
+    try {
+      await entry.ready;
+      connected = true;
+      return await op(entry.client);
+    } catch (err) {
+      const { error, dropConnection } = classifyFailure(
+        err,
+        { url: descriptor.url, auth: descriptor.auth, operation: options.operation, tool: options.tool, secrets: entry.secrets },
+        options.signal,
+      );
+      // A connection that never came up is useless whatever the reason.
+      if (dropConnection || !connected) this.#retire(entry);
+      throw error;
+    } finally {
+      entry.busy -= 1;
+      if (entry.retired && entry.busy === 0) void this.#close(entry);
+    }
+  }
+
+  /** Closes every connection (a CLI run ends, a test finishes). */
+  async closeAll(): Promise<void> {
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    await Promise.all(entries.map((entry) => this.#close(entry)));
+  }
+
+  /** Number of live (not retired) connections. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  #acquire(descriptor: Descriptor): Entry {
+    const key = keyOf(descriptor);
+    const existing = this.#entries.get(key);
+    if (existing && !existing.retired) return existing;
+    const entry = this.#connect(key, descriptor);
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  #retire(entry: Entry): void {
+    entry.retired = true;
+    if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
+    if (entry.busy === 0) void this.#close(entry);
+  }
+
+  async #close(entry: Entry): Promise<void> {
+    entry.retired = true;
+    try {
+      await entry.client.close();
+    } catch {
+      // Closing a broken connection can fail; it is gone either way.
+    }
+  }
+
+  #connect(key: string, descriptor: Descriptor): Entry {
+    const secrets = new Set<Secret>();
+    const client = new Client(
+      { name: 'subako', version: SUBAKO_VERSION },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(descriptor.url), {
+      ...authOptions(descriptor.auth, secrets),
+      // Server-to-client notification streams are not used; do not keep re-opening one in the background.
+      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
+    });
+    const entry: Entry = {
+      key,
+      descriptor,
+      client,
+      secrets,
+      busy: 0,
+      retired: false,
+      ready: Promise.resolve(),
+    };
+    // A broken background stream or a closed transport means the session is likely gone: the next use
+    // makes a new connection instead of failing on a dead one.
+    client.onerror = () => this.#retire(entry);
+    client.onclose = () => {
+      entry.retired = true;
+      if (this.#entries.get(key) === entry) this.#entries.delete(key);
+    };
+    this.connectsMade += 1;
+    const ready = client.connect(transport, { timeout: this.#timeoutMs });
+    ready.catch(() => undefined); // observed through `use`
+    (entry as { ready: Promise<void> }).ready = ready;
+    return entry;
+  }
+}
+
+function authOptions(auth: Auth, secrets: Set<Secret>): { fetch?: FetchLike; authProvider?: { token(): Promise<string | undefined> } } {
+  if (auth.kind === 'oauth') {
+    return {
+      authProvider: {
+        token: async () => {
+          const token = await accessTokenFor(auth.name);
+          secrets.add(token);
+          return token.reveal();
+        },
+      },
+    };
+  }
+  const entries = Object.entries(auth.values);
+  if (entries.length === 0) return {};
+  for (const [, value] of entries) secrets.add(value);
+  const withHeaders: FetchLike = (input, init) => {
+    const merged = new Headers();
+    for (const [name, value] of entries) merged.set(name, value.reveal());
+    // The transport's own headers (protocol version, session id) win over static ones.
+    new Headers(init?.headers).forEach((value, name) => merged.set(name, value));
+    return fetch(input, { ...init, headers: merged });
+  };
+  return { fetch: withHeaders };
+}
+
+/** The process-wide pool that `mcp.tools` and `mcp.call` use. */
+export const defaultPool = new ConnectionPool();

@@ -1,0 +1,127 @@
+/**
+ * The MCP integration's typed throws, named after the spec's errors: `mcp.server_error` (a retry
+ * reconnects), `mcp.auth_error` (retrying will not help: log in again) and the call error for arguments
+ * that do not match a tool's input schema (raised before anything reaches the server).
+ */
+import { SubakoError, type Problem } from '../errors.js';
+import type { CallToolResult } from '../tool.js';
+
+export const MCP_SERVER_ERROR = 'mcp.server_error';
+export const MCP_AUTH_ERROR = 'mcp.auth_error';
+export const CALL_ERROR = 'call_error';
+export const SEAL_ERROR = 'seal_error';
+
+/**
+ * Why a server error happened:
+ * - `rejected`: the server answered the listing or the call with a JSON-RPC error (unknown tool, bad params);
+ * - `tool_error`: the tool ran and returned a result with `isError: true` (only `callTool` and `mcp.call` throw
+ *   it; `tool.call` returns such results, as the Tool contract says);
+ * - `transport`: the server could not be reached, dropped the connection, or answered HTTP with an error;
+ * - `protocol`: the server's answer broke the protocol (an invalid result, an unusable input schema).
+ */
+export type McpServerErrorReason = 'rejected' | 'tool_error' | 'transport' | 'protocol';
+
+export class McpServerError extends SubakoError {
+  readonly reason: McpServerErrorReason;
+  readonly url?: string;
+  readonly tool?: string;
+  /** The JSON-RPC error code, when the server sent one. */
+  readonly rpcCode?: number;
+  /** The HTTP status, when the failure was an HTTP answer. */
+  readonly httpStatus?: number;
+  /** The tool's result, for `tool_error`. */
+  readonly result?: CallToolResult;
+
+  constructor(
+    reason: McpServerErrorReason,
+    message: string,
+    details: {
+      url?: string;
+      tool?: string;
+      rpcCode?: number;
+      httpStatus?: number;
+      result?: CallToolResult;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(MCP_SERVER_ERROR, message, { cause: details.cause });
+    this.reason = reason;
+    this.url = details.url;
+    this.tool = details.tool;
+    this.rpcCode = details.rpcCode;
+    this.httpStatus = details.httpStatus;
+    this.result = details.result;
+  }
+
+  override toJSON(): { code: string; message: string; reason: McpServerErrorReason; tool?: string } {
+    return { code: this.code, message: this.message, reason: this.reason, tool: this.tool };
+  }
+}
+
+/**
+ * Why an auth error happened:
+ * - `missing`: no stored credential of that name (never logged in, or forgotten);
+ * - `expired`: the credential expired and the refresh failed or was impossible;
+ * - `rejected`: the server refused the credential (revoked) even after a refresh;
+ * - `unavailable`: this build has no OAuth credential store.
+ */
+export type McpAuthErrorReason = 'missing' | 'expired' | 'rejected' | 'unavailable';
+
+export class McpAuthError extends SubakoError {
+  readonly reason: McpAuthErrorReason;
+  /** The credential's name, as given to `mcp.oauth(name)`. */
+  readonly credential?: string;
+
+  constructor(reason: McpAuthErrorReason, message: string, details: { credential?: string; cause?: unknown } = {}) {
+    super(MCP_AUTH_ERROR, message, { cause: details.cause });
+    this.reason = reason;
+    this.credential = details.credential;
+  }
+
+  override toJSON(): { code: string; message: string; reason: McpAuthErrorReason; credential?: string } {
+    return { code: this.code, message: this.message, reason: this.reason, credential: this.credential };
+  }
+}
+
+/** Arguments that do not match a tool's input schema; nothing was sent. `path` and `rule` name the first problem. */
+export class CallError extends SubakoError {
+  readonly tool: string;
+  /** JSON Pointer into the arguments (`""` for the arguments object itself), e.g. `/items/0/name`. */
+  readonly path: string;
+  /** The JSON Schema keyword that failed, e.g. `type`, `required`, `minimum`. */
+  readonly rule: string;
+  readonly problems: Problem[];
+
+  constructor(tool: string, problems: Array<Problem & { path: string; rule: string }>) {
+    const first = problems[0];
+    const listed = problems.map((p) => p.message).join('; ');
+    super(CALL_ERROR, `arguments for tool "${tool}" do not match its input schema: ${listed}`);
+    this.tool = tool;
+    this.path = first?.path ?? '';
+    this.rule = first?.rule ?? 'schema';
+    this.problems = problems.map(({ code, message }) => ({ code, message }));
+  }
+
+  override toJSON(): { code: string; message: string; tool: string; path: string; rule: string } {
+    return { code: this.code, message: this.message, tool: this.tool, path: this.path, rule: this.rule };
+  }
+}
+
+/** A sealed value could not be opened (wrong key, tampered, not ours) or the sealing key is unusable. */
+export type SealErrorReason = 'bad_key' | 'key_permissions' | 'tampered' | 'format';
+
+export class SealError extends SubakoError {
+  readonly reason: SealErrorReason;
+
+  constructor(reason: SealErrorReason, message: string, options?: { cause?: unknown }) {
+    super(SEAL_ERROR, message, options);
+    this.reason = reason;
+  }
+}
+
+/** A JSON Schema that cannot be compiled (unknown `$ref`, invalid keyword value, unsupported dialect). */
+export class InvalidSchemaError extends SubakoError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_schema', message, options);
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The MCP integration as one namespace, as the spec names it:
+ *
+ * ```ts
+ * const toolbox = await mcp.tools({ url, auth: mcp.headers({ Authorization: Secret.concat('Bearer ', key) }) });
+ * const sum = await callTool(toolbox.add, { x: 19, y: 23 });
+ * await mcp.call({ url, auth: mcp.oauth('github'), tool: 'get_issue', arguments: { number: 1 } });
+ * await mcp.serve({ double }, async (url) => handToSomeone(url));
+ * ```
+ */
+import { headers, oauth } from './auth.js';
+import { call, tools } from './client-api.js';
+import { defaultPool } from './connection.js';
+import { serve } from './serve.js';
+
+export const mcp = Object.freeze({
+  tools,
+  call,
+  headers,
+  oauth,
+  serve,
+  /** Closes the shared connections (a CLI run ends; a long-lived host shuts down). */
+  close: (): Promise<void> => defaultPool.closeAll(),
+});
+
+export { Secret, REDACTED, redactSecrets } from './secret.js';
+export { seal, unseal, isSealed, sealingKey, keyFilePath, subakoHome, type SealOptions } from './seal.js';
+export {
+  McpServerError,
+  McpAuthError,
+  CallError,
+  SealError,
+  InvalidSchemaError,
+  MCP_SERVER_ERROR,
+  MCP_AUTH_ERROR,
+  CALL_ERROR,
+  type McpServerErrorReason,
+  type McpAuthErrorReason,
+} from './errors.js';
+export { headers, oauth, isAuth, setAccessTokenSource, type Auth, type HeadersAuth, type OAuthAuth, type AccessTokenSource } from './auth.js';
+export { tools, call, getMetadata, callTool, type ServerOptions, type DirectCall, type ToolMetadata } from './client-api.js';
+export { ConnectionPool, defaultPool, type Descriptor } from './connection.js';
+export { defineTool, type DefineToolOptions } from './define-tool.js';
+export { createToolboxHandler, DEFAULT_MAX_BODY_BYTES, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
+export { CapabilityRouter, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
+export { serve, type ServeOptions, type Subscriber } from './serve.js';
+export { isOriginAllowed, type OriginPolicy } from './origin.js';
+export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from './validate.js';
+export { normalizeResult, resultText } from './result.js';

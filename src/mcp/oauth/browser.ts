@@ -1,0 +1,39 @@
+/**
+ * Opening the authorization URL in the person's browser, where there is one. Best effort only: the URL is
+ * always printed too, and a machine without a browser (a server, a container, CI) must not make login fail.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
+
+/** The opener command for this platform, if it is on PATH. */
+export function findBrowserOpener(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string | undefined {
+  const command = platform === 'darwin' ? 'open' : platform === 'win32' ? undefined : 'xdg-open';
+  if (command === undefined) return undefined;
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Tries to open `url`; returns whether an opener was started. Never throws. */
+export function openInBrowser(url: string): boolean {
+  try {
+    const opener = findBrowserOpener();
+    if (opener === undefined) return false;
+    // The URL is one argv entry, never a shell string.
+    const child = spawn(opener, [url], { detached: true, stdio: 'ignore' });
+    child.on('error', () => undefined);
+    child.unref();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Errors of the OAuth login and of the credential store. (Using a credential — a missing or unrefreshable
+ * one — raises `McpAuthError` from ../errors.ts, as the spec names it; these are for `login` itself and
+ * for a store that cannot be read.) Messages never carry a token, a code or a client secret.
+ */
+import { SubakoError } from '../../errors.js';
+
+export const LOGIN_ERROR = 'mcp.login_error';
+export const CREDENTIAL_STORE_ERROR = 'mcp.credential_store_error';
+
+/**
+ * Which step of the login failed:
+ * - `discovery`: no protected resource or authorization server metadata could be found or used;
+ * - `registration`: dynamic client registration is not offered or was refused;
+ * - `authorization`: the person or the authorization server refused, or the redirect never came;
+ * - `token`: the authorization server would not exchange the code for tokens.
+ */
+export type LoginErrorReason = 'discovery' | 'registration' | 'authorization' | 'token';
+
+export class LoginError extends SubakoError {
+  readonly reason: LoginErrorReason;
+
+  constructor(reason: LoginErrorReason, message: string, options?: { cause?: unknown }) {
+    super(LOGIN_ERROR, message, options);
+    this.reason = reason;
+  }
+
+  override toJSON(): { code: string; message: string; reason: LoginErrorReason } {
+    return { code: this.code, message: this.message, reason: this.reason };
+  }
+}
+
+/**
+ * - `invalid_name`: a credential name outside `[A-Za-z0-9._-]`, 1–64 characters, starting alphanumeric;
+ * - `corrupt`: the credentials file or one entry is not what this version wrote;
+ * - `locked`: another process held the store's lock for too long.
+ */
+export type CredentialStoreErrorReason = 'invalid_name' | 'corrupt' | 'locked';
+
+export class CredentialStoreError extends SubakoError {
+  readonly reason: CredentialStoreErrorReason;
+
+  constructor(reason: CredentialStoreErrorReason, message: string, options?: { cause?: unknown }) {
+    super(CREDENTIAL_STORE_ERROR, message, options);
+    this.reason = reason;
+  }
+}

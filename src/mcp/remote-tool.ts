@@ -1,0 +1,72 @@
+/**
+ * A tool of a remote MCP server as a value: it carries the server's name, description and schemas, and holds
+ * only its descriptor (URL + auth). Calling it validates the arguments against the input schema before
+ * anything is sent, then goes through the shared connection for that descriptor.
+ */
+import type { CallToolResult, JsonSchema, Tool, ToolCallContext } from '../tool.js';
+import type { ConnectionPool, Descriptor } from './connection.js';
+import { assertArguments } from './call-arguments.js';
+import { normalizeResult } from './result.js';
+
+/** A tool as `tools/list` describes it. */
+export interface ListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: JsonSchema;
+  outputSchema?: JsonSchema;
+  annotations?: Record<string, unknown>;
+}
+
+export class RemoteTool implements Tool {
+  readonly name: string;
+  readonly description?: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  readonly source: { kind: 'mcp'; url: string };
+  readonly #descriptor: Descriptor;
+  readonly #pool: ConnectionPool;
+  readonly #listed: ListedTool;
+
+  constructor(listed: ListedTool, descriptor: Descriptor, pool: ConnectionPool) {
+    this.name = listed.name;
+    if (listed.description !== undefined) this.description = listed.description;
+    this.inputSchema = listed.inputSchema;
+    if (listed.outputSchema !== undefined) this.outputSchema = listed.outputSchema;
+    this.source = Object.freeze({ kind: 'mcp', url: descriptor.url });
+    this.#descriptor = descriptor;
+    this.#pool = pool;
+    this.#listed = listed;
+    Object.freeze(this);
+  }
+
+  /**
+   * Returns the server's result, `isError: true` included (the model should read a tool's failure); rejects
+   * with CallError for arguments that do not match (nothing sent), McpServerError when the server rejects
+   * the call or cannot be reached, McpAuthError when the OAuth credential is missing or expired.
+   */
+  async call(args: Record<string, unknown>, ctx: ToolCallContext = {}): Promise<CallToolResult> {
+    assertArguments(this, args);
+    const started = performance.now();
+    const listed = this.#listed;
+    const result = await this.#pool.use(
+      this.#descriptor,
+      { operation: `call tool "${this.name}"`, tool: this.name, signal: ctx.signal },
+      async (client) =>
+        normalizeResult(
+          await client.callTool(
+            { name: listed.name, arguments: args },
+            {
+              signal: ctx.signal,
+              timeout: this.#pool.timeoutMs,
+              // The definition from our listing: the SDK uses it for header mirroring and output validation
+              // even on a connection made after the listing.
+              toolDefinition: listed as never,
+            },
+          ),
+        ),
+    );
+    ctx.report?.({ status: result.isError ? 'tool_error' : 'ok', durationMs: performance.now() - started });
+    return result;
+  }
+}
