@@ -7,6 +7,7 @@
  */
 import { OAuthError, refreshAuthorization, type FetchLike } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from '../errors.js';
+import { fetchWithTimeout } from './fetch-timeout.js';
 import { Secret } from '../secret.js';
 import type { CredentialFile } from './credential-file.js';
 import { needsRefresh, parseCredential, REFRESH_EARLY_MS, storedTokens, type StoredCredential } from './credential.js';
@@ -79,7 +80,7 @@ async function refresh(
         clientInformation: credential.client,
         refreshToken: tokens.refreshToken,
         resource: credential.resource,
-        fetchFn: options.fetch,
+        fetchFn: fetchWithTimeout(options.fetch),
       });
     } catch (err) {
       // A token that has not actually expired yet still works for its last seconds.

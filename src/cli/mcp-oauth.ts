@@ -1,0 +1,85 @@
+/**
+ * `subako mcp login | credentials | forget`: making, listing and deleting named OAuth credentials
+ * (see src/mcp/oauth). Tokens are never printed.
+ */
+import type { Command } from 'commander';
+import { SubakoError } from '../errors.js';
+import { CredentialStore, login, openInBrowser } from '../mcp/oauth/index.js';
+import { EXIT_FAILED, type CommandContext } from './main.js';
+
+interface LoginFlags {
+  url: string;
+  name: string;
+  scope?: string;
+  browser: boolean;
+  timeout: string;
+}
+
+export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void {
+  const fail = (err: unknown): void => {
+    if (!(err instanceof SubakoError)) throw err;
+    process.stderr.write(`subako: ${err.message}\n`);
+    ctx.exitCode = EXIT_FAILED;
+  };
+
+  mcpCommand
+    .command('login')
+    .description('sign in to an OAuth-protected MCP server and store the credential under a name')
+    .requiredOption('--url <url>', 'the MCP server')
+    .requiredOption('--name <name>', 'the name to store the credential under, for mcp.oauth(name) and --oauth')
+    .option('--scope <scopes>', 'space-separated scopes to ask for (default: what the server advertises)')
+    .option('--no-browser', 'only print the URL to open; do not try to open a browser')
+    .option('--timeout <seconds>', 'how long to wait for the sign-in', '300')
+    .action(async (flags: LoginFlags) => {
+      const seconds = Number(flags.timeout);
+      try {
+        const result = await login({
+          url: flags.url,
+          name: flags.name,
+          scope: flags.scope,
+          timeoutMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined,
+          onAuthorizationUrl: (url) => {
+            process.stdout.write(`Open this URL in a browser to sign in:\n\n  ${url}\n\n`);
+            if (flags.browser && openInBrowser(url)) process.stdout.write('(Opening it in your browser.)\n');
+            process.stdout.write('Waiting for the sign-in to finish…\n');
+          },
+        });
+        const expiry = result.expiresAt === undefined ? '' : `; the access token is refreshed automatically`;
+        process.stdout.write(`Stored credential "${result.name}" for ${result.serverUrl}${expiry}.\n`);
+      } catch (err) {
+        fail(err);
+      }
+    });
+
+  mcpCommand
+    .command('credentials')
+    .description('list the names of stored OAuth credentials (never their tokens)')
+    .option('--json', 'print a JSON array')
+    .action(async (flags: { json?: boolean }) => {
+      try {
+        const names = await new CredentialStore().names();
+        if (flags.json) process.stdout.write(`${JSON.stringify(names)}\n`);
+        else if (names.length === 0) process.stderr.write('no stored credentials; make one with `subako mcp login`\n');
+        else process.stdout.write(names.map((n) => `${n}\n`).join(''));
+      } catch (err) {
+        fail(err);
+      }
+    });
+
+  mcpCommand
+    .command('forget')
+    .description('delete a stored OAuth credential')
+    .argument('<name>', 'the credential to delete')
+    .action(async (name: string) => {
+      try {
+        if (await new CredentialStore().forget(name)) {
+          process.stdout.write(`forgot credential "${name}"\n`);
+        } else {
+          process.stderr.write(`subako: there is no stored credential named "${name}"\n`);
+          ctx.exitCode = EXIT_FAILED;
+        }
+      } catch (err) {
+        fail(err);
+      }
+    });
+}

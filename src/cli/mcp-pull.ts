@@ -1,0 +1,62 @@
+/**
+ * `subako mcp pull --url URL --out FILE.ts [--header K=V]… [--oauth NAME]`: writes typed bindings for a
+ * server's tools (see src/mcp/pull). Thin: flags in, one line out.
+ */
+import type { Command } from 'commander';
+import { SubakoError, UsageError } from '../errors.js';
+import { headers, oauth, type Auth } from '../mcp/auth.js';
+import { mcp } from '../mcp/index.js';
+import { describePullCommand, parseHeaderFlags, pullBindings } from '../mcp/pull/index.js';
+import { EXIT_FAILED, type CommandContext } from './main.js';
+
+interface PullFlags {
+  url: string;
+  out: string;
+  header: string[];
+  oauth?: string;
+}
+
+export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void {
+  mcpCommand
+    .command('pull')
+    .description("write a TypeScript module of typed wrappers for an MCP server's tools")
+    .requiredOption('--url <url>', 'the MCP server')
+    .requiredOption('--out <file.ts>', 'the module to write (overwritten: it is generated)')
+    .option('--header <name=value>', 'a header to send, e.g. Authorization=Bearer… (repeatable; values never reach the file)', collect, [])
+    .option('--oauth <name>', 'a credential stored by `subako mcp login`')
+    .action(async (flags: PullFlags) => {
+      const auth = authFrom(flags);
+      try {
+        const result = await pullBindings({
+          url: flags.url,
+          auth,
+          out: flags.out,
+          command: describePullCommand({ url: flags.url, out: flags.out, headers: flags.header, oauth: flags.oauth }),
+        });
+        process.stdout.write(`wrote ${result.tools.length} tool binding${result.tools.length === 1 ? '' : 's'} to ${flags.out}\n`);
+      } catch (err) {
+        if (err instanceof TypeError) throw new UsageError(err.message);
+        if (!(err instanceof SubakoError)) throw err;
+        process.stderr.write(`subako: ${err.message}\n`);
+        ctx.exitCode = EXIT_FAILED;
+      } finally {
+        await mcp.close();
+      }
+    });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function authFrom(flags: PullFlags): Auth {
+  if (flags.oauth !== undefined && flags.header.length > 0) {
+    throw new UsageError('use either --header or --oauth, not both');
+  }
+  try {
+    return flags.oauth !== undefined ? oauth(flags.oauth) : headers(parseHeaderFlags(flags.header));
+  } catch (err) {
+    if (err instanceof TypeError) throw new UsageError(err.message);
+    throw err;
+  }
+}
