@@ -6,6 +6,10 @@ import { Command, CommanderError } from 'commander';
 import { SUBAKO_VERSION } from '../version.js';
 import { UsageError } from '../errors.js';
 import { registerCheck } from './check.js';
+import { registerWasi } from './wasi.js';
+import { registerTools } from './tools.js';
+import { registerCall } from './call.js';
+import { registerMcp } from './mcp.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -23,6 +27,10 @@ export function buildProgram(ctx: CommandContext): Command {
     .showHelpAfterError()
     .exitOverride();
   registerCheck(program, ctx);
+  registerWasi(program, ctx);
+  registerTools(program, ctx);
+  registerCall(program, ctx);
+  registerMcp(program, ctx);
   return program;
 }
 

@@ -1,0 +1,107 @@
+/**
+ * `subako mcp …`: MCP servers for people. `tools` lists a server's tools, `call` calls one. Header values
+ * given with `--header` are wrapped as Secrets at once: they reach the server and nothing else (never an
+ * output line or an error message).
+ *
+ * registerMcp returns the `mcp` command so other files can add their subcommands to it (pull, login,
+ * credentials, forget).
+ */
+import { Command, Option } from 'commander';
+import { SubakoError, UsageError } from '../errors.js';
+import { mcp, getMetadata, Secret, type Auth } from '../mcp/index.js';
+import { formatResult, formatToolList } from '../mcp/present.js';
+import { EXIT_FAILED, type CommandContext } from './main.js';
+
+interface ServerFlags {
+  url: string;
+  header: string[];
+  oauth?: string;
+  json?: boolean;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** `NAME=VALUE` (or `NAME: VALUE`) into a header; the value is never echoed, even in a usage error. */
+export function parseHeaderFlag(flag: string): [string, Secret] {
+  const match = /^\s*([^=:\s]+)\s*(?:=|:)\s?([\s\S]*)$/.exec(flag);
+  if (!match) throw new UsageError('--header takes NAME=VALUE (the value is not shown here)');
+  return [match[1], new Secret(match[2])];
+}
+
+export function authFromFlags(flags: Pick<ServerFlags, 'header' | 'oauth'>): Auth {
+  if (flags.oauth !== undefined && flags.header.length > 0) throw new UsageError('give --header or --oauth, not both');
+  if (flags.oauth !== undefined) return mcp.oauth(flags.oauth);
+  const values: Record<string, Secret> = {};
+  for (const flag of flags.header) {
+    const [name, value] = parseHeaderFlag(flag);
+    values[name] = value;
+  }
+  try {
+    return mcp.headers(values);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function serverOptions(command: Command): Command {
+  return command
+    .requiredOption('--url <url>', 'the MCP server URL (Streamable HTTP)')
+    .addOption(new Option('--header <name=value>', 'a header to send (repeatable); the value is kept secret').argParser(collect).default([]))
+    .option('--oauth <name>', 'a stored OAuth credential (see subako mcp login)')
+    .option('--json', 'print JSON instead of text');
+}
+
+async function run(ctx: CommandContext, json: boolean | undefined, action: () => Promise<void>): Promise<void> {
+  try {
+    await action();
+  } catch (err) {
+    if (err instanceof UsageError || !(err instanceof SubakoError)) throw err;
+    if (json) process.stdout.write(`${JSON.stringify({ error: err.toJSON() })}\n`);
+    else process.stderr.write(`subako: ${err.message}\n`);
+    ctx.exitCode = EXIT_FAILED;
+  } finally {
+    await mcp.close();
+  }
+}
+
+function parseArguments(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`ARGS-JSON is not JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('ARGS-JSON must be a JSON object');
+  return value as Record<string, unknown>;
+}
+
+export function registerMcp(program: Command, ctx: CommandContext): Command {
+  const command = program.command('mcp').description('Use remote MCP servers: list and call their tools.');
+
+  serverOptions(command.command('tools').description("List a server's tools.")).action(async (flags: ServerFlags) => {
+    await run(ctx, flags.json, async () => {
+      const toolbox = await mcp.tools({ url: flags.url, auth: authFromFlags(flags) });
+      const metadata = Object.values(toolbox).map(getMetadata);
+      process.stdout.write(flags.json ? `${JSON.stringify(metadata, null, 2)}\n` : formatToolList(metadata));
+    });
+  });
+
+  serverOptions(
+    command
+      .command('call')
+      .description('Call a tool by name (arguments as one JSON object) and print its result.')
+      .argument('<tool>', 'the tool name')
+      .argument('[args-json]', 'the arguments, a JSON object (default {})'),
+  ).action(async (tool: string, argsJson: string | undefined, flags: ServerFlags) => {
+    const args = parseArguments(argsJson);
+    await run(ctx, flags.json, async () => {
+      const result = await mcp.call({ url: flags.url, auth: authFromFlags(flags), tool, arguments: args });
+      process.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result));
+    });
+  });
+
+  return command;
+}

@@ -1,0 +1,261 @@
+/**
+ * A small but real OAuth 2.1 authorization server for the login tests, on 127.0.0.1 at a random port:
+ * RFC 8414 metadata (or only OpenID Connect discovery), RFC 7591 dynamic client registration, an
+ * authorization endpoint that approves at once and redirects back with a code (the test's "browser" is an
+ * HTTP GET that follows the redirect), a token endpoint that verifies PKCE S256, the redirect URI and the
+ * RFC 8707 resource, and refresh with rotation (a rotated-out refresh token is refused). It can be told to
+ * refuse refreshes or authorizations. Everything it issued is recorded so tests can check the wire.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface AuthServerOptions {
+  /** Which discovery document is served: RFC 8414 (default) or only OpenID Connect discovery. */
+  discovery?: 'oauth' | 'oidc';
+  /** Lifetime of access tokens, in seconds. */
+  accessTokenTtlSeconds?: number;
+  /** Whether the metadata advertises a registration endpoint. */
+  registration?: boolean;
+}
+
+interface Client {
+  clientId: string;
+  redirectUris: string[];
+}
+
+interface PendingCode {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  resource: string;
+  scope?: string;
+}
+
+export interface IssuedToken {
+  clientId: string;
+  resource: string;
+  scope?: string;
+  /** Seconds since the epoch. */
+  expiresAt: number;
+}
+
+interface RefreshGrant {
+  clientId: string;
+  resource: string;
+  scope?: string;
+}
+
+export class TestAuthServer {
+  url = '';
+  /** Refuse every refresh with `invalid_grant` (as when a refresh token expired or was revoked). */
+  failRefresh = false;
+  /** Refuse every authorization with `access_denied` (the person said no). */
+  denyAuthorization = false;
+
+  readonly clients = new Map<string, Client>();
+  readonly accessTokens = new Map<string, IssuedToken>();
+  readonly refreshTokens = new Map<string, RefreshGrant>();
+  /** Refresh tokens that were rotated out; presenting one again is refused. */
+  readonly spentRefreshTokens = new Set<string>();
+  /** Every authorization request's query and token request's form, in order. */
+  readonly authorizationRequests: URLSearchParams[] = [];
+  readonly tokenRequests: URLSearchParams[] = [];
+  /** Every string this server handed out that must stay secret (tokens, codes). */
+  readonly issuedSecrets: string[] = [];
+
+  private readonly codes = new Map<string, PendingCode>();
+  private server: Server | undefined;
+
+  constructor(private readonly options: AuthServerOptions = {}) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => json(res, 500, { error: 'server_error', error_description: String(err) }));
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  metadata(): Record<string, unknown> {
+    return {
+      issuer: this.url,
+      authorization_endpoint: `${this.url}/authorize`,
+      token_endpoint: `${this.url}/token`,
+      ...(this.options.registration === false ? {} : { registration_endpoint: `${this.url}/register` }),
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      code_challenge_methods_supported: ['S256'],
+      token_endpoint_auth_methods_supported: ['none'],
+      scopes_supported: ['tools:read', 'tools:call'],
+      ...(this.options.discovery === 'oidc'
+        ? { jwks_uri: `${this.url}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }
+        : {}),
+    };
+  }
+
+  /** Token introspection for the protected MCP server: the token's grant, or undefined if unknown/expired. */
+  introspect(token: string): IssuedToken | undefined {
+    const issued = this.accessTokens.get(token);
+    if (issued === undefined || issued.expiresAt * 1000 <= Date.now()) return undefined;
+    return issued;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.url);
+    const discovery = this.options.discovery ?? 'oauth';
+    if (req.method === 'GET' && url.pathname === '/.well-known/oauth-authorization-server' && discovery === 'oauth') {
+      return json(res, 200, this.metadata());
+    }
+    if (req.method === 'GET' && url.pathname === '/.well-known/openid-configuration' && discovery === 'oidc') {
+      return json(res, 200, this.metadata());
+    }
+    if (req.method === 'POST' && url.pathname === '/register' && this.options.registration !== false) {
+      return this.register(JSON.parse(await body(req)) as Record<string, unknown>, res);
+    }
+    if (req.method === 'GET' && url.pathname === '/authorize') return this.authorize(url.searchParams, res);
+    if (req.method === 'POST' && url.pathname === '/token') return this.token(new URLSearchParams(await body(req)), res);
+    json(res, 404, { error: 'not_found' });
+  }
+
+  private register(metadata: Record<string, unknown>, res: ServerResponse): void {
+    const redirectUris = metadata.redirect_uris;
+    if (!Array.isArray(redirectUris) || redirectUris.length === 0 || !redirectUris.every((u) => typeof u === 'string')) {
+      return json(res, 400, { error: 'invalid_redirect_uri' });
+    }
+    if (metadata.token_endpoint_auth_method !== undefined && metadata.token_endpoint_auth_method !== 'none') {
+      return json(res, 400, { error: 'invalid_client_metadata' });
+    }
+    const clientId = `client-${randomBytes(8).toString('hex')}`;
+    this.clients.set(clientId, { clientId, redirectUris: redirectUris as string[] });
+    json(res, 201, { ...metadata, client_id: clientId, client_id_issued_at: Math.floor(Date.now() / 1000) });
+  }
+
+  /** RFC 8252 §7.3: a loopback redirect URI matches whatever its port. */
+  private redirectAllowed(client: Client, redirectUri: string): boolean {
+    const withoutPort = (u: string): string | undefined => {
+      try {
+        const parsed = new URL(u);
+        if (parsed.hostname === '127.0.0.1' || parsed.hostname === '[::1]') parsed.port = '';
+        return parsed.href;
+      } catch {
+        return undefined;
+      }
+    };
+    const wanted = withoutPort(redirectUri);
+    return wanted !== undefined && client.redirectUris.some((u) => withoutPort(u) === wanted);
+  }
+
+  private authorize(query: URLSearchParams, res: ServerResponse): void {
+    this.authorizationRequests.push(query);
+    const client = this.clients.get(query.get('client_id') ?? '');
+    const redirectUri = query.get('redirect_uri') ?? '';
+    // Without a known client and a registered redirect, never redirect anywhere (RFC 6749 §4.1.2.1).
+    if (client === undefined || !this.redirectAllowed(client, redirectUri)) {
+      return json(res, 400, { error: 'invalid_request', error_description: 'unknown client or redirect_uri' });
+    }
+    const back = new URL(redirectUri);
+    const state = query.get('state');
+    if (state !== null) back.searchParams.set('state', state);
+    const refuse = (error: string): void => {
+      back.searchParams.set('error', error);
+      redirect(res, back.href);
+    };
+    if (query.get('response_type') !== 'code') return refuse('unsupported_response_type');
+    if (query.get('code_challenge_method') !== 'S256' || !query.get('code_challenge')) return refuse('invalid_request');
+    const resource = query.get('resource');
+    if (resource === null) return refuse('invalid_target');
+    if (this.denyAuthorization) return refuse('access_denied');
+
+    const code = randomBytes(16).toString('base64url');
+    this.issuedSecrets.push(code);
+    this.codes.set(code, {
+      clientId: client.clientId,
+      redirectUri,
+      codeChallenge: query.get('code_challenge')!,
+      resource,
+      ...(query.get('scope') ? { scope: query.get('scope')! } : {}),
+    });
+    back.searchParams.set('code', code);
+    back.searchParams.set('iss', this.url);
+    redirect(res, back.href);
+  }
+
+  private token(form: URLSearchParams, res: ServerResponse): void {
+    this.tokenRequests.push(form);
+    const clientId = form.get('client_id') ?? '';
+    if (!this.clients.has(clientId)) return json(res, 401, { error: 'invalid_client' });
+    const grant = form.get('grant_type');
+
+    if (grant === 'authorization_code') {
+      const code = form.get('code') ?? '';
+      const pending = this.codes.get(code);
+      this.codes.delete(code); // one use only
+      if (pending === undefined || pending.clientId !== clientId) return json(res, 400, { error: 'invalid_grant' });
+      if (form.get('redirect_uri') !== pending.redirectUri) return json(res, 400, { error: 'invalid_grant' });
+      const verifier = form.get('code_verifier') ?? '';
+      if (createHash('sha256').update(verifier).digest('base64url') !== pending.codeChallenge) {
+        return json(res, 400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
+      }
+      if (form.get('resource') !== pending.resource) return json(res, 400, { error: 'invalid_target' });
+      return this.issue(res, { clientId, resource: pending.resource, scope: pending.scope });
+    }
+
+    if (grant === 'refresh_token') {
+      const presented = form.get('refresh_token') ?? '';
+      const refresh = this.refreshTokens.get(presented);
+      if (this.failRefresh || refresh === undefined || refresh.clientId !== clientId) {
+        return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token expired, revoked or reused' });
+      }
+      const resource = form.get('resource');
+      if (resource !== null && resource !== refresh.resource) return json(res, 400, { error: 'invalid_target' });
+      // Rotation: the presented refresh token is spent.
+      this.refreshTokens.delete(presented);
+      this.spentRefreshTokens.add(presented);
+      return this.issue(res, refresh);
+    }
+    json(res, 400, { error: 'unsupported_grant_type' });
+  }
+
+  private issue(res: ServerResponse, grant: RefreshGrant): void {
+    const ttl = this.options.accessTokenTtlSeconds ?? 3600;
+    const accessToken = `at-${randomBytes(24).toString('base64url')}`;
+    const refreshToken = `rt-${randomBytes(24).toString('base64url')}`;
+    this.issuedSecrets.push(accessToken, refreshToken);
+    this.accessTokens.set(accessToken, { ...grant, expiresAt: Math.floor(Date.now() / 1000) + ttl });
+    this.refreshTokens.set(refreshToken, grant);
+    json(res, 200, {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ttl,
+      refresh_token: refreshToken,
+      ...(grant.scope ? { scope: grant.scope } : {}),
+    });
+  }
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(value));
+}
+
+function redirect(res: ServerResponse, location: string): void {
+  res.writeHead(302, { location });
+  res.end();
+}
+
+async function body(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -1,0 +1,87 @@
+/**
+ * An MCP server (official v2 SDK) that requires an OAuth bearer token from TestAuthServer: it serves its
+ * RFC 9728 protected resource metadata, answers a request without a valid token with 401 and a
+ * `WWW-Authenticate` challenge naming that metadata, and accepts only unexpired tokens issued for its own
+ * URL as the resource (RFC 8707). Its one tool, `whoami`, answers with the token's client id.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  getOAuthProtectedResourceMetadataUrl,
+  McpServer,
+  OAuthError,
+  OAuthErrorCode,
+  oauthMetadataResponse,
+  requireBearerAuth,
+  type OAuthMetadata,
+} from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import type { TestAuthServer } from './auth-server.js';
+
+export interface ProtectedMcpServer {
+  url: string;
+  /** How many MCP requests came with a token the server accepted. */
+  authorizedRequests: number;
+  close(): Promise<void>;
+}
+
+export async function startProtectedMcpServer(authServer: TestAuthServer): Promise<ProtectedMcpServer> {
+  const handler = createMcpHandler(({ authInfo }) => {
+    const server = new McpServer({ name: 'protected', version: '1.0.0' });
+    server.registerTool(
+      'whoami',
+      { description: 'Says which OAuth client is calling.', inputSchema: z.object({}), outputSchema: z.object({ clientId: z.string() }) },
+      async () => {
+        const clientId = authInfo?.clientId ?? 'nobody';
+        return { content: [{ type: 'text', text: clientId }], structuredContent: { clientId } };
+      },
+    );
+    return server;
+  });
+
+  let node: Server | undefined;
+  const state: ProtectedMcpServer = {
+    url: '',
+    authorizedRequests: 0,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (node === undefined) return resolve();
+        node.close(() => resolve());
+        node.closeAllConnections();
+      }),
+  };
+
+  let serverUrl: URL | undefined;
+  const fetchHandler = async (request: Request): Promise<Response> => {
+    const metadataOptions = {
+      oauthMetadata: authServer.metadata() as unknown as OAuthMetadata,
+      resourceServerUrl: serverUrl!,
+      dangerouslyAllowInsecureIssuerUrl: true,
+    };
+    const document = oauthMetadataResponse(request, metadataOptions);
+    if (document !== undefined) return document;
+    const gate = requireBearerAuth({
+      verifier: {
+        verifyAccessToken: async (token) => {
+          const issued = authServer.introspect(token);
+          if (issued === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown or expired token');
+          return { token, clientId: issued.clientId, scopes: issued.scope?.split(' ') ?? [], expiresAt: issued.expiresAt, resource: new URL(issued.resource) };
+        },
+      },
+      expectedResource: serverUrl!,
+      resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(serverUrl!),
+    });
+    const authInfo = await gate(request);
+    if (authInfo instanceof Response) return authInfo;
+    state.authorizedRequests += 1;
+    return handler.fetch(request, { authInfo });
+  };
+
+  node = createServer(toNodeHandler({ fetch: fetchHandler }));
+  await new Promise<void>((resolve) => node!.listen(0, '127.0.0.1', resolve));
+  serverUrl = new URL(`http://127.0.0.1:${(node.address() as AddressInfo).port}/mcp`);
+  state.url = serverUrl.href;
+  return state;
+}
