@@ -1,0 +1,78 @@
+/** Shared pieces of the sandbox tests: limits, loading fixtures, running a guest to its end. */
+import { readFileSync } from 'node:fs';
+import { fixture } from '../helpers/paths.js';
+import type { SandboxPool } from '../../src/sandbox/pool.js';
+import type { CompiledModule, RunHandle, RunLimits, RunRequest, RunResult } from '../../src/sandbox/types.js';
+
+export const MIB = 1024 * 1024;
+
+export function limits(overrides: Partial<RunLimits> = {}): RunLimits {
+  return {
+    timeoutMs: 10_000,
+    memoryBytes: 64 * MIB,
+    stdoutBytes: MIB,
+    stderrTailBytes: 4096,
+    writeBudgetBytes: 1024 * MIB,
+    ...overrides,
+  };
+}
+
+export function cGuest(name: string): Uint8Array {
+  return readFileSync(fixture('c', 'sandbox', `${name}.wasm`));
+}
+
+export interface Finished {
+  result: RunResult;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts a run that collects its output as text; `finished` settles with everything once it ends. */
+export function start(
+  pool: SandboxPool,
+  module: CompiledModule,
+  request: Partial<RunRequest> = {},
+): { handle: RunHandle; finished: Promise<Finished>; stdoutSoFar(): string } {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const handle = pool.run(module, {
+    args: ['guest'],
+    env: [],
+    preopens: [],
+    limits: limits({ memoryBytes: module.memoryBytes }),
+    onStdout: (chunk) => out.push(Buffer.from(chunk)),
+    onStderr: (chunk) => err.push(Buffer.from(chunk)),
+    ...request,
+  });
+  const finished = handle.result.then((result) => ({
+    result,
+    stdout: Buffer.concat(out).toString('utf8'),
+    stderr: Buffer.concat(err).toString('utf8'),
+  }));
+  return { handle, finished, stdoutSoFar: () => Buffer.concat(out).toString('utf8') };
+}
+
+export async function runToEnd(
+  pool: SandboxPool,
+  module: CompiledModule,
+  request: Partial<RunRequest> = {},
+  stdin?: string,
+): Promise<Finished> {
+  const { handle, finished } = start(pool, module, request);
+  if (stdin !== undefined) handle.writeStdin(Buffer.from(stdin));
+  handle.closeStdin();
+  return finished;
+}
+
+/** Resolves once `predicate` holds, checking every few milliseconds (fails the test after `ms`). */
+export async function until(predicate: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');
