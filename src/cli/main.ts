@@ -7,7 +7,6 @@ import { SUBAKO_VERSION } from '../version.js';
 import { UsageError } from '../errors.js';
 import { registerCheck } from './check.js';
 import { registerWasi } from './wasi.js';
-import { registerWasi } from './wasi.js';
 import { registerTools } from './tools.js';
 import { registerCall } from './call.js';
 import { registerMcp } from './mcp.js';
@@ -28,7 +27,6 @@ export function buildProgram(ctx: CommandContext): Command {
     .showHelpAfterError()
     .exitOverride();
   registerCheck(program, ctx);
-  registerWasi(program, ctx);
   registerWasi(program, ctx);
   registerTools(program, ctx);
   registerCall(program, ctx);

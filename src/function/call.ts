@@ -4,7 +4,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Limits } from '../config.js';
-import type { SandboxPool, CompiledModule } from '../sandbox/pool.js';
+import type { SandboxPool } from '../sandbox/pool.js';
+import type { CompiledModule } from '../sandbox/types.js';
 import type { BridgeHandler } from '../sandbox/types.js';
 import { createHttpBridge } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';

@@ -148,8 +148,10 @@ export class GuestConversation {
   private onRunEnded(run: RunResult): void {
     if (this.ended) return;
     this.ended = true;
+    // A last line without its newline counts only when the module exited: after a trap, a limit or a kill
+    // it is a fragment (a stdout limit cuts mid-line), and the run's own outcome is the reason.
     const rest = this.lines.rest();
-    if (rest.length > 0) this.onLine(rest);
+    if (rest.length > 0 && run.outcome.kind === 'exit') this.onLine(rest);
     if (this.pending && !this.crashed) {
       this.fail(crashFromOutcome(run.outcome, true) ?? crash(CrashReason.exitedEarly, 'the module ended before answering'));
     }

@@ -6,7 +6,7 @@
 import type { Problem } from '../errors.js';
 import type { Limits } from '../config.js';
 import type { SandboxPool } from '../sandbox/pool.js';
-import type { CompiledModule } from '../sandbox/pool.js';
+import type { CompiledModule } from '../sandbox/types.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
 import { checkDiscoverResult, checkTools, readToolsPage, TOOL_RULES } from './tool-rules.js';

@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import { SandboxPool, type CompiledModule } from '../sandbox/pool.js';
+import { SandboxPool } from '../sandbox/pool.js';
+import type { CompiledModule } from '../sandbox/types.js';
 import type { Tool, ToolCallContext, Toolbox, CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
 import { callFunctionTool } from './call.js';

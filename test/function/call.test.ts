@@ -106,7 +106,9 @@ describe('what breaks a call: each crash has its reason, and the model is told w
   ];
   for (const [reason, tool, args] of cases) {
     test(`${reason}`, async () => {
-      const outcome = await callProbe(tool, args);
+      // The time limit is the call's own; a short one keeps the suite quick.
+      const context = ctx(reason === CrashReason.timeout ? { limits: { callTimeoutMs: 800 } } : {});
+      const outcome = await callProbe(tool, args, context);
       assert.equal(outcome.status, 'crash');
       assert.equal(outcome.crash?.reason, reason, outcome.crash?.message);
       assert.equal(outcome.result, null);
@@ -122,7 +124,7 @@ describe('what breaks a call: each crash has its reason, and the model is told w
   });
 
   test('a crashing guest does not disturb the next call on the same pool', async () => {
-    await callProbe('timeout');
+    await callProbe('timeout', {}, ctx({ limits: { callTimeoutMs: 500 } }));
     const outcome = await callProbe('echo', { ok: true });
     assert.equal(outcome.status, 'ok');
   });

@@ -1,0 +1,139 @@
+/**
+ * `subako call <pkg> <tool> [<arguments-json>]`: one function call on this machine, with a volume, skills,
+ * and an egress policy. Prints what the model sees (or, with --json, the whole outcome).
+ * Exit 0 when the call completed (ok or tool_error), 1 on a crash or a refused package, 2 on a usage error.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { UsageError, ValidationError } from '../errors.js';
+import { FunctionHost } from '../function/host.js';
+import type { EgressGrant, FunctionCallContext, FunctionCallOutcome } from '../function/types.js';
+import { parseEgressPolicyFile } from '../egress/index.js';
+import type { ContentBlock } from '../tool.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandContext } from './main.js';
+import { formatProblems, limitsFromFlags, loadFunction } from './load-function.js';
+
+interface CallFlags {
+  volume?: string;
+  data?: boolean;
+  skills?: string;
+  timeout?: string;
+  memory?: string;
+  json?: boolean;
+  allow: string[];
+  policy?: string;
+  allowPrivateDestinations?: boolean;
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+export function parseArguments(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`<arguments-json> is not valid JSON (${(err as Error).message}); pass an object such as '{"name":"Ada"}'`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UsageError(`<arguments-json> must be a JSON object, not ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The egress side from --policy, --allow and --allow-private-destinations; null when none is given. */
+export function egressFromFlags(flags: CallFlags): EgressGrant | undefined {
+  if (!flags.policy && flags.allow.length === 0 && !flags.allowPrivateDestinations) return undefined;
+  let file = { allow: [] as string[], grants: [] as string[], vault: [] as EgressGrant['credentials'], privateDestinations: 'deny' as 'deny' | 'allow' };
+  if (flags.policy) {
+    let text: string;
+    try {
+      text = readFileSync(flags.policy, 'utf8');
+    } catch {
+      throw new UsageError(`--policy ${flags.policy} cannot be read`);
+    }
+    try {
+      const parsed = parseEgressPolicyFile(text);
+      file = { allow: parsed.allow, grants: parsed.grants, vault: parsed.vault, privateDestinations: parsed.privateDestinations ?? 'deny' };
+    } catch (err) {
+      if (err instanceof ValidationError) throw new UsageError(`--policy ${flags.policy}: ${err.message}`);
+      throw err;
+    }
+  }
+  return {
+    allow: [...file.allow, ...flags.allow],
+    grants: file.grants,
+    credentials: file.vault,
+    privateDestinations: flags.allowPrivateDestinations ? 'allow' : file.privateDestinations,
+  };
+}
+
+function describeBlock(block: ContentBlock): string {
+  if (block.type === 'text') return block.text as string;
+  if (block.type === 'image') {
+    const bytes = Buffer.byteLength(block.data as string, 'base64');
+    return `[image ${block.mimeType as string}, ${Math.ceil(bytes / 1024)} KiB]`;
+  }
+  return `[${block.type}]`;
+}
+
+export function formatOutcome(outcome: FunctionCallOutcome): string {
+  const head = outcome.status === 'ok' ? '' : outcome.status === 'tool_error' ? 'tool error:\n' : '';
+  return `${head}${outcome.model.map(describeBlock).join('\n')}\n`;
+}
+
+export function registerCall(program: Command, ctx: CommandContext): void {
+  program
+    .command('call')
+    .description('call one tool of a function package on this machine and print what the model sees')
+    .argument('<pkg>', 'a package directory or a .wasm module')
+    .argument('<tool>', 'the tool to call')
+    .argument('[arguments-json]', 'the arguments, a JSON object (default {})')
+    .option('--volume <dir>', 'host directory behind /volume (its tmp/ and data/); default: a fresh temporary one, removed afterwards')
+    .option('--data', 'mount /volume/data')
+    .option('--skills <dir>', 'each subdirectory is a skill, mounted read-only at /skills/<name>')
+    .option('--timeout <ms>', 'the call\'s deadline')
+    .option('--memory <MiB>', 'memory cap for the module')
+    .option('--allow <host>', 'let the function reach this host (repeatable; *.example.com and :port allowed)', collect, [])
+    .option('--policy <file>', 'egress policy JSON: {"allow", "grants", "vault", "privateDestinations"}')
+    .option('--allow-private-destinations', 'let requests reach private and loopback addresses (local development only)')
+    .option('--json', 'print {"status","result","model","crash","durationMs","egress"} as JSON')
+    .action(async (path: string, tool: string, argsText: string | undefined, flags: CallFlags) => {
+      const args = parseArguments(argsText);
+      const egress = egressFromFlags(flags);
+      const host = new FunctionHost({ poolSize: 1, limits: limitsFromFlags(flags) });
+      const volume = flags.volume ? resolve(flags.volume) : mkdtempSync(join(tmpdir(), 'subako-volume-'));
+      try {
+        const { problems, discovery, loaded } = await loadFunction(path, host);
+        if (problems.length > 0 || !discovery?.tools || !loaded) {
+          process.stderr.write(`refused: ${path}\n${formatProblems(problems)}\n`);
+          ctx.exitCode = EXIT_FAILED;
+          return;
+        }
+        if (!discovery.tools.some((t) => t.name === tool)) {
+          process.stderr.write(`subako: ${loaded.source.name} has no tool "${tool}"; it offers: ${discovery.tools.map((t) => t.name).join(', ')}\n`);
+          ctx.exitCode = EXIT_USAGE;
+          return;
+        }
+        const callCtx: FunctionCallContext = {
+          tmpDir: join(volume, 'tmp'),
+          dataDir: flags.data ? join(volume, 'data') : undefined,
+          skillsDir: flags.skills ? resolve(flags.skills) : undefined,
+          egress,
+        };
+        const outcome = await host.call(loaded, tool, args, callCtx);
+        if (flags.json) {
+          const { status, result, model, crash, durationMs, egress: log } = outcome;
+          process.stdout.write(`${JSON.stringify({ status, result, model, crash, durationMs, egress: log })}\n`);
+        } else {
+          process.stdout.write(formatOutcome(outcome));
+        }
+        ctx.exitCode = outcome.status === 'crash' ? EXIT_FAILED : EXIT_OK;
+      } finally {
+        await host.close();
+        if (!flags.volume) rmSync(volume, { recursive: true, force: true });
+      }
+    });
+}
