@@ -1,0 +1,47 @@
+/** clock_res_get, clock_time_get and random_get. */
+import { randomFillSync } from 'node:crypto';
+import { Errno } from './errno.js';
+import { ClockId } from './constants.js';
+import type { Clock, FunctionFamily, WasiContext } from './context.js';
+
+/** The time on a preview 1 clock, or undefined for an unknown clock id. */
+export function readClock(clock: Clock, id: number): bigint | undefined {
+  switch (id) {
+    case ClockId.REALTIME: return clock.realtime();
+    case ClockId.MONOTONIC: return clock.monotonic();
+    case ClockId.PROCESS_CPUTIME:
+    case ClockId.THREAD_CPUTIME: return clock.sinceStart();
+    default: return undefined;
+  }
+}
+
+/** Largest slice randomFillSync takes at once. */
+const RANDOM_CHUNK = 1 << 30;
+
+export function clockFunctions(ctx: WasiContext): FunctionFamily {
+  const { memory, clock } = ctx;
+  return {
+    clock_res_get(id: number, ptr: number): number {
+      memory.check(ptr >>> 0, 8);
+      if (id < ClockId.REALTIME || id > ClockId.THREAD_CPUTIME) return Errno.INVAL;
+      memory.setU64(ptr >>> 0, id === ClockId.REALTIME ? 1000n : 1n);
+      return Errno.SUCCESS;
+    },
+
+    clock_time_get(id: number, _precision: bigint, ptr: number): number {
+      memory.check(ptr >>> 0, 8);
+      const now = readClock(clock, id);
+      if (now === undefined) return Errno.INVAL;
+      memory.setU64(ptr >>> 0, now);
+      return Errno.SUCCESS;
+    },
+
+    random_get(ptr: number, len: number): number {
+      const bytes = memory.bytes(ptr >>> 0, len >>> 0);
+      for (let offset = 0; offset < bytes.length; offset += RANDOM_CHUNK) {
+        randomFillSync(bytes.subarray(offset, Math.min(bytes.length, offset + RANDOM_CHUNK)));
+      }
+      return Errno.SUCCESS;
+    },
+  };
+}

@@ -1,0 +1,172 @@
+/**
+ * The sandboxed path resolver: the security core of the WASI host.
+ *
+ * A guest path is resolved one component at a time against a directory descriptor, which is the root
+ * the path can never leave (wasmtime's rule too: every directory descriptor is its own sandbox root).
+ * - Each component is looked up with lstat in a directory held open by descriptor, and the kernel is
+ *   only ever handed ONE component relative to such a pinned directory (`/proc/self/fd/N/name`, the
+ *   openat of a runtime without openat). Renaming or swapping directories mid-walk cannot redirect it.
+ * - `..` is counted: it pops back to the directory we came from and fails with ENOTCAPABLE at the root.
+ *   Re-opening a parent checks that it is the same directory (device and inode) we walked through.
+ * - Symlinks are followed by us, never by the kernel (every open carries O_NOFOLLOW), at most
+ *   MAX_SYMLINK_HOPS times (ELOOP). An absolute target is refused with ENOTCAPABLE: it names the
+ *   guest's namespace, not this directory, and re-rooting it here would silently mean something else.
+ *   Relative targets continue the walk from the link's directory and obey the same `..` counting.
+ * - Absolute guest paths (ENOTCAPABLE), empty paths (ENOENT) and NUL bytes (EINVAL, in GuestMemory)
+ *   are refused before anything touches the disk.
+ *
+ * At most two transient host fds are open at any moment, whatever the depth of the path.
+ */
+import { closeSync, existsSync, fstatSync, lstatSync, openSync, readlinkSync, constants } from 'node:fs';
+import { Errno, fail } from './errno.js';
+
+export const MAX_SYMLINK_HOPS = 40;
+
+const DIR_OPEN_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * Linux exposes every open descriptor as a directory handle under /proc/self/fd. Elsewhere we fall back
+ * to host path strings, which keeps every check above but not the immunity to concurrent renames.
+ */
+const PROC_FD = existsSync('/proc/self/fd');
+
+/** A host directory held open by descriptor. */
+export interface Anchor {
+  fd: number;
+  hostPath: string;
+}
+
+/** The host path that names `name` inside the pinned directory `anchor` (name is one component or '.'). */
+export function at(anchor: Anchor, name: string): string {
+  return PROC_FD ? `/proc/self/fd/${anchor.fd}/${name}` : `${anchor.hostPath}/${name}`;
+}
+
+export interface Resolved {
+  /** The pinned directory that holds the final component. */
+  parent: Anchor;
+  /** The final component: one name without '/', or '.' for `parent` itself. */
+  name: string;
+  /** The path ended with '/': the final component must be a directory. */
+  trailingSlash: boolean;
+  /** True when `parent` was opened by the resolver and must be released. */
+  owned: boolean;
+}
+
+interface Level {
+  dev: bigint;
+  ino: bigint;
+  hostPath: string;
+}
+
+/**
+ * Resolves `path` under `base`. With `followFinal`, a symlink in the last position is followed too
+ * (the result then names a non-symlink or something that does not exist yet); otherwise the last
+ * component is returned as is, so operations act on a link itself. A missing final component is not
+ * an error here: creating operations need its parent.
+ */
+export function resolveGuestPath(base: Anchor, path: string, followFinal: boolean): Resolved {
+  if (path.length === 0) fail(Errno.NOENT);
+  if (path.charCodeAt(0) === 47 /* '/' */) fail(Errno.NOTCAPABLE);
+  // Components still to walk, last one first (so symlink targets are spliced in with push).
+  const pending = path.split('/').reverse();
+  const levels: Level[] = [];
+  let current = base;
+  let hops = 0;
+  let done = false;
+  try {
+    while (pending.length > 0) {
+      const component = pending.pop() as string;
+      if (component === '' || component === '.') continue;
+      if (component === '..') {
+        current = ascend(base, current, levels);
+        continue;
+      }
+      const last = onlyEmpty(pending);
+      const trailingSlash = last && pending.length > 0;
+      if (last && !followFinal && !trailingSlash) return finish(component, false);
+      const stat = lstatSync(at(current, component), { bigint: true, throwIfNoEntry: false });
+      if (stat === undefined) {
+        if (last) return finish(component, trailingSlash);
+        return fail(Errno.NOENT);
+      }
+      if (stat.isSymbolicLink()) {
+        if (last && !followFinal) fail(Errno.NOTDIR); // "link/" names a directory, a link is not one
+        if (++hops > MAX_SYMLINK_HOPS) fail(Errno.LOOP);
+        const target = readlinkSync(at(current, component), 'utf8');
+        if (target.length === 0) fail(Errno.NOENT);
+        if (target.charCodeAt(0) === 47) fail(Errno.NOTCAPABLE);
+        const parts = target.split('/');
+        for (let i = parts.length - 1; i >= 0; i--) pending.push(parts[i]);
+        continue;
+      }
+      if (last) {
+        if (trailingSlash && !stat.isDirectory()) fail(Errno.NOTDIR);
+        return finish(component, trailingSlash);
+      }
+      if (!stat.isDirectory()) fail(Errno.NOTDIR);
+      current = descend(base, current, component, stat, levels);
+    }
+    // The path ended in '.' or '..': it names the directory we stand in.
+    return finish('.', path.endsWith('/'));
+  } finally {
+    if (!done && current !== base) closeQuietly(current.fd);
+  }
+
+  function finish(name: string, trailingSlash: boolean): Resolved {
+    done = true;
+    return { parent: current, name, trailingSlash, owned: current !== base };
+  }
+}
+
+/** Closes the parent the resolver opened, if any. */
+export function release(resolved: Resolved): void {
+  if (resolved.owned) closeQuietly(resolved.parent.fd);
+}
+
+function onlyEmpty(pending: string[]): boolean {
+  for (let i = 0; i < pending.length; i++) if (pending[i] !== '') return false;
+  return true;
+}
+
+function descend(
+  base: Anchor, current: Anchor, name: string, stat: { dev: bigint; ino: bigint }, levels: Level[],
+): Anchor {
+  const fd = openSync(at(current, name), DIR_OPEN_FLAGS);
+  if (current !== base) closeQuietly(current.fd);
+  const hostPath = `${current.hostPath}/${name}`;
+  levels.push({ dev: stat.dev, ino: stat.ino, hostPath });
+  return { fd, hostPath };
+}
+
+function ascend(base: Anchor, current: Anchor, levels: Level[]): Anchor {
+  if (levels.length === 0) fail(Errno.NOTCAPABLE); // `..` above the root
+  levels.pop();
+  if (levels.length === 0) {
+    closeQuietly(current.fd);
+    return base;
+  }
+  const expected = levels[levels.length - 1];
+  const fd = openSync(at(current, '..'), DIR_OPEN_FLAGS);
+  let stat;
+  try {
+    stat = fstatSync(fd, { bigint: true });
+  } catch (error) {
+    closeQuietly(fd);
+    throw error;
+  }
+  if (stat.dev !== expected.dev || stat.ino !== expected.ino) {
+    // The directory was moved while we stood in it: refuse rather than guess where we are.
+    closeQuietly(fd);
+    fail(Errno.NOENT);
+  }
+  closeQuietly(current.fd);
+  return { fd, hostPath: expected.hostPath };
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Our own transient descriptor; nothing to undo.
+  }
+}
