@@ -7,7 +7,7 @@ import { McpAuthError, McpServerError } from '../../../src/mcp/errors.js';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, accessTokenFor, login } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
-import { startProtectedMcpServer, type ProtectedMcpServer } from './protected-mcp-server.js';
+import { startProtectedMcpServer, type ProtectedMcpServer, type ProtectedMcpServerOptions } from './protected-mcp-server.js';
 
 /** The test's browser: follows the authorization URL to the server, then its redirect to the loopback. */
 async function followInBrowser(authorizationUrl: string): Promise<number> {
@@ -41,9 +41,9 @@ after(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-async function setup(options: AuthServerOptions = {}): Promise<Setup> {
+async function setup(options: AuthServerOptions = {}, serverOptions: ProtectedMcpServerOptions = {}): Promise<Setup> {
   const authServer = await new TestAuthServer(options).start();
-  const mcpServer = await startProtectedMcpServer(authServer);
+  const mcpServer = await startProtectedMcpServer(authServer, serverOptions);
   return {
     authServer,
     mcpServer,
@@ -139,6 +139,20 @@ describe('login: the OAuth 2.1 flow of the MCP authorization spec', () => {
       const { result } = await loginAs(s, 'again');
       assert.equal(result.registeredClient, false);
       assert.equal(s.authServer.clients.size, 1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('the resource metadata named by the 401 challenge is used when the well-known location has none', async () => {
+    const s = await setup({}, { metadata: 'challenge-only' });
+    try {
+      const wellKnown = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', s.mcpServer.url));
+      await wellKnown.body?.cancel();
+      assert.equal(wellKnown.status, 401, 'nothing at the well-known location');
+      const { result } = await loginAs(s, 'challenged');
+      assert.equal(result.resource, s.mcpServer.url);
+      assert.equal(s.authServer.authorizationRequests[0]!.get('scope'), 'tools:read tools:call');
     } finally {
       await s.close();
     }

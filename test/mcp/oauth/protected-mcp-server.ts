@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import {
+  buildOAuthProtectedResourceMetadata,
   createMcpHandler,
   getOAuthProtectedResourceMetadataUrl,
   McpServer,
@@ -27,7 +28,15 @@ export interface ProtectedMcpServer {
   close(): Promise<void>;
 }
 
-export async function startProtectedMcpServer(authServer: TestAuthServer): Promise<ProtectedMcpServer> {
+export interface ProtectedMcpServerOptions {
+  /**
+   * Where the protected resource metadata is: at the RFC 9728 well-known location (default), or only at
+   * a private path that nothing but the 401 challenge's `resource_metadata` names.
+   */
+  metadata?: 'well-known' | 'challenge-only';
+}
+
+export async function startProtectedMcpServer(authServer: TestAuthServer, options: ProtectedMcpServerOptions = {}): Promise<ProtectedMcpServer> {
   const handler = createMcpHandler(({ authInfo }) => {
     const server = new McpServer({ name: 'protected', version: '1.0.0' });
     server.registerTool(
@@ -58,9 +67,15 @@ export async function startProtectedMcpServer(authServer: TestAuthServer): Promi
     const metadataOptions = {
       oauthMetadata: authServer.metadata() as unknown as OAuthMetadata,
       resourceServerUrl: serverUrl!,
+      scopesSupported: ['tools:read', 'tools:call'],
       dangerouslyAllowInsecureIssuerUrl: true,
     };
-    const document = oauthMetadataResponse(request, metadataOptions);
+    const challengeOnly = options.metadata === 'challenge-only';
+    const privateMetadataUrl = new URL('/private/resource-metadata', serverUrl);
+    if (challengeOnly && new URL(request.url).pathname === privateMetadataUrl.pathname) {
+      return Response.json(buildOAuthProtectedResourceMetadata(metadataOptions));
+    }
+    const document = challengeOnly ? undefined : oauthMetadataResponse(request, metadataOptions);
     if (document !== undefined) return document;
     const gate = requireBearerAuth({
       verifier: {
@@ -71,7 +86,7 @@ export async function startProtectedMcpServer(authServer: TestAuthServer): Promi
         },
       },
       expectedResource: serverUrl!,
-      resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(serverUrl!),
+      resourceMetadataUrl: challengeOnly ? privateMetadataUrl.href : getOAuthProtectedResourceMetadataUrl(serverUrl!),
     });
     const authInfo = await gate(request);
     if (authInfo instanceof Response) return authInfo;
