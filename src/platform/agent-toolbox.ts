@@ -1,0 +1,174 @@
+/**
+ * A session's toolbox: the function tools of its agent version's packages and the allowed tools of its
+ * remote MCP servers, under the names tool-names.ts publishes. Function tools run with the session's
+ * context (its /volume/tmp, the agent's /volume/data when granted, the skills, the egress policy and the
+ * session's vault credentials), built afresh for every call so refreshed tokens are used.
+ *
+ * Toolboxes are cached per session; those with remote servers are rebuilt after a minute (remote tool lists
+ * and OAuth tokens change), those without live until the session goes.
+ */
+import type { Limits } from '../config.js';
+import type { FunctionCallContext, ToolInfo } from '../function/types.js';
+import type { Tool, Toolbox } from '../tool.js';
+import type { PackageService } from './packages.js';
+import type { PackageRuntime, StoredPackageRef } from './package-runtime.js';
+import type { RemoteMcp } from './remote-mcp.js';
+import type { SkillService } from './skills.js';
+import type { AgentSpec, AgentToolGrant, AgentRemoteServer, SessionRecord, SkillRecord, Store } from './store.js';
+import { publishToolNames, type SourceTools } from './tool-names.js';
+import type { VaultService } from './vaults.js';
+import type { Volumes } from './volumes.js';
+import { NotFoundError } from './errors.js';
+
+export interface AgentToolbox {
+  tools: Toolbox;
+  /** Secret values this session can reach, for redacting the call log. */
+  secrets: string[];
+  /** Sources left out, with why (a remote server that did not answer). */
+  warnings: string[];
+}
+
+export interface SessionToolboxDeps {
+  store: Store;
+  packages: PackageService;
+  skills: SkillService;
+  runtime: PackageRuntime;
+  vaults: VaultService;
+  volumes: Volumes;
+  remote: RemoteMcp;
+  limits?: Partial<Limits>;
+}
+
+const REMOTE_TOOLBOX_TTL_MS = 60_000;
+
+export class SessionToolboxes {
+  private readonly cache = new Map<string, { built: Promise<AgentToolbox>; expires: number }>();
+
+  constructor(private readonly deps: SessionToolboxDeps) {}
+
+  forSession(session: SessionRecord): Promise<AgentToolbox> {
+    const cached = this.cache.get(session.id);
+    if (cached && cached.expires > Date.now()) return cached.built;
+    const built = this.build(session);
+    const entry = { built, expires: Number.POSITIVE_INFINITY };
+    this.cache.set(session.id, entry);
+    built.then(
+      (box) => { if (box.warnings.length > 0 || this.hasRemote(box)) entry.expires = Date.now() + REMOTE_TOOLBOX_TTL_MS; },
+      () => { if (this.cache.get(session.id) === entry) this.cache.delete(session.id); },
+    );
+    return built;
+  }
+
+  evict(sessionId: string): void {
+    this.cache.delete(sessionId);
+  }
+
+  private hasRemote(box: AgentToolbox): boolean {
+    return Object.values(box.tools).some((tool) => tool.source?.kind !== 'function');
+  }
+
+  private async build(session: SessionRecord): Promise<AgentToolbox> {
+    const version = await this.deps.store.getAgentVersion(session.agentId, session.agentVersion);
+    if (!version) throw new NotFoundError(`version ${session.agentVersion} of agent ${session.agentId}`);
+    const spec = version.spec;
+    const secrets = new Set<string>();
+    for (const credential of await this.deps.vaults.openAll(session.vaultIds)) {
+      for (const value of Object.values(credential.headers)) addSecret(secrets, value);
+    }
+    const sources: { source: string; tools: Tool[] }[] = [];
+    const warnings: string[] = [];
+    for (const grant of spec.tools) {
+      const rec = await this.deps.store.getPackage(grant.package, grant.version);
+      if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
+      const ref = await this.deps.packages.ref(rec);
+      sources.push({ source: grant.package, tools: rec.tools.map((info) => this.functionTool(session, spec, grant, ref, info)) });
+    }
+    for (const server of spec.mcp_servers) {
+      try {
+        const { tools, headerValues } = await this.remoteTools(server);
+        for (const value of headerValues) addSecret(secrets, value);
+        sources.push({ source: server.name, tools });
+      } catch (err) {
+        warnings.push(`remote MCP server ${server.name} is unavailable: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    const names = publishToolNames(sources.map((s): SourceTools => ({ source: s.source, tools: s.tools.map((t) => t.name) })));
+    const tools: Toolbox = {};
+    for (const { source, tool, name } of names) {
+      const original = sources.find((s) => s.source === source)?.tools.find((t) => t.name === tool);
+      if (original) tools[name] = renamed(original, name);
+    }
+    return { tools, secrets: [...secrets], warnings };
+  }
+
+  private functionTool(session: SessionRecord, spec: AgentSpec, grant: AgentToolGrant, ref: StoredPackageRef, info: ToolInfo): Tool {
+    const { runtime } = this.deps;
+    return {
+      name: info.name,
+      description: info.description,
+      inputSchema: info.inputSchema,
+      outputSchema: info.outputSchema,
+      source: { kind: 'function', package: ref.name, version: ref.version },
+      call: async (args, ctx) => {
+        const context = await this.callContext(session, spec, grant);
+        const box = await runtime.toolbox(ref, [info], () => ({ ...context, signal: ctx?.signal }));
+        const tool = box[info.name];
+        if (!tool) throw new NotFoundError(`tool ${info.name} of package ${ref.name}@${ref.version}`);
+        return tool.call(args, ctx);
+      },
+    };
+  }
+
+  private async callContext(session: SessionRecord, spec: AgentSpec, grant: AgentToolGrant): Promise<FunctionCallContext> {
+    const { volumes, vaults, skills, store } = this.deps;
+    const skillRecords: SkillRecord[] = [];
+    for (const skill of spec.skills) {
+      const rec = await store.getSkill(skill.name, skill.version);
+      if (rec) skillRecords.push(rec);
+    }
+    const skillsDir = await skills.mountDir(skillRecords);
+    const credentials = await vaults.openAll(session.vaultIds);
+    return {
+      tmpDir: await volumes.sessionTmp(session.id),
+      ...(grant.data ? { dataDir: await volumes.agentData(session.agentId) } : {}),
+      ...(skillsDir ? { skillsDir } : {}),
+      egress: {
+        allow: grant.egress.allow,
+        grants: grant.egress.grants,
+        credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })),
+      },
+      ...(this.deps.limits ? { limits: this.deps.limits } : {}),
+    };
+  }
+
+  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[] }> {
+    let headers: Record<string, string> = {};
+    if (server.credential) {
+      const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
+      if (!credential) throw new Error(`vault ${server.credential.vault_id} holds no credential for ${new URL(server.url).origin}`);
+      headers = credential.headers;
+    }
+    const box = await this.deps.remote.tools(server.url, headers);
+    const policies = new Map(server.tools.map((t) => [t.name, t.policy]));
+    const tools = Object.values(box).filter((tool) => (policies.get(tool.name) ?? server.default_policy) === 'allow');
+    return { tools, headerValues: Object.values(headers) };
+  }
+}
+
+function renamed(tool: Tool, name: string): Tool {
+  if (tool.name === name) return tool;
+  return {
+    name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema,
+    source: tool.source,
+    call: (args, ctx) => tool.call(args, ctx),
+  };
+}
+
+function addSecret(secrets: Set<string>, value: string): void {
+  secrets.add(value);
+  // "Bearer xyz": the token alone is a secret too.
+  for (const part of value.split(/\s+/)) if (part.length >= 8) secrets.add(part);
+}

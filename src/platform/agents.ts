@@ -1,0 +1,176 @@
+/**
+ * Agents: a name, the packages they may call (each with its egress policy and whether it gets /volume/data),
+ * skills, and remote MCP servers with per-tool policy. Every change publishes a new immutable version;
+ * "latest" is resolved when the version is published, so a version always names exact package and skill
+ * versions (and deleting those is refused while it does).
+ */
+import { rm } from 'node:fs/promises';
+import { ValidationError, type Problem } from '../errors.js';
+import { parseAllowEntry } from '../egress/allowlist.js';
+import { canonicalOrigin } from '../egress/credentials.js';
+import { NotFoundError } from './errors.js';
+import { newId, nowIso } from './ids.js';
+import { PACKAGE_NAME } from './packages.js';
+import type { AgentRecord, AgentSpec, AgentVersionRecord, Page, PageRequest, Store, ToolPolicy } from './store.js';
+import type { Volumes } from './volumes.js';
+
+/** An agent as the API receives it (the body is shape-checked by the HTTP layer first). */
+export interface AgentInput {
+  name: string;
+  description?: string;
+  tools?: { package: string; version?: string; egress?: { allow?: string[]; grants?: string[] }; data?: boolean }[];
+  skills?: { name: string; version?: string }[];
+  mcp_servers?: {
+    name: string;
+    url: string;
+    credential?: { vault_id: string; credential_id?: string } | null;
+    default_policy?: ToolPolicy;
+    tools?: { name: string; policy: ToolPolicy }[];
+  }[];
+}
+
+export const SOURCE_NAME = PACKAGE_NAME;
+
+export class AgentService {
+  constructor(private readonly store: Store, private readonly volumes: Volumes) {}
+
+  async create(input: AgentInput): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
+    const spec = await this.resolve(input);
+    const now = nowIso();
+    const agent: AgentRecord = { id: newId('agt'), name: spec.name, currentVersion: 1, createdAt: now, updatedAt: now };
+    const version: AgentVersionRecord = { agentId: agent.id, version: 1, spec, createdAt: now };
+    await this.store.createAgent(agent, version);
+    return { agent, version };
+  }
+
+  /** Publishes a new version from a full spec. */
+  async update(id: string, input: AgentInput): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
+    const agent = await this.get(id);
+    const spec = await this.resolve(input);
+    const version: AgentVersionRecord = { agentId: id, version: agent.currentVersion + 1, spec, createdAt: nowIso() };
+    await this.store.publishAgentVersion(version);
+    return { agent: { ...agent, name: spec.name, currentVersion: version.version, updatedAt: version.createdAt }, version };
+  }
+
+  async get(id: string): Promise<AgentRecord> {
+    const agent = await this.store.getAgent(id);
+    if (!agent) throw new NotFoundError(`agent ${id}`);
+    return agent;
+  }
+
+  async version(id: string, version: number): Promise<AgentVersionRecord> {
+    const rec = await this.store.getAgentVersion(id, version);
+    if (!rec) throw new NotFoundError(`version ${version} of agent ${id}`);
+    return rec;
+  }
+
+  list(page: PageRequest): Promise<Page<AgentRecord>> {
+    return this.store.listAgents(page);
+  }
+
+  async versions(id: string, page: PageRequest): Promise<Page<AgentVersionRecord>> {
+    await this.get(id);
+    return this.store.listAgentVersions(id, page);
+  }
+
+  /** Deletes the agent, its sessions and their volumes, and its own /volume/data. */
+  async delete(id: string, onSessionGone: (sessionId: string) => void): Promise<void> {
+    await this.get(id);
+    const sessionIds: string[] = [];
+    for (let after: string | undefined; ;) {
+      const page = await this.store.listSessions(id, { limit: 200, after });
+      sessionIds.push(...page.items.map((s) => s.id));
+      if (page.next_cursor === null) break;
+      after = page.next_cursor;
+    }
+    await this.store.deleteAgent(id);
+    for (const sessionId of sessionIds) {
+      onSessionGone(sessionId);
+      await rm(this.volumes.sessionDir(sessionId), { recursive: true, force: true });
+    }
+    await rm(this.volumes.agentDir(id), { recursive: true, force: true });
+  }
+
+  /** Checks an input against what exists and pins every "latest". Throws a ValidationError listing all problems. */
+  private async resolve(input: AgentInput): Promise<AgentSpec> {
+    const problems: Problem[] = [];
+    const spec: AgentSpec = { name: input.name.trim(), description: input.description ?? '', tools: [], skills: [], mcp_servers: [] };
+    if (spec.name.length === 0 || spec.name.length > 128) problems.push({ code: 'agent.name', message: 'name must be 1-128 characters' });
+
+    const sourceNames = new Set<string>();
+    for (const [i, tool] of (input.tools ?? []).entries()) {
+      const where = `tools[${i}]`;
+      const requested = tool.version ?? 'latest';
+      if (sourceNames.has(tool.package)) problems.push({ code: 'agent.duplicate_source', message: `${where}: package ${tool.package} is granted twice` });
+      sourceNames.add(tool.package);
+      const pkg = requested === 'latest' ? await this.store.latestPackage(tool.package) : await this.store.getPackage(tool.package, requested);
+      if (!pkg) {
+        problems.push({ code: 'agent.unknown_package', message: `${where}: package ${tool.package}@${requested} does not exist` });
+        continue;
+      }
+      const allow = tool.egress?.allow ?? [];
+      const grants = tool.egress?.grants ?? [];
+      for (const entry of allow) {
+        const parsed = parseAllowEntry(entry);
+        if ('problem' in parsed) problems.push({ code: 'agent.egress_allow', message: `${where}.egress.allow: ${parsed.problem}` });
+      }
+      const canonicalGrants: string[] = [];
+      for (const grant of grants) {
+        const origin = canonicalOrigin(grant);
+        if (origin === null) problems.push({ code: 'agent.egress_grant', message: `${where}.egress.grants: ${JSON.stringify(grant)} is not an https origin` });
+        else canonicalGrants.push(origin);
+      }
+      spec.tools.push({ package: pkg.name, requested, version: pkg.version, egress: { allow, grants: canonicalGrants }, data: tool.data ?? false });
+    }
+
+    const skillNames = new Set<string>();
+    for (const [i, skill] of (input.skills ?? []).entries()) {
+      const requested = skill.version ?? 'latest';
+      if (skillNames.has(skill.name)) problems.push({ code: 'agent.duplicate_skill', message: `skills[${i}]: skill ${skill.name} is listed twice` });
+      skillNames.add(skill.name);
+      const rec = requested === 'latest' ? await this.store.latestSkill(skill.name) : await this.store.getSkill(skill.name, requested);
+      if (!rec) problems.push({ code: 'agent.unknown_skill', message: `skills[${i}]: skill ${skill.name}@${requested} does not exist` });
+      else spec.skills.push({ name: rec.name, requested, version: rec.version });
+    }
+
+    for (const [i, server] of (input.mcp_servers ?? []).entries()) {
+      const where = `mcp_servers[${i}]`;
+      if (!SOURCE_NAME.test(server.name)) problems.push({ code: 'agent.server_name', message: `${where}: name ${JSON.stringify(server.name)} must be 1-64 characters of a-z, 0-9, "_" and "-"` });
+      if (sourceNames.has(server.name)) problems.push({ code: 'agent.duplicate_source', message: `${where}: the name ${server.name} is already used by another source of this agent` });
+      sourceNames.add(server.name);
+      if (!isServerUrl(server.url)) problems.push({ code: 'agent.server_url', message: `${where}: url must be an https URL` });
+      const credential = server.credential ?? null;
+      if (credential) {
+        const vault = await this.store.getVault(credential.vault_id);
+        if (!vault) problems.push({ code: 'agent.unknown_vault', message: `${where}: vault ${credential.vault_id} does not exist` });
+        else if (credential.credential_id && !(await this.store.getCredential(credential.vault_id, credential.credential_id))) {
+          problems.push({ code: 'agent.unknown_credential', message: `${where}: credential ${credential.credential_id} is not in vault ${credential.vault_id}` });
+        }
+      }
+      const toolNames = new Set<string>();
+      for (const tool of server.tools ?? []) {
+        if (toolNames.has(tool.name)) problems.push({ code: 'agent.duplicate_tool_policy', message: `${where}: tool ${tool.name} has two policies` });
+        toolNames.add(tool.name);
+      }
+      spec.mcp_servers.push({
+        name: server.name, url: server.url, credential: credential ? { vault_id: credential.vault_id, ...(credential.credential_id ? { credential_id: credential.credential_id } : {}) } : null,
+        default_policy: server.default_policy ?? 'allow', tools: (server.tools ?? []).map((t) => ({ name: t.name, policy: t.policy })),
+      });
+    }
+    if (problems.length > 0) throw new ValidationError(problems);
+    return spec;
+  }
+}
+
+/** Remote servers are reached over https; plain http only on the loopback interface (local servers, tests). */
+export function isServerUrl(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  if (url.username || url.password || url.hash) return false;
+  if (url.protocol === 'https:') return true;
+  return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}

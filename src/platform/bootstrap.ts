@@ -1,0 +1,48 @@
+/**
+ * The first start of a fresh data directory: an admin API key (shown once), the example packages uploaded
+ * through the same path as any upload (bundle, checks, discovery), and a demo agent granted them, so a new
+ * user can open a session and call a tool at once. Later starts do nothing here.
+ */
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { packBundle } from '../package/bundle.js';
+import type { Platform } from './platform.js';
+
+export interface FirstStart {
+  apiKey: string;
+  packages: string[];
+  /** Example packages that could not be loaded, with why. */
+  skipped: string[];
+  agentId: string | null;
+}
+
+export async function bootstrapIfFresh(platform: Platform, examplesDir: string | null): Promise<FirstStart | null> {
+  if (await platform.apiKeys.any()) return null;
+  const packages: string[] = [];
+  const skipped: string[] = [];
+  if (examplesDir) {
+    const names = await readdir(examplesDir).catch(() => [] as string[]);
+    for (const name of names.sort()) {
+      const dir = join(examplesDir, name);
+      if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) continue;
+      try {
+        const { record } = await platform.packages.upload(await packBundle(dir));
+        packages.push(record.name);
+      } catch (err) {
+        skipped.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  let agentId: string | null = null;
+  if (packages.length > 0) {
+    const { agent } = await platform.agents.create({
+      name: 'demo',
+      description: 'The example packages, ready to call.',
+      tools: packages.map((name) => ({ package: name, version: 'latest' })),
+    });
+    agentId = agent.id;
+  }
+  // The key comes last: a start that failed above is retried whole at the next start.
+  const { key } = await platform.apiKeys.create('admin');
+  return { apiKey: key, packages, skipped, agentId };
+}

@@ -1,0 +1,33 @@
+/**
+ * The platform's refusals, each with a stable code. The HTTP layer maps the classes to status codes;
+ * nothing here knows about HTTP.
+ */
+import { SubakoError } from '../errors.js';
+
+/** The named thing does not exist (or is not visible to the caller). */
+export class NotFoundError extends SubakoError {
+  constructor(what: string, code = 'not_found') {
+    super(code, `${what} was not found`);
+  }
+}
+
+/** The request clashes with what exists: an immutable version published twice, a name taken. */
+export class ConflictError extends SubakoError {
+  constructor(message: string, code = 'conflict') {
+    super(code, message);
+  }
+}
+
+/** The thing cannot be removed while something else depends on it. */
+export class InUseError extends SubakoError {
+  constructor(message: string) {
+    super('in_use', message);
+  }
+}
+
+/** An upstream (a remote MCP server, a token endpoint) failed; not the caller's fault, nor ours. */
+export class UpstreamError extends SubakoError {
+  constructor(message: string, code = 'upstream', options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The PackageRuntime the server runs with: package/ reads and checks package directories, function/'s
+ * FunctionHost discovers and calls them on its worker pool. Loaded packages are kept by digest, so a
+ * package's module is compiled once however many sessions call it.
+ */
+import { FunctionHost, type LoadedPackage } from '../function/host.js';
+import type { FunctionCallContext, ToolInfo } from '../function/types.js';
+import { checkPackage } from '../package/check-package.js';
+import { readPackageDir } from '../package/package-dir.js';
+import type { Limits } from '../config.js';
+import type { Toolbox } from '../tool.js';
+import { ValidationError } from '../errors.js';
+import type { InspectedPackage, PackageRuntime, StoredPackageRef } from './package-runtime.js';
+
+export interface FunctionRuntimeOptions {
+  poolSize?: number;
+  limits?: Partial<Limits>;
+}
+
+export class FunctionRuntime implements PackageRuntime {
+  readonly host: FunctionHost;
+  private readonly loaded = new Map<string, Promise<LoadedPackage>>();
+
+  constructor(options: FunctionRuntimeOptions = {}) {
+    this.host = new FunctionHost({ poolSize: options.poolSize, limits: options.limits });
+  }
+
+  async inspect(dir: string): Promise<InspectedPackage> {
+    const check = await checkPackage(dir);
+    const manifest = check.manifest;
+    return {
+      ok: check.ok,
+      problems: check.problems,
+      manifest: manifest
+        ? { name: manifest.name, description: manifest.description, version: manifest.version ?? null, raw: { ...manifest } }
+        : null,
+    };
+  }
+
+  async discover(pkg: StoredPackageRef) {
+    // Discovery runs on the upload's staging directory, so it is never cached by digest.
+    return this.host.discover(await this.loadFrom(pkg));
+  }
+
+  async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext): Promise<Toolbox> {
+    let loading = this.loaded.get(pkg.digest);
+    if (!loading) {
+      loading = this.loadFrom(pkg);
+      this.loaded.set(pkg.digest, loading);
+      loading.catch(() => this.loaded.delete(pkg.digest));
+    }
+    return this.host.toolbox(await loading, tools, context);
+  }
+
+  close(): Promise<void> {
+    return this.host.close();
+  }
+
+  private async loadFrom(pkg: StoredPackageRef): Promise<LoadedPackage> {
+    const read = await readPackageDir(pkg.dir);
+    if (!read.ok) throw new ValidationError(read.problems);
+    return this.host.load({
+      name: pkg.name, version: pkg.version, description: read.manifest.description, moduleBytes: read.moduleBytes,
+      assetsDir: read.assetsDir,
+    });
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * What the platform needs from the package and function layers, in one narrow interface: read and check a
+ * package directory, discover its tools, and hand out its tools bound to a call context. The real
+ * implementation (function-runtime.ts) joins package/ (readPackageDir, checkPackage) and function/
+ * (FunctionHost); the platform itself never touches WASM.
+ */
+import type { Problem } from '../errors.js';
+import type { DiscoveryResult, FunctionCallContext, ToolInfo } from '../function/types.js';
+import type { Toolbox } from '../tool.js';
+
+export interface PackageManifestInfo {
+  name: string;
+  description: string;
+  /** The manifest's own version, when it declares one. */
+  version: string | null;
+  /** The manifest as read, for the package view. */
+  raw: Record<string, unknown>;
+}
+
+export interface InspectedPackage {
+  ok: boolean;
+  problems: Problem[];
+  manifest: PackageManifestInfo | null;
+}
+
+/** One stored package version, as the runtime loads it. */
+export interface StoredPackageRef {
+  name: string;
+  version: string;
+  digest: string;
+  /** The unpacked package directory. */
+  dir: string;
+}
+
+export interface PackageRuntime {
+  /** Reads the manifest and runs the module checks on an unpacked package directory. */
+  inspect(dir: string): Promise<InspectedPackage>;
+  /** Runs discovery (server/discover + tools/list) on a checked package. */
+  discover(pkg: StoredPackageRef): Promise<DiscoveryResult>;
+  /** The package's tools, each call running with the context `context()` gives at that moment. */
+  toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext): Promise<Toolbox>;
+  /** Waits for calls in flight, then stops the workers. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,101 @@
+/**
+ * The platform, assembled: one Store, the data directory's content stores and volumes, and the services on
+ * top. The HTTP layer talks to this object only. `open` prepares the data directory and marks calls that a
+ * previous process left running as interrupted; `close` stops the sweeper, lets calls in flight finish,
+ * stops the workers and closes the store.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Limits } from '../config.js';
+import { DEFAULT_BUNDLE_LIMITS, type BundleLimits } from '../package/bundle.js';
+import { ContentStore } from '../package/store.js';
+import { AgentService } from './agents.js';
+import { SessionToolboxes } from './agent-toolbox.js';
+import { ApiKeys } from './api-keys.js';
+import { CallLog } from './call-log.js';
+import type { PackageRuntime } from './package-runtime.js';
+import { PackageService } from './packages.js';
+import type { RemoteMcp } from './remote-mcp.js';
+import { SessionService } from './sessions.js';
+import { SkillService } from './skills.js';
+import { SqliteStore } from './sqlite-store.js';
+import type { Store } from './store.js';
+import { VaultService } from './vaults.js';
+import { Volumes } from './volumes.js';
+
+export interface PlatformOptions {
+  dataDir: string;
+  runtime: PackageRuntime;
+  remote: RemoteMcp;
+  /** The 32-byte key that seals vault credentials. */
+  sealingKey: Buffer;
+  bundleLimits?: BundleLimits;
+  limits?: Partial<Limits>;
+  /** How often expired sessions are removed; 60 s by default. */
+  sweepIntervalMs?: number;
+  /** Injected store (tests of other back ends); the embedded SQLite file otherwise. */
+  store?: Store;
+}
+
+export class Platform {
+  readonly apiKeys: ApiKeys;
+  readonly packages: PackageService;
+  readonly skills: SkillService;
+  readonly agents: AgentService;
+  readonly vaults: VaultService;
+  readonly sessions: SessionService;
+  readonly toolboxes: SessionToolboxes;
+  readonly calls: CallLog;
+  private sweeper: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  private constructor(readonly store: Store, readonly options: PlatformOptions, readonly volumes: Volumes) {
+    const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
+    const packageBlobs = new ContentStore(join(options.dataDir, 'packages'), limits);
+    const skillBlobs = new ContentStore(join(options.dataDir, 'skills'), limits);
+    this.apiKeys = new ApiKeys(store);
+    this.packages = new PackageService(store, packageBlobs, options.runtime, join(options.dataDir, 'scratch'), limits);
+    this.skills = new SkillService(store, skillBlobs, limits);
+    this.agents = new AgentService(store, volumes);
+    this.vaults = new VaultService(store, options.sealingKey);
+    this.sessions = new SessionService(store, volumes);
+    this.toolboxes = new SessionToolboxes({
+      store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
+      remote: options.remote, limits: options.limits,
+    });
+    this.calls = new CallLog(store);
+    this.sessions.onGone((id) => this.toolboxes.evict(id));
+    void packageBlobs.init();
+    void skillBlobs.init();
+  }
+
+  static async open(options: PlatformOptions): Promise<Platform> {
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+    // Leftovers of uploads cut off by a previous crash.
+    await rm(join(options.dataDir, 'scratch'), { recursive: true, force: true });
+    for (const dir of ['packages', 'skills', 'volumes/sessions', 'volumes/agents']) {
+      await mkdir(join(options.dataDir, dir), { recursive: true });
+    }
+    const store = options.store ?? new SqliteStore(join(options.dataDir, 'subako.db'));
+    const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')));
+    await store.interruptRunningCalls();
+    await platform.sessions.sweepExpired();
+    const interval = options.sweepIntervalMs ?? 60_000;
+    platform.sweeper = setInterval(() => {
+      void platform.sessions.sweepExpired().catch(() => undefined);
+      void store.pruneIdempotent(new Date(Date.now() - 24 * 3600_000).toISOString()).catch(() => undefined);
+    }, interval);
+    platform.sweeper.unref();
+    return platform;
+  }
+
+  /** Stops the sweeper, waits up to `graceMs` for calls in flight, stops the workers, closes the store. */
+  async close(graceMs = 30_000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.calls.drain(graceMs);
+    await this.options.runtime.close();
+    await this.store.close();
+  }
+}

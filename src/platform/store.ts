@@ -1,0 +1,225 @@
+/**
+ * The Store: everything the platform remembers, behind one narrow interface. SQLite is the embedded
+ * implementation (sqlite-store.ts); a Postgres one can follow for scale-out, which is why every method
+ * returns a promise even though SQLite answers synchronously.
+ *
+ * Records are plain data. JSON-valued fields are typed here and (de)serialized by the implementation.
+ * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
+ */
+import type { ToolInfo } from '../function/types.js';
+
+export interface PageRequest {
+  limit: number;
+  after?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  /** sha-256 of the key, hex. The key itself is never stored. */
+  hash: string;
+  /** The first characters of the key, to tell keys apart in a list. */
+  prefix: string;
+  createdAt: string;
+}
+
+export interface PackageRecord {
+  name: string;
+  version: string;
+  /** Ordinal within the name, 1-based: "latest" is the highest. */
+  seq: number;
+  description: string;
+  digest: string;
+  manifest: Record<string, unknown>;
+  tools: ToolInfo[];
+  createdAt: string;
+}
+
+export interface SkillRecord {
+  name: string;
+  version: string;
+  seq: number;
+  description: string;
+  digest: string;
+  createdAt: string;
+}
+
+/** One package an agent grants, as published (the version resolved, never "latest"). */
+export interface AgentToolGrant {
+  package: string;
+  /** What the author asked for ("latest" or a version). */
+  requested: string;
+  version: string;
+  egress: { allow: string[]; grants: string[] };
+  data: boolean;
+}
+
+export type ToolPolicy = 'allow' | 'deny';
+
+export interface AgentRemoteServer {
+  name: string;
+  url: string;
+  /** Which credential authenticates to the server: a vault and, optionally, one credential in it. */
+  credential: { vault_id: string; credential_id?: string } | null;
+  default_policy: ToolPolicy;
+  tools: { name: string; policy: ToolPolicy }[];
+}
+
+export interface AgentSpec {
+  name: string;
+  description: string;
+  tools: AgentToolGrant[];
+  skills: { name: string; requested: string; version: string }[];
+  mcp_servers: AgentRemoteServer[];
+}
+
+export interface AgentRecord {
+  id: string;
+  name: string;
+  currentVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AgentVersionRecord {
+  agentId: string;
+  version: number;
+  spec: AgentSpec;
+  createdAt: string;
+}
+
+export interface VaultRecord {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export type CredentialScheme = 'static_headers' | 'static_bearer' | 'oauth';
+
+export interface CredentialRecord {
+  id: string;
+  vaultId: string;
+  /** An origin (`https://api.example.com`) or an exact server URL. */
+  target: string;
+  displayName: string;
+  scheme: CredentialScheme;
+  /** The payload, sealed (never the plain secret). */
+  sealed: string;
+  /** OAuth access-token expiry, ISO time, when known. */
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SessionRecord {
+  id: string;
+  agentId: string;
+  agentVersion: number;
+  /** sha-256 of the session token that opens its MCP endpoint. */
+  tokenHash: string;
+  vaultIds: string[];
+  createdAt: string;
+  expiresAt: string;
+}
+
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash';
+
+export interface CallRecord {
+  id: string;
+  sessionId: string;
+  /** Where the call came from: the REST API or the session's MCP endpoint. */
+  via: 'api' | 'mcp';
+  tool: string;
+  arguments: unknown;
+  outcome: CallOutcome;
+  crash: { reason: string; message: string } | null;
+  /** The content blocks the model saw. */
+  model: unknown[];
+  stderrTail: string;
+  egress: unknown[];
+  durationMs: number | null;
+  startedAt: string;
+}
+
+export interface IdempotencyRecord {
+  /** The key as scoped by the server (caller + method + path + client key). */
+  scope: string;
+  requestHash: string;
+  status: number;
+  body: unknown;
+  createdAt: string;
+}
+
+export interface Store {
+  addApiKey(rec: ApiKeyRecord): Promise<void>;
+  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  countApiKeys(): Promise<number>;
+
+  addPackage(rec: Omit<PackageRecord, 'seq'>): Promise<PackageRecord>;
+  getPackage(name: string, version: string): Promise<PackageRecord | null>;
+  latestPackage(name: string): Promise<PackageRecord | null>;
+  listPackages(page: PageRequest): Promise<Page<PackageRecord>>;
+  allPackages(): Promise<PackageRecord[]>;
+  deletePackage(name: string, version: string): Promise<void>;
+  /** How many package versions hold this digest (the blob is removed when none does). */
+  countPackagesWithDigest(digest: string): Promise<number>;
+
+  addSkill(rec: Omit<SkillRecord, 'seq'>): Promise<SkillRecord>;
+  getSkill(name: string, version: string): Promise<SkillRecord | null>;
+  latestSkill(name: string): Promise<SkillRecord | null>;
+  listSkills(page: PageRequest): Promise<Page<SkillRecord>>;
+  deleteSkill(name: string, version: string): Promise<void>;
+
+  /** Creates the agent and its version 1 in one transaction. */
+  createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void>;
+  getAgent(id: string): Promise<AgentRecord | null>;
+  listAgents(page: PageRequest): Promise<Page<AgentRecord>>;
+  /** Appends a version and makes it current, in one transaction. Refuses when `version` is not next. */
+  publishAgentVersion(rec: AgentVersionRecord): Promise<void>;
+  getAgentVersion(agentId: string, version: number): Promise<AgentVersionRecord | null>;
+  listAgentVersions(agentId: string, page: PageRequest): Promise<Page<AgentVersionRecord>>;
+  /** Agent versions whose tools name this package version: `agentId@version` strings. */
+  agentVersionsUsingPackage(name: string, version: string): Promise<string[]>;
+  agentVersionsUsingSkill(name: string, version: string): Promise<string[]>;
+  agentVersionsUsingVault(vaultId: string): Promise<string[]>;
+  /** Removes the agent, its versions, its sessions and their calls. */
+  deleteAgent(id: string): Promise<void>;
+
+  addVault(rec: VaultRecord): Promise<void>;
+  getVault(id: string): Promise<VaultRecord | null>;
+  listVaults(page: PageRequest): Promise<Page<VaultRecord>>;
+  deleteVault(id: string): Promise<void>;
+  addCredential(rec: CredentialRecord): Promise<void>;
+  getCredential(vaultId: string, id: string): Promise<CredentialRecord | null>;
+  listCredentials(vaultId: string, page: PageRequest): Promise<Page<CredentialRecord>>;
+  allCredentials(vaultId: string): Promise<CredentialRecord[]>;
+  updateCredential(rec: CredentialRecord): Promise<void>;
+  deleteCredential(vaultId: string, id: string): Promise<void>;
+
+  addSession(rec: SessionRecord): Promise<void>;
+  getSession(id: string): Promise<SessionRecord | null>;
+  findSessionByTokenHash(hash: string): Promise<SessionRecord | null>;
+  listSessions(agentId: string, page: PageRequest): Promise<Page<SessionRecord>>;
+  expiredSessions(now: string): Promise<SessionRecord[]>;
+  sessionsUsingVault(vaultId: string): Promise<string[]>;
+  /** Removes the session and its call records. */
+  deleteSession(id: string): Promise<void>;
+
+  addCall(rec: CallRecord): Promise<void>;
+  finishCall(rec: CallRecord): Promise<void>;
+  getCall(sessionId: string, id: string): Promise<CallRecord | null>;
+  listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>>;
+  /** Marks calls left `running` by a previous process as crashed (reason `interrupted`); returns how many. */
+  interruptRunningCalls(): Promise<number>;
+
+  getIdempotent(scope: string): Promise<IdempotencyRecord | null>;
+  putIdempotent(rec: IdempotencyRecord): Promise<void>;
+  pruneIdempotent(olderThan: string): Promise<void>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,244 @@
+/**
+ * Vaults and their credentials. A credential is keyed by its target (an origin, or an exact MCP server URL)
+ * and holds either static headers, a bearer token, or OAuth tokens with refresh settings. The payload is
+ * sealed (AES-256-GCM, bound to the credential's id) before it reaches the store and is never returned:
+ * views show the target, the scheme and the expiry only. OAuth access tokens are refreshed shortly before
+ * they expire, once per credential however many calls ask at the same time.
+ */
+import { seal, unseal } from '../mcp/seal.js';
+import { ValidationError } from '../errors.js';
+import { InUseError, NotFoundError } from './errors.js';
+import { newId, nowIso } from './ids.js';
+import { isAcceptableTokenEndpoint, refreshAccessToken, type OAuthRefreshSettings } from './oauth-refresh.js';
+import type { CredentialRecord, CredentialScheme, Page, PageRequest, Store, VaultRecord } from './store.js';
+
+export type CredentialPayload =
+  | { auth_scheme: 'static_bearer'; token: string }
+  | { auth_scheme: 'static_headers'; headers: Record<string, string> }
+  | { auth_scheme: 'oauth'; access_token: string; expires_at?: string; refresh?: OAuthRefreshSettings };
+
+export interface CredentialInput {
+  target: string;
+  display_name?: string;
+  payload: CredentialPayload;
+}
+
+/** What the API shows of a credential: never a secret. */
+export interface CredentialView {
+  id: string;
+  vault_id: string;
+  target: string;
+  display_name: string;
+  auth_scheme: CredentialScheme;
+  expires_at: string | null;
+  refreshable: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A credential opened for use: the headers to send to its target. */
+export interface OpenCredential {
+  id: string;
+  target: string;
+  /** `https://host[:port]` of the target. */
+  origin: string;
+  headers: Record<string, string>;
+}
+
+/** Refresh when the token has less than this left. */
+const REFRESH_MARGIN_MS = 60_000;
+
+export class VaultService {
+  private readonly refreshing = new Map<string, Promise<OpenCredential>>();
+
+  constructor(private readonly store: Store, private readonly key: Buffer) {}
+
+  async createVault(name: string): Promise<VaultRecord> {
+    const rec: VaultRecord = { id: newId('vlt'), name, createdAt: nowIso() };
+    await this.store.addVault(rec);
+    return rec;
+  }
+
+  async getVault(id: string): Promise<VaultRecord> {
+    const vault = await this.store.getVault(id);
+    if (!vault) throw new NotFoundError(`vault ${id}`);
+    return vault;
+  }
+
+  listVaults(page: PageRequest): Promise<Page<VaultRecord>> {
+    return this.store.listVaults(page);
+  }
+
+  async deleteVault(id: string): Promise<void> {
+    await this.getVault(id);
+    const agents = await this.store.agentVersionsUsingVault(id);
+    const sessions = await this.store.sessionsUsingVault(id);
+    if (agents.length > 0 || sessions.length > 0) {
+      throw new InUseError(`vault ${id} is used by ${[...agents.map((a) => `agent ${a}`), ...sessions.map((s) => `session ${s}`)].slice(0, 5).join(', ')}; remove those first`);
+    }
+    await this.store.deleteVault(id);
+  }
+
+  async addCredential(vaultId: string, input: CredentialInput): Promise<CredentialView> {
+    await this.getVault(vaultId);
+    const target = checkTarget(input.target);
+    checkPayload(input.payload);
+    const id = newId('crd');
+    const now = nowIso();
+    const rec: CredentialRecord = {
+      id, vaultId, target, displayName: input.display_name ?? target, scheme: input.payload.auth_scheme,
+      sealed: seal(JSON.stringify(input.payload), { key: this.key, context: id }),
+      expiresAt: input.payload.auth_scheme === 'oauth' ? input.payload.expires_at ?? null : null,
+      createdAt: now, updatedAt: now,
+    };
+    await this.store.addCredential(rec);
+    return credentialView(rec, input.payload);
+  }
+
+  async getCredential(vaultId: string, id: string): Promise<CredentialView> {
+    const rec = await this.store.getCredential(vaultId, id);
+    if (!rec) throw new NotFoundError(`credential ${id} in vault ${vaultId}`);
+    return credentialView(rec, this.open(rec));
+  }
+
+  async listCredentials(vaultId: string, page: PageRequest): Promise<Page<CredentialView>> {
+    await this.getVault(vaultId);
+    const listed = await this.store.listCredentials(vaultId, page);
+    return { items: listed.items.map((rec) => credentialView(rec, this.open(rec))), next_cursor: listed.next_cursor };
+  }
+
+  async deleteCredential(vaultId: string, id: string): Promise<void> {
+    if (!(await this.store.getCredential(vaultId, id))) throw new NotFoundError(`credential ${id} in vault ${vaultId}`);
+    await this.store.deleteCredential(vaultId, id);
+  }
+
+  /**
+   * Every usable credential of these vaults, opened (refreshing OAuth tokens that are about to expire). One
+   * whose refresh fails is left out: the function then meets `credential_unavailable` for its origin, which
+   * says more than failing the whole call would.
+   */
+  async openAll(vaultIds: readonly string[]): Promise<OpenCredential[]> {
+    const out: OpenCredential[] = [];
+    for (const vaultId of vaultIds) {
+      for (const rec of await this.store.allCredentials(vaultId)) {
+        const opened = await this.openForUse(rec).catch(() => null);
+        if (opened) out.push(opened);
+      }
+    }
+    return out;
+  }
+
+  /** The credential an agent's remote server names: the one given, else the vault's best match for the URL. */
+  async credentialFor(vaultId: string, credentialId: string | undefined, url: string): Promise<OpenCredential | null> {
+    if (credentialId) {
+      const rec = await this.store.getCredential(vaultId, credentialId);
+      return rec ? this.openForUse(rec) : null;
+    }
+    const all = await this.store.allCredentials(vaultId);
+    const origin = new URL(url).origin;
+    const exact = all.find((rec) => rec.target === url) ?? all.find((rec) => rec.target === origin);
+    return exact ? this.openForUse(exact) : null;
+  }
+
+  private open(rec: CredentialRecord): CredentialPayload {
+    return JSON.parse(unseal(rec.sealed, { key: this.key, context: rec.id }).reveal()) as CredentialPayload;
+  }
+
+  private async openForUse(rec: CredentialRecord): Promise<OpenCredential> {
+    const payload = this.open(rec);
+    if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(rec.expiresAt)) {
+      const pending = this.refreshing.get(rec.id) ?? this.refresh(rec, payload.refresh);
+      this.refreshing.set(rec.id, pending);
+      try {
+        return await pending;
+      } finally {
+        this.refreshing.delete(rec.id);
+      }
+    }
+    return openCredential(rec, payload);
+  }
+
+  private async refresh(rec: CredentialRecord, settings: OAuthRefreshSettings): Promise<OpenCredential> {
+    const fresh = await refreshAccessToken(settings);
+    const next: CredentialPayload = {
+      auth_scheme: 'oauth',
+      access_token: fresh.access_token,
+      ...(fresh.expires_at ? { expires_at: fresh.expires_at } : {}),
+      refresh: { ...settings, refresh_token: fresh.refresh_token ?? settings.refresh_token },
+    };
+    const updated: CredentialRecord = {
+      ...rec,
+      sealed: seal(JSON.stringify(next), { key: this.key, context: rec.id }),
+      expiresAt: fresh.expires_at,
+      updatedAt: nowIso(),
+    };
+    await this.store.updateCredential(updated);
+    return openCredential(updated, next);
+  }
+}
+
+function needsRefresh(expiresAt: string | null): boolean {
+  if (expiresAt === null) return false;
+  const at = Date.parse(expiresAt);
+  return Number.isNaN(at) || at - Date.now() < REFRESH_MARGIN_MS;
+}
+
+function openCredential(rec: CredentialRecord, payload: CredentialPayload): OpenCredential {
+  const headers: Record<string, string> =
+    payload.auth_scheme === 'static_bearer' ? { authorization: `Bearer ${payload.token}` }
+      : payload.auth_scheme === 'oauth' ? { authorization: `Bearer ${payload.access_token}` }
+        : Object.fromEntries(Object.entries(payload.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  return { id: rec.id, target: rec.target, origin: new URL(rec.target).origin, headers };
+}
+
+function credentialView(rec: CredentialRecord, payload: CredentialPayload): CredentialView {
+  return {
+    id: rec.id, vault_id: rec.vaultId, target: rec.target, display_name: rec.displayName, auth_scheme: rec.scheme,
+    expires_at: rec.expiresAt, refreshable: payload.auth_scheme === 'oauth' && payload.refresh !== undefined,
+    created_at: rec.createdAt, updated_at: rec.updatedAt,
+  };
+}
+
+/** A target is an https origin or an https URL (a remote MCP server's exact endpoint); no userinfo, no fragment. */
+function checkTarget(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ValidationError([{ code: 'credential.target', message: `target ${JSON.stringify(text)} is not a URL` }]);
+  }
+  const local = url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  if ((url.protocol !== 'https:' && !local) || url.username || url.password || url.hash) {
+    throw new ValidationError([{
+      code: 'credential.target',
+      message: `target ${JSON.stringify(text)} must be an https origin or URL without credentials or fragment`,
+    }]);
+  }
+  return url.pathname === '/' && url.search === '' ? url.origin : url.href;
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FORBIDDEN_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'keep-alive', 'proxy-connection']);
+
+function checkPayload(payload: CredentialPayload): void {
+  const problem = (message: string): never => {
+    throw new ValidationError([{ code: 'credential.payload', message }]);
+  };
+  const headerValueOk = (v: string): boolean => v.length > 0 && v.length <= 8192 && !/[\r\n\0]/.test(v);
+  if (payload.auth_scheme === 'static_bearer') {
+    if (!headerValueOk(payload.token)) problem('token must be a non-empty string without line breaks');
+  } else if (payload.auth_scheme === 'static_headers') {
+    const entries = Object.entries(payload.headers);
+    if (entries.length === 0) problem('headers must name at least one header');
+    for (const [name, value] of entries) {
+      if (!HEADER_NAME.test(name) || FORBIDDEN_HEADERS.has(name.toLowerCase())) problem(`header ${JSON.stringify(name)} cannot be stored`);
+      if (typeof value !== 'string' || !headerValueOk(value)) problem(`header ${JSON.stringify(name)} needs a non-empty value without line breaks`);
+    }
+  } else {
+    if (!headerValueOk(payload.access_token)) problem('access_token must be a non-empty string without line breaks');
+    if (payload.expires_at !== undefined && Number.isNaN(Date.parse(payload.expires_at))) problem('expires_at must be an ISO date-time');
+    if (payload.refresh && !isAcceptableTokenEndpoint(payload.refresh.token_endpoint)) {
+      problem('refresh.token_endpoint must be an https URL');
+    }
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * HTTP errors and the one mapping from the platform's typed errors to status codes. Everything a caller did
+ * wrong is a 4xx with `{"error": {"code", "message"}}`; only our own failures are 5xx, and their messages
+ * are not shown (they may carry paths or internals).
+ */
+import { SubakoError, ValidationError } from '../errors.js';
+import { BundleError } from '../package/bundle.js';
+import { ConflictError, InUseError, NotFoundError, UpstreamError } from '../platform/errors.js';
+
+export class HttpError extends SubakoError {
+  constructor(readonly status: number, code: string, message: string, readonly problems?: { code: string; message: string }[]) {
+    super(code, message);
+  }
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; problems?: { code: string; message: string }[] };
+}
+
+export function toHttpError(err: unknown): { status: number; body: ErrorBody; internal: boolean } {
+  if (err instanceof HttpError) return { status: err.status, body: errorBody(err.code, err.message, err.problems), internal: false };
+  if (err instanceof BundleError) return { status: 400, body: errorBody(err.code, err.message, err.problems), internal: false };
+  if (err instanceof ValidationError) return { status: 422, body: errorBody(err.code, err.message, err.problems), internal: false };
+  if (err instanceof NotFoundError) return { status: 404, body: errorBody(err.code, err.message), internal: false };
+  if (err instanceof ConflictError || err instanceof InUseError) return { status: 409, body: errorBody(err.code, err.message), internal: false };
+  if (err instanceof UpstreamError) return { status: 502, body: errorBody(err.code, err.message), internal: false };
+  return { status: 500, body: errorBody('internal', 'the server failed to handle the request; see its log'), internal: true };
+}
+
+function errorBody(code: string, message: string, problems?: { code: string; message: string }[]): ErrorBody {
+  return { error: { code, message, ...(problems && problems.length > 1 ? { problems } : {}) } };
+}

@@ -1,0 +1,71 @@
+/**
+ * Each session's MCP endpoint: the session's toolbox, every call logged, served over Streamable HTTP for
+ * both protocol eras by mcp/'s toolbox handler. Handlers are kept per session and rebuilt when the session's
+ * toolbox is (remote tool lists refresh), and dropped when the session goes.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createToolboxHandler, type ToolboxHandler } from '../mcp/toolbox-handler.js';
+import type { AgentToolbox } from '../platform/agent-toolbox.js';
+import type { Platform } from '../platform/platform.js';
+import type { SessionRecord } from '../platform/store.js';
+import type { Tool, Toolbox } from '../tool.js';
+import type { OriginPolicy } from '../mcp/origin.js';
+
+interface Served {
+  box: AgentToolbox;
+  handler: ToolboxHandler;
+  node: ReturnType<typeof toNodeHandler>;
+}
+
+export class SessionMcpEndpoints {
+  private readonly served = new Map<string, Served>();
+
+  constructor(private readonly platform: Platform, private readonly origins: OriginPolicy = {}) {
+    platform.sessions.onGone((id) => this.drop(id));
+  }
+
+  async serve(session: SessionRecord, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const box = await this.platform.toolboxes.forSession(session);
+    let served = this.served.get(session.id);
+    if (!served || served.box !== box) {
+      if (served) void served.handler.close().catch(() => undefined);
+      const handler = createToolboxHandler(this.logged(session, box), {
+        ...this.origins,
+        serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
+      });
+      served = { box, handler, node: toNodeHandler({ fetch: (request: Request) => handler(request) }) };
+      this.served.set(session.id, served);
+    }
+    await served.node(req, res);
+  }
+
+  drop(sessionId: string): void {
+    const served = this.served.get(sessionId);
+    this.served.delete(sessionId);
+    if (served) void served.handler.close().catch(() => undefined);
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.served.values()];
+    this.served.clear();
+    await Promise.all(all.map((s) => s.handler.close().catch(() => undefined)));
+  }
+
+  /** The toolbox as served: each call goes through the call log. */
+  private logged(session: SessionRecord, box: AgentToolbox): Toolbox {
+    const out: Toolbox = {};
+    for (const [name, tool] of Object.entries(box.tools)) {
+      const wrapped: Tool = {
+        name,
+        description: tool.description,
+        inputSchema: tool.inputSchema,
+        outputSchema: tool.outputSchema,
+        source: tool.source,
+        call: async (args, ctx) => (await this.platform.calls.run(session, 'mcp', name, tool, args, box.secrets, ctx?.signal)).result,
+      };
+      Object.defineProperty(out, name, { value: wrapped, enumerable: true });
+    }
+    return out;
+  }
+}

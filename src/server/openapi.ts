@@ -1,0 +1,84 @@
+/**
+ * The OpenAPI 3.1 document, generated from the route table the router dispatches from: every route is an
+ * operation, its path parameters come from the template, its body and answers from the route's schemas.
+ */
+import type { Route } from './route.js';
+import { ERROR_SCHEMA } from './schemas.js';
+import { SUBAKO_VERSION } from '../version.js';
+
+export function openApiDocument(routes: readonly Route[]): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const operation: Record<string, unknown> = {
+      operationId: route.operationId,
+      summary: route.summary,
+      tags: [route.tag],
+      security: security(route),
+      parameters: [
+        ...[...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
+        ...Object.entries(route.query ?? {}).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+        ...(route.method === 'POST' && !route.raw
+          ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Retries with the same key and body replay the first answer.' }]
+          : []),
+      ],
+      responses: Object.fromEntries(
+        Object.entries({ ...route.responses, ...defaultErrors(route) }).map(([status, r]) => [
+          status,
+          {
+            description: r.description,
+            ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
+          },
+        ]),
+      ),
+    };
+    if (route.body) {
+      operation.requestBody = route.body.kind === 'json'
+        ? { required: route.method !== 'POST' || route.path !== '/v1/agents/{id}/sessions', content: { 'application/json': { schema: route.body.schema } } }
+        : {
+          required: true,
+          description: route.body.description,
+          content: Object.fromEntries(route.body.contentTypes.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }])),
+        };
+    }
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'subako platform API',
+      version: SUBAKO_VERSION,
+      description: 'Function packages, agents, vaults, sessions and their MCP endpoints. Lists take limit (<= 200) and after, and answer {items, next_cursor}; errors answer {"error": {"code", "message"}}.',
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk_…).' },
+        sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token (st_…), given when the session is created.' },
+      },
+      schemas: { Error: ERROR_SCHEMA },
+    },
+    paths,
+  };
+}
+
+function security(route: Route): Record<string, string[]>[] {
+  switch (route.auth) {
+    case 'api_key': return [{ apiKey: [] }];
+    case 'api_key_or_session': return [{ apiKey: [] }, { sessionToken: [] }];
+    case 'session': return [{ sessionToken: [] }];
+    default: return [];
+  }
+}
+
+function defaultErrors(route: Route): Record<number, { description: string; schema?: Record<string, unknown>; contentType?: string }> {
+  const out: Record<number, { description: string; schema?: Record<string, unknown> }> = {};
+  if (route.auth !== 'none') out[401] = { description: 'Missing or invalid bearer token.', schema: ERROR_SCHEMA };
+  if (route.body && !route.raw) {
+    out[400] = route.responses[400] ?? { description: 'The body is not valid.', schema: ERROR_SCHEMA };
+    out[413] = { description: 'The body is too large.', schema: ERROR_SCHEMA };
+    out[415] = { description: 'Wrong Content-Type.', schema: ERROR_SCHEMA };
+  }
+  if (route.query) out[400] = route.responses[400] ?? { description: 'A query parameter is not valid.', schema: ERROR_SCHEMA };
+  return out;
+}

@@ -1,0 +1,205 @@
+/**
+ * The router: matches a request against the route table, authenticates it, reads and checks its body and
+ * query, honours Idempotency-Key on POST, runs the handler and writes the JSON answer. Every refusal is a
+ * 4xx with `{"error": {"code", "message"}}`; a handler's unexpected failure is a 500 without details.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkAgainstSchema } from '../mcp/validate.js';
+import type { Platform } from '../platform/platform.js';
+import type { ApiKeyRecord, SessionRecord } from '../platform/store.js';
+import { readBody } from './body.js';
+import { HttpError, toHttpError } from './http-error.js';
+import type { HandlerResult, RequestContext, Route } from './route.js';
+
+export const DEFAULT_JSON_BODY_BYTES = 1024 * 1024;
+const MAX_IDEMPOTENCY_KEY = 255;
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  names: string[];
+}
+
+export interface RouterOptions {
+  platform: Platform;
+  /** Reports unexpected failures (500s) for the operator; never given request bodies. */
+  onError?: (err: unknown, route: Route | null) => void;
+}
+
+export class Router {
+  private readonly compiled: CompiledRoute[];
+  private readonly inProgress = new Set<string>();
+
+  constructor(readonly routes: readonly Route[], private readonly options: RouterOptions) {
+    this.compiled = routes.map((route) => {
+      const names: string[] = [];
+      const source = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([a-z_]+)\}/g, (_, name: string) => {
+        names.push(name);
+        return '([^/]+)';
+      });
+      return { route, pattern: new RegExp(`^${source}$`), names };
+    });
+  }
+
+  /** Answers the request if a route's path matches it; returns false when none does. */
+  async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<boolean> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const matches = this.compiled
+      .map((c) => ({ c, m: c.pattern.exec(url.pathname) }))
+      .filter((x): x is { c: CompiledRoute; m: RegExpExecArray } => x.m !== null);
+    if (matches.length === 0) return false;
+    const match = matches.find((x) => x.c.route.method === req.method);
+    if (!match) {
+      const allowed = [...new Set(matches.map((x) => x.c.route.method))].join(', ');
+      writeJson(res, 405, { error: { code: 'method_not_allowed', message: `${req.method} is not supported here; use ${allowed}` } }, { allow: allowed });
+      return true;
+    }
+    const { route } = match.c;
+    try {
+      const params: Record<string, string> = {};
+      match.c.names.forEach((name, i) => {
+        try {
+          params[name] = decodeURIComponent(match.m[i + 1]);
+        } catch {
+          throw new HttpError(400, 'bad_path', `the path parameter ${name} is not valid percent-encoding`);
+        }
+      });
+      const ctx = await this.context(req, res, route, params, url, signal);
+      if (route.raw) {
+        await route.handler(ctx);
+        return true;
+      }
+      const result = await this.withIdempotency(req, route, ctx);
+      if (result) writeJson(res, result.status, result.body, result.headers);
+    } catch (err) {
+      const mapped = toHttpError(err);
+      if (mapped.internal) this.options.onError?.(err, route);
+      if (!res.headersSent) writeJson(res, mapped.status, mapped.body, mapped.status === 413 ? { connection: 'close' } : undefined);
+      else res.destroy();
+    }
+    return true;
+  }
+
+  private async context(req: IncomingMessage, res: ServerResponse, route: Route, params: Record<string, string>, url: URL, signal: AbortSignal): Promise<RequestContext> {
+    const { platform } = this.options;
+    const { apiKey, session } = await authenticate(platform, req, route, params);
+    const query = checkQuery(route, url.searchParams);
+    let body: unknown;
+    if (route.body && !route.raw) {
+      if (route.body.kind === 'json') {
+        requireContentType(req, ['application/json']);
+        const raw = await readBody(req, route.body.maxBytes ?? DEFAULT_JSON_BODY_BYTES);
+        body = parseJson(raw);
+        const check = checkAgainstSchema(route.body.schema, body);
+        if (!check.ok) {
+          throw new HttpError(400, 'invalid_body', check.problems.map((p) => `${p.path || 'body'}: ${p.message}`).slice(0, 5).join('; '));
+        }
+      } else {
+        requireContentType(req, route.body.contentTypes);
+        body = await readBody(req, route.body.maxBytes);
+        if ((body as Buffer).length === 0) throw new HttpError(400, 'empty_body', 'the request body is empty');
+      }
+    }
+    const host = req.headers.host ?? 'localhost';
+    return { req, res, params, query, body, apiKey, session, platform, baseUrl: `http://${host}`, signal };
+  }
+
+  /** Replays the stored answer of a POST already made with the same Idempotency-Key; refuses a key reused with another body. */
+  private async withIdempotency(req: IncomingMessage, route: Route, ctx: RequestContext): Promise<HandlerResult | null> {
+    const key = req.headers['idempotency-key'];
+    if (route.method !== 'POST' || typeof key !== 'string') return route.handler(ctx);
+    if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
+      throw new HttpError(400, 'bad_idempotency_key', `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY} characters`);
+    }
+    const { store } = this.options.platform;
+    const caller = ctx.apiKey?.id ?? ctx.session?.id ?? 'anonymous';
+    const scope = `${caller} ${route.method} ${new URL(req.url ?? '/', 'http://x').pathname} ${key}`;
+    const requestHash = createHash('sha256').update(Buffer.isBuffer(ctx.body) ? ctx.body : JSON.stringify(ctx.body ?? null)).digest('hex');
+    const stored = await store.getIdempotent(scope);
+    if (stored) {
+      if (stored.requestHash !== requestHash) {
+        throw new HttpError(422, 'idempotency_key_reused', 'this Idempotency-Key was used with a different request body');
+      }
+      return { status: stored.status, body: stored.body, headers: { 'idempotent-replayed': 'true' } };
+    }
+    if (this.inProgress.has(scope)) throw new HttpError(409, 'idempotency_in_progress', 'a request with this Idempotency-Key is still running');
+    this.inProgress.add(scope);
+    try {
+      let result: HandlerResult | null;
+      try {
+        result = await route.handler(ctx);
+      } catch (err) {
+        const mapped = toHttpError(err);
+        if (mapped.internal) throw err;
+        await store.putIdempotent({ scope, requestHash, status: mapped.status, body: mapped.body, createdAt: new Date().toISOString() });
+        throw err;
+      }
+      if (result && result.status < 500) {
+        await store.putIdempotent({ scope, requestHash, status: result.status, body: result.body ?? null, createdAt: new Date().toISOString() });
+      }
+      return result;
+    } finally {
+      this.inProgress.delete(scope);
+    }
+  }
+}
+
+async function authenticate(platform: Platform, req: IncomingMessage, route: Route, params: Record<string, string>): Promise<{ apiKey: ApiKeyRecord | null; session: SessionRecord | null }> {
+  if (route.auth === 'none') return { apiKey: null, session: null };
+  const header = req.headers.authorization;
+  const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (!match) throw new HttpError(401, 'unauthorized', route.auth === 'session' ? 'send "Authorization: Bearer <session token>"' : 'send "Authorization: Bearer <api key>"');
+  const token = match[1];
+  if (route.auth === 'session') {
+    const session = await platform.sessions.byToken(token);
+    if (session && session.id === params.id) return { apiKey: null, session };
+    throw new HttpError(401, 'unauthorized', 'send "Authorization: Bearer <session token>" (the token the session was created with)');
+  }
+  const apiKey = await platform.apiKeys.verify(token);
+  if (apiKey) return { apiKey, session: null };
+  if (route.auth === 'api_key_or_session') {
+    const session = await platform.sessions.byToken(token);
+    if (session && session.id === params.id) return { apiKey: null, session };
+  }
+  throw new HttpError(401, 'unauthorized', 'the bearer token is not a valid API key');
+}
+
+function checkQuery(route: Route, search: URLSearchParams): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, schema] of Object.entries(route.query ?? {})) {
+    const value = search.get(name);
+    if (value === null) continue;
+    const typed = schema.type === 'integer' ? (/^-?\d{1,15}$/.test(value) ? Number(value) : value) : value;
+    const check = checkAgainstSchema(schema, typed);
+    if (!check.ok) throw new HttpError(400, 'invalid_query', `query parameter ${name}: ${check.problems[0]?.message ?? 'invalid'}`);
+    out[name] = value;
+  }
+  return out;
+}
+
+function requireContentType(req: IncomingMessage, accepted: string[]): void {
+  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (!accepted.includes(type)) {
+    throw new HttpError(415, 'unsupported_media_type', `send the body as ${accepted.join(' or ')}${type ? ` (got ${type})` : ''}`);
+  }
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'invalid_json', 'the request body is not valid JSON');
+  }
+}
+
+export function writeJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (status === 204) {
+    res.writeHead(204, headers);
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body ?? null);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}

@@ -1,0 +1,97 @@
+/** /v1/agents, their versions and their sessions. */
+import type { AgentInput } from '../../platform/agents.js';
+import type { SessionInput } from '../../platform/sessions.js';
+import type { Route } from '../route.js';
+import {
+  AGENT_INPUT_SCHEMA, AGENT_SCHEMA, AGENT_VERSION_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, SESSION_INPUT_SCHEMA, SESSION_SCHEMA, pageOf,
+} from '../schemas.js';
+import { agentVersionView, agentView, mapPage, pageRequest, sessionEndpoints, sessionView } from '../views.js';
+import { HttpError } from '../http-error.js';
+
+const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
+
+export function agentRoutes(): Route[] {
+  return [
+    {
+      method: 'POST', path: '/v1/agents', operationId: 'createAgent', tag: 'agents', auth: 'api_key',
+      summary: 'Create an agent (its version 1). "latest" package and skill versions are pinned at publish time.',
+      body: { kind: 'json', schema: AGENT_INPUT_SCHEMA },
+      responses: { 201: { description: 'Created.', schema: AGENT_SCHEMA }, 400: error('Bad input.'), 422: error('Unknown packages, skills or vaults; bad policies.') },
+      async handler({ platform, body }) {
+        const { agent, version } = await platform.agents.create(body as AgentInput);
+        return { status: 201, body: agentView(agent, version) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/agents', operationId: 'listAgents', tag: 'agents', auth: 'api_key',
+      summary: 'List agents.', query: PAGE_QUERY,
+      responses: { 200: { description: 'A page of agents.', schema: pageOf(AGENT_SCHEMA) } },
+      async handler({ platform, query }) {
+        return { status: 200, body: mapPage(await platform.agents.list(pageRequest(query)), (a) => agentView(a)) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/agents/{id}', operationId: 'getAgent', tag: 'agents', auth: 'api_key',
+      summary: 'Get an agent with its current version\'s spec.',
+      responses: { 200: { description: 'The agent.', schema: AGENT_SCHEMA }, 404: error('No such agent.') },
+      async handler({ platform, params }) {
+        const agent = await platform.agents.get(params.id);
+        return { status: 200, body: agentView(agent, await platform.agents.version(agent.id, agent.currentVersion)) };
+      },
+    },
+    {
+      method: 'PUT', path: '/v1/agents/{id}', operationId: 'updateAgent', tag: 'agents', auth: 'api_key',
+      summary: 'Publish a new version of the agent from a full spec. Sessions keep the version they started with.',
+      body: { kind: 'json', schema: AGENT_INPUT_SCHEMA },
+      responses: { 200: { description: 'The new version is current.', schema: AGENT_SCHEMA }, 404: error('No such agent.'), 409: error('Changed meanwhile.'), 422: error('Bad references.') },
+      async handler({ platform, params, body }) {
+        const { agent, version } = await platform.agents.update(params.id, body as AgentInput);
+        return { status: 200, body: agentView(agent, version) };
+      },
+    },
+    {
+      method: 'DELETE', path: '/v1/agents/{id}', operationId: 'deleteAgent', tag: 'agents', auth: 'api_key',
+      summary: 'Delete an agent, its versions, its sessions (and their volumes) and its /volume/data.',
+      responses: { 204: { description: 'Deleted.' }, 404: error('No such agent.') },
+      async handler({ platform, params }) {
+        await platform.agents.delete(params.id, (sessionId) => platform.sessions.notifyGone(sessionId));
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/agents/{id}/versions', operationId: 'listAgentVersions', tag: 'agents', auth: 'api_key',
+      summary: 'List an agent\'s versions.', query: PAGE_QUERY,
+      responses: { 200: { description: 'A page of versions.', schema: pageOf(AGENT_VERSION_SCHEMA) }, 404: error('No such agent.') },
+      async handler({ platform, params, query }) {
+        return { status: 200, body: mapPage(await platform.agents.versions(params.id, pageRequest(query)), agentVersionView) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/agents/{id}/versions/{version}', operationId: 'getAgentVersion', tag: 'agents', auth: 'api_key',
+      summary: 'Get one version of an agent.',
+      responses: { 200: { description: 'The version.', schema: AGENT_VERSION_SCHEMA }, 404: error('No such version.') },
+      async handler({ platform, params }) {
+        if (!/^[1-9]\d{0,8}$/.test(params.version)) throw new HttpError(404, 'not_found', `version ${params.version} of agent ${params.id} was not found`);
+        return { status: 200, body: agentVersionView(await platform.agents.version(params.id, Number(params.version))) };
+      },
+    },
+    {
+      method: 'POST', path: '/v1/agents/{id}/sessions', operationId: 'createSession', tag: 'sessions', auth: 'api_key',
+      summary: 'Start a session on the agent\'s current version. The answer holds the session token and MCP URLs, shown this once.',
+      body: { kind: 'json', schema: SESSION_INPUT_SCHEMA },
+      responses: { 201: { description: 'Created.', schema: SESSION_SCHEMA }, 404: error('No such agent.'), 422: error('Unknown vaults or bad TTL.') },
+      async handler({ platform, params, body, baseUrl }) {
+        const { session, token } = await platform.sessions.create(params.id, (body ?? {}) as SessionInput);
+        return { status: 201, body: { ...sessionView(session), token, mcp: sessionEndpoints(baseUrl, session, token) } };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/agents/{id}/sessions', operationId: 'listSessions', tag: 'sessions', auth: 'api_key',
+      summary: 'List an agent\'s sessions.', query: PAGE_QUERY,
+      responses: { 200: { description: 'A page of sessions.', schema: pageOf(SESSION_SCHEMA) }, 404: error('No such agent.') },
+      async handler({ platform, params, query }) {
+        return { status: 200, body: mapPage(await platform.sessions.list(params.id, pageRequest(query)), sessionView) };
+      },
+    },
+  ];
+}

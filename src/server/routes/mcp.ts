@@ -1,0 +1,53 @@
+/**
+ * The MCP endpoints of sessions: a capability URL (`/mcp/<session token>`, the token being the only
+ * credential) and the API URL (`/v1/sessions/{id}/mcp` with `Authorization: Bearer <session token>`).
+ * Both serve the same toolbox; POST carries JSON-RPC, GET and DELETE are answered as the transport says.
+ */
+import type { Route, RequestContext, Method, RouteResponse } from '../route.js';
+import { ERROR_SCHEMA } from '../schemas.js';
+import { HttpError } from '../http-error.js';
+import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
+
+const MCP_BODY = { type: 'object', description: 'One JSON-RPC 2.0 message (MCP 2026-07-28 or 2025-era).' };
+
+export function mcpRoutes(endpoints: SessionMcpEndpoints): Route[] {
+  const byToken = async (ctx: RequestContext): Promise<null> => {
+    const session = await ctx.platform.sessions.byToken(ctx.params.token);
+    if (!session) throw new HttpError(404, 'not_found', 'no live session has this MCP URL');
+    await endpoints.serve(session, ctx.req, ctx.res);
+    return null;
+  };
+  const byBearer = async (ctx: RequestContext): Promise<null> => {
+    // The router authenticated the session token against {id}.
+    await endpoints.serve(ctx.session!, ctx.req, ctx.res);
+    return null;
+  };
+  const routes: Route[] = [];
+  for (const method of ['POST', 'GET', 'DELETE'] as Method[]) {
+    const responses: Record<number, RouteResponse> = {
+      200: { description: 'The JSON-RPC answer (JSON or an SSE stream).' },
+    };
+    if (method === 'POST') responses[202] = { description: 'A notification was accepted.' };
+    Object.assign(responses, {
+      400: { description: 'Not a usable MCP request.' },
+      403: { description: 'The Origin is not allowed.' },
+      404: { description: 'No such session.', schema: ERROR_SCHEMA },
+      405: { description: 'The transport does not serve this method.' },
+    });
+    const common = { method, tag: 'mcp', raw: true, responses };
+    routes.push({
+      ...common, path: '/mcp/{token}', operationId: `mcpCapability${method[0]}${method.slice(1).toLowerCase()}`, auth: 'none',
+      summary: `${method} to a session's MCP endpoint by its capability URL (possession of the URL is the credential).`,
+      ...(method === 'POST' ? { body: { kind: 'json' as const, schema: MCP_BODY } } : {}),
+      handler: byToken,
+    });
+    routes.push({
+      ...common, path: '/v1/sessions/{id}/mcp', operationId: `mcpSession${method[0]}${method.slice(1).toLowerCase()}`, auth: 'session',
+      summary: `${method} to a session's MCP endpoint with "Authorization: Bearer <session token>".`,
+      ...(method === 'POST' ? { body: { kind: 'json' as const, schema: MCP_BODY } } : {}),
+      responses: { ...common.responses, 401: { description: 'Missing or wrong session token.', schema: ERROR_SCHEMA } },
+      handler: byBearer,
+    });
+  }
+  return routes;
+}

@@ -1,0 +1,82 @@
+/** /v1/sessions/{id}: the session, its tools, its calls. Call routes take an API key or the session's own token. */
+import { checkArguments } from '../../mcp/validate.js';
+import type { Route } from '../route.js';
+import { CALL_ANSWER_SCHEMA, CALL_INPUT_SCHEMA, CALL_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, SESSION_SCHEMA, TOOL_SCHEMA, pageOf } from '../schemas.js';
+import { callView, mapPage, pageRequest, sessionView, toolView } from '../views.js';
+import { HttpError } from '../http-error.js';
+
+const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
+
+export function sessionRoutes(): Route[] {
+  return [
+    {
+      method: 'GET', path: '/v1/sessions/{id}', operationId: 'getSession', tag: 'sessions', auth: 'api_key_or_session',
+      summary: 'Get a session (without its token).',
+      responses: { 200: { description: 'The session.', schema: SESSION_SCHEMA }, 404: error('No such session, or it expired.') },
+      async handler({ platform, params }) {
+        return { status: 200, body: sessionView(await platform.sessions.get(params.id)) };
+      },
+    },
+    {
+      method: 'DELETE', path: '/v1/sessions/{id}', operationId: 'deleteSession', tag: 'sessions', auth: 'api_key',
+      summary: 'End a session: its /volume/tmp and call records are removed; the agent\'s /volume/data stays.',
+      responses: { 204: { description: 'Deleted.' }, 404: error('No such session.') },
+      async handler({ platform, params }) {
+        await platform.sessions.delete(params.id);
+        return { status: 204 };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/sessions/{id}/tools', operationId: 'listSessionTools', tag: 'sessions', auth: 'api_key_or_session',
+      summary: 'The session\'s toolbox: function tools and remote servers\' allowed tools, under their published names.',
+      responses: {
+        200: { description: 'The tools.', schema: { type: 'object', required: ['items'], properties: { items: { type: 'array', items: TOOL_SCHEMA }, warnings: { type: 'array', items: { type: 'string' } } } } },
+        404: error('No such session.'),
+      },
+      async handler({ platform, params }) {
+        const session = await platform.sessions.get(params.id);
+        const box = await platform.toolboxes.forSession(session);
+        return { status: 200, body: { items: Object.entries(box.tools).map(([name, tool]) => toolView(name, tool)), warnings: box.warnings } };
+      },
+    },
+    {
+      method: 'POST', path: '/v1/sessions/{id}/calls', operationId: 'callTool', tag: 'calls', auth: 'api_key_or_session',
+      summary: 'Call one of the session\'s tools. The call is logged; a tool failure is a result with isError, not an HTTP error.',
+      body: { kind: 'json', schema: CALL_INPUT_SCHEMA, maxBytes: 4 * 1024 * 1024 },
+      responses: {
+        200: { description: 'The call ran; its record and the result the model would see.', schema: CALL_ANSWER_SCHEMA },
+        404: error('No such session or tool.'), 422: error('The arguments do not match the tool\'s input schema.'),
+      },
+      async handler({ platform, params, body, signal }) {
+        const session = await platform.sessions.get(params.id);
+        const input = body as { tool: string; arguments?: Record<string, unknown> };
+        const box = await platform.toolboxes.forSession(session);
+        const tool = Object.prototype.hasOwnProperty.call(box.tools, input.tool) ? box.tools[input.tool] : undefined;
+        if (!tool) throw new HttpError(404, 'unknown_tool', `the session has no tool named ${JSON.stringify(input.tool)}`);
+        const args = input.arguments ?? {};
+        const check = checkArguments(tool.inputSchema, args);
+        if (!check.ok) throw new HttpError(422, 'invalid_arguments', check.problems.map((p) => p.message).slice(0, 5).join('; '));
+        const { record, result } = await platform.calls.run(session, 'api', input.tool, tool, args, box.secrets, signal);
+        return { status: 200, body: { call: callView(record), result } };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/sessions/{id}/calls', operationId: 'listCalls', tag: 'calls', auth: 'api_key_or_session',
+      summary: 'The session\'s call log, oldest first.', query: PAGE_QUERY,
+      responses: { 200: { description: 'A page of calls.', schema: pageOf(CALL_SCHEMA) }, 404: error('No such session.') },
+      async handler({ platform, params, query }) {
+        await platform.sessions.get(params.id);
+        return { status: 200, body: mapPage(await platform.calls.list(params.id, pageRequest(query)), callView) };
+      },
+    },
+    {
+      method: 'GET', path: '/v1/sessions/{id}/calls/{call_id}', operationId: 'getCall', tag: 'calls', auth: 'api_key_or_session',
+      summary: 'One call record.',
+      responses: { 200: { description: 'The call.', schema: CALL_SCHEMA }, 404: error('No such call.') },
+      async handler({ platform, params }) {
+        await platform.sessions.get(params.id);
+        return { status: 200, body: callView(await platform.calls.get(params.id, params.call_id)) };
+      },
+    },
+  ];
+}

@@ -1,0 +1,256 @@
+/**
+ * JSON Schemas of the API's bodies and answers, shared by the router (validation) and the OpenAPI document.
+ * Inputs are strict (`additionalProperties: false`) so a misspelt field is an error, not silently ignored.
+ */
+import type { JsonSchema } from '../tool.js';
+
+const str = (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...extra });
+const name64 = str({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' });
+const version = str({ pattern: '^(latest|[A-Za-z0-9][A-Za-z0-9._+-]{0,63})$' });
+const stringList = (max: number): JsonSchema => ({ type: 'array', maxItems: max, items: str({ minLength: 1, maxLength: 512 }) });
+const policy: JsonSchema = { type: 'string', enum: ['allow', 'deny'] };
+
+export const ERROR_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: str(),
+        message: str(),
+        problems: { type: 'array', items: { type: 'object', properties: { code: str(), message: str() } } },
+      },
+    },
+  },
+};
+
+export const PAGE_QUERY: Record<string, JsonSchema> = {
+  limit: { type: 'integer', minimum: 1, maximum: 200, description: 'Items per page (1-200, default 50).' },
+  after: str({ minLength: 1, maxLength: 512, description: 'The next_cursor of the previous page.' }),
+};
+
+export const pageOf = (item: JsonSchema): JsonSchema => ({
+  type: 'object',
+  required: ['items', 'next_cursor'],
+  properties: { items: { type: 'array', items: item }, next_cursor: { type: ['string', 'null'] } },
+});
+
+export const TOOL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['name', 'inputSchema'],
+  properties: { name: str(), description: str(), inputSchema: { type: 'object' }, outputSchema: { type: 'object' } },
+};
+
+export const PACKAGE_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['name', 'version', 'digest', 'tools'],
+  properties: {
+    name: str(), version: str(), description: str(), digest: str(), created_at: str(),
+    manifest: { type: 'object' }, tools: { type: 'array', items: TOOL_SCHEMA },
+  },
+};
+
+export const SKILL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['name', 'version', 'digest'],
+  properties: { name: str(), version: str(), description: str(), digest: str(), created_at: str() },
+};
+
+export const AGENT_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: str({ minLength: 1, maxLength: 128 }),
+    description: str({ maxLength: 4096 }),
+    tools: {
+      type: 'array',
+      maxItems: 64,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['package'],
+        properties: {
+          package: name64,
+          version,
+          egress: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { allow: stringList(256), grants: stringList(64) },
+          },
+          data: { type: 'boolean' },
+        },
+      },
+    },
+    skills: {
+      type: 'array',
+      maxItems: 64,
+      items: { type: 'object', additionalProperties: false, required: ['name'], properties: { name: name64, version } },
+    },
+    mcp_servers: {
+      type: 'array',
+      maxItems: 32,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['name', 'url'],
+        properties: {
+          name: name64,
+          url: str({ minLength: 1, maxLength: 2048 }),
+          credential: {
+            oneOf: [
+              { type: 'null' },
+              {
+                type: 'object',
+                additionalProperties: false,
+                required: ['vault_id'],
+                properties: { vault_id: str({ minLength: 1, maxLength: 64 }), credential_id: str({ minLength: 1, maxLength: 64 }) },
+              },
+            ],
+          },
+          default_policy: policy,
+          tools: {
+            type: 'array',
+            maxItems: 256,
+            items: {
+              type: 'object', additionalProperties: false, required: ['name', 'policy'],
+              properties: { name: str({ minLength: 1, maxLength: 128 }), policy },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+export const AGENT_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'version'],
+  properties: {
+    id: str(), name: str(), version: { type: 'integer' }, created_at: str(), updated_at: str(),
+    spec: { type: 'object' },
+  },
+};
+
+export const AGENT_VERSION_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['agent_id', 'version', 'spec'],
+  properties: { agent_id: str(), version: { type: 'integer' }, spec: { type: 'object' }, created_at: str() },
+};
+
+export const VAULT_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { name: str({ minLength: 1, maxLength: 128 }) },
+};
+
+export const VAULT_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name'],
+  properties: { id: str(), name: str(), created_at: str() },
+};
+
+const headerValue = str({ minLength: 1, maxLength: 8192 });
+
+export const CREDENTIAL_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['target', 'payload'],
+  properties: {
+    target: str({ minLength: 1, maxLength: 2048 }),
+    display_name: str({ maxLength: 256 }),
+    payload: {
+      oneOf: [
+        {
+          type: 'object', additionalProperties: false, required: ['auth_scheme', 'token'],
+          properties: { auth_scheme: { const: 'static_bearer' }, token: headerValue },
+        },
+        {
+          type: 'object', additionalProperties: false, required: ['auth_scheme', 'headers'],
+          properties: {
+            auth_scheme: { const: 'static_headers' },
+            headers: { type: 'object', minProperties: 1, maxProperties: 32, additionalProperties: headerValue },
+          },
+        },
+        {
+          type: 'object', additionalProperties: false, required: ['auth_scheme', 'access_token'],
+          properties: {
+            auth_scheme: { const: 'oauth' },
+            access_token: headerValue,
+            expires_at: str({ maxLength: 64 }),
+            refresh: {
+              type: 'object', additionalProperties: false, required: ['token_endpoint', 'client_id', 'refresh_token'],
+              properties: {
+                token_endpoint: str({ minLength: 1, maxLength: 2048 }),
+                client_id: str({ minLength: 1, maxLength: 512 }),
+                client_secret: str({ maxLength: 2048 }),
+                scope: str({ maxLength: 2048 }),
+                refresh_token: str({ minLength: 1, maxLength: 8192 }),
+                token_endpoint_auth: { type: 'string', enum: ['none', 'client_secret_basic', 'client_secret_post'] },
+              },
+            },
+          },
+        },
+      ],
+    },
+  },
+};
+
+export const CREDENTIAL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'vault_id', 'target', 'auth_scheme'],
+  properties: {
+    id: str(), vault_id: str(), target: str(), display_name: str(), auth_scheme: str(),
+    expires_at: { type: ['string', 'null'] }, refreshable: { type: 'boolean' }, created_at: str(), updated_at: str(),
+  },
+};
+
+export const SESSION_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    vault_ids: { type: 'array', maxItems: 16, items: str({ minLength: 1, maxLength: 64 }) },
+    ttl_seconds: { type: 'integer', minimum: 1, maximum: 30 * 24 * 3600 },
+  },
+};
+
+export const SESSION_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'agent_id', 'agent_version'],
+  properties: {
+    id: str(), agent_id: str(), agent_version: { type: 'integer' }, vault_ids: { type: 'array', items: str() },
+    created_at: str(), expires_at: str(),
+    token: str({ description: 'Shown once, at creation: opens the MCP endpoint and the session\'s call routes.' }),
+    mcp: {
+      type: 'object',
+      properties: { capability_url: str(), url: str(), authorization: str() },
+    },
+  },
+};
+
+export const CALL_INPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tool'],
+  properties: { tool: str({ minLength: 1, maxLength: 256 }), arguments: { type: 'object' } },
+};
+
+export const CALL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'session_id', 'tool', 'outcome'],
+  properties: {
+    id: str(), session_id: str(), via: { type: 'string', enum: ['api', 'mcp'] }, tool: str(), arguments: {},
+    outcome: { type: 'string', enum: ['running', 'ok', 'tool_error', 'crash'] },
+    crash: { type: ['object', 'null'] }, model: { type: 'array' }, stderr_tail: str(), egress: { type: 'array' },
+    duration_ms: { type: ['integer', 'null'] }, started_at: str(),
+  },
+};
+
+export const CALL_ANSWER_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['call', 'result'],
+  properties: { call: CALL_SCHEMA, result: { type: 'object' } },
+};

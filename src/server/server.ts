@@ -1,0 +1,114 @@
+/**
+ * The HTTP server: node:http, the router over the route table, graceful shutdown. Closing stops accepting
+ * connections, lets requests in flight (tool calls included) finish within a grace period, closes the MCP
+ * handlers, then the platform (workers and store).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { OriginPolicy } from '../mcp/origin.js';
+import { DEFAULT_BUNDLE_LIMITS } from '../package/bundle.js';
+import type { Platform } from '../platform/platform.js';
+import { SessionMcpEndpoints } from './mcp-endpoints.js';
+import type { Route } from './route.js';
+import { Router, writeJson } from './router.js';
+import { buildRoutes } from './routes/index.js';
+
+export interface SubakoServerOptions {
+  platform: Platform;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Origins allowed to reach MCP endpoints from browsers (loopback ones always are). */
+  origins?: OriginPolicy;
+  /** Receives one line per notable event (start, stop, unexpected failures). Never a secret. */
+  log?: (line: string) => void;
+}
+
+export class SubakoServer {
+  readonly routes: Route[];
+  private readonly endpoints: SessionMcpEndpoints;
+  private readonly router: Router;
+  private readonly http: Server;
+  private active = 0;
+  private readonly idle: (() => void)[] = [];
+  private closing: Promise<void> | null = null;
+
+  private constructor(readonly platform: Platform, private readonly options: SubakoServerOptions) {
+    const log = options.log ?? (() => undefined);
+    this.endpoints = new SessionMcpEndpoints(platform, options.origins);
+    this.routes = buildRoutes({
+      endpoints: this.endpoints,
+      maxBundleBytes: platform.options.bundleLimits?.maxArchiveBytes ?? DEFAULT_BUNDLE_LIMITS.maxArchiveBytes,
+    });
+    this.router = new Router(this.routes, {
+      platform,
+      onError: (err, route) => log(`error in ${route ? `${route.method} ${route.path}` : 'request'}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`),
+    });
+    this.http = createServer({ requestTimeout: 0, headersTimeout: 30_000 }, (req, res) => void this.handle(req, res));
+  }
+
+  static async start(options: SubakoServerOptions): Promise<SubakoServer> {
+    const server = new SubakoServer(options.platform, options);
+    await new Promise<void>((resolve, reject) => {
+      server.http.once('error', reject);
+      server.http.listen(options.port ?? 7070, options.host ?? '127.0.0.1', () => {
+        server.http.off('error', reject);
+        resolve();
+      });
+    });
+    return server;
+  }
+
+  get url(): string {
+    const address = this.http.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.active += 1;
+    const aborter = new AbortController();
+    res.on('close', () => {
+      if (!res.writableFinished) aborter.abort();
+    });
+    try {
+      if (this.closing) {
+        writeJson(res, 503, { error: { code: 'shutting_down', message: 'the server is shutting down' } }, { connection: 'close' });
+        return;
+      }
+      const handled = await this.router.handle(req, res, aborter.signal);
+      if (!handled) {
+        writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${new URL(req.url ?? '/', 'http://x').pathname}` } });
+      }
+    } catch (err) {
+      this.options.log?.(`unhandled: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+      if (!res.headersSent) writeJson(res, 500, { error: { code: 'internal', message: 'the server failed to handle the request' } });
+      else res.destroy();
+    } finally {
+      this.active -= 1;
+      if (this.active === 0) for (const wake of this.idle.splice(0)) wake();
+    }
+  }
+
+  /** Stops accepting, waits up to `graceMs` for requests in flight, then closes everything. Idempotent. */
+  close(graceMs = 30_000): Promise<void> {
+    this.closing ??= (async () => {
+      const stopped = new Promise<void>((resolve) => this.http.close(() => resolve()));
+      this.http.closeIdleConnections();
+      if (this.active > 0) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, graceMs);
+          this.idle.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
+      this.http.closeAllConnections();
+      await stopped;
+      await this.endpoints.closeAll();
+      await this.platform.close(graceMs);
+    })();
+    return this.closing;
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Starting the platform server from a configuration: the sealing key (SUBAKO_SECRET_KEY, else a 0600 key
+ * file in the data directory), the function runtime, remote MCP servers through mcp/'s client, the platform
+ * on its data directory, the first-start bootstrap, and the HTTP server.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Limits } from '../config.js';
+import { headers } from '../mcp/auth.js';
+import { tools } from '../mcp/client-api.js';
+import { sealingKey } from '../mcp/seal.js';
+import { bootstrapIfFresh, type FirstStart } from '../platform/bootstrap.js';
+import { FunctionRuntime } from '../platform/function-runtime.js';
+import { Platform } from '../platform/platform.js';
+import type { RemoteMcp } from '../platform/remote-mcp.js';
+import { SubakoServer } from './server.js';
+import type { OriginPolicy } from '../mcp/origin.js';
+
+export interface StartOptions {
+  dataDir: string;
+  host?: string;
+  port?: number;
+  /** Worker threads for function calls. */
+  workers?: number;
+  limits?: Partial<Limits>;
+  /** Package directories loaded at first start (each subdirectory one package); null for none. */
+  examplesDir?: string | null;
+  origins?: OriginPolicy;
+  log?: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Started {
+  server: SubakoServer;
+  firstStart: FirstStart | null;
+}
+
+export const remoteMcp: RemoteMcp = {
+  tools: (url, values) => tools({ url, auth: headers(values) }),
+};
+
+export async function startServer(options: StartOptions): Promise<Started> {
+  const env = options.env ?? process.env;
+  // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
+  const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
+  const runtime = new FunctionRuntime({ poolSize: options.workers, limits: options.limits });
+  let platform: Platform;
+  try {
+    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits });
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  try {
+    const firstStart = await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir);
+    const server = await SubakoServer.start({ platform, host: options.host, port: options.port, origins: options.origins, log: options.log });
+    return { server, firstStart };
+  } catch (err) {
+    await platform.close(0);
+    throw err;
+  }
+}
+
+/** Where the repository's example packages are, from this compiled file (dist/src/server). */
+export function bundledExamplesDir(): string {
+  return fileURLToPath(new URL('../../../examples/packages', import.meta.url));
+}

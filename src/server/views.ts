@@ -1,0 +1,74 @@
+/**
+ * What the API shows of each record: snake_case JSON, never a secret (API keys, session tokens and
+ * credential payloads exist only as hashes or sealed text and are not in any view).
+ */
+import type { AgentRecord, AgentVersionRecord, CallRecord, PackageRecord, Page, PageRequest, SessionRecord, SkillRecord, VaultRecord } from '../platform/store.js';
+import type { Tool } from '../tool.js';
+
+export const DEFAULT_PAGE_LIMIT = 50;
+
+export function pageRequest(query: Record<string, string>): PageRequest {
+  return { limit: query.limit ? Number(query.limit) : DEFAULT_PAGE_LIMIT, ...(query.after ? { after: query.after } : {}) };
+}
+
+export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): { items: U[]; next_cursor: string | null } {
+  return { items: page.items.map(map), next_cursor: page.next_cursor };
+}
+
+export function packageView(rec: PackageRecord): Record<string, unknown> {
+  return {
+    name: rec.name, version: rec.version, description: rec.description, digest: rec.digest, created_at: rec.createdAt,
+    manifest: rec.manifest, tools: rec.tools,
+  };
+}
+
+export function skillView(rec: SkillRecord): Record<string, unknown> {
+  return { name: rec.name, version: rec.version, description: rec.description, digest: rec.digest, created_at: rec.createdAt };
+}
+
+export function agentView(agent: AgentRecord, version?: AgentVersionRecord): Record<string, unknown> {
+  return {
+    id: agent.id, name: agent.name, version: agent.currentVersion, created_at: agent.createdAt, updated_at: agent.updatedAt,
+    ...(version ? { spec: version.spec } : {}),
+  };
+}
+
+export function agentVersionView(rec: AgentVersionRecord): Record<string, unknown> {
+  return { agent_id: rec.agentId, version: rec.version, spec: rec.spec, created_at: rec.createdAt };
+}
+
+export function vaultView(rec: VaultRecord): Record<string, unknown> {
+  return { id: rec.id, name: rec.name, created_at: rec.createdAt };
+}
+
+export function sessionView(rec: SessionRecord): Record<string, unknown> {
+  return {
+    id: rec.id, agent_id: rec.agentId, agent_version: rec.agentVersion, vault_ids: rec.vaultIds,
+    created_at: rec.createdAt, expires_at: rec.expiresAt,
+  };
+}
+
+/** The two ways to reach a session's MCP endpoint, given its token (only known when it is created). */
+export function sessionEndpoints(baseUrl: string, rec: SessionRecord, token: string): Record<string, unknown> {
+  return {
+    capability_url: `${baseUrl}/mcp/${token}`,
+    url: `${baseUrl}/v1/sessions/${rec.id}/mcp`,
+    authorization: `Bearer ${token}`,
+  };
+}
+
+export function callView(rec: CallRecord): Record<string, unknown> {
+  return {
+    id: rec.id, session_id: rec.sessionId, via: rec.via, tool: rec.tool, arguments: rec.arguments, outcome: rec.outcome,
+    crash: rec.crash, model: rec.model, stderr_tail: rec.stderrTail, egress: rec.egress, duration_ms: rec.durationMs,
+    started_at: rec.startedAt,
+  };
+}
+
+export function toolView(name: string, tool: Tool): Record<string, unknown> {
+  return {
+    name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: tool.inputSchema,
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.source ? { source: tool.source } : {}),
+  };
+}
