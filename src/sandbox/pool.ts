@@ -102,7 +102,13 @@ export class SandboxPool implements RunOwner, SlotEvents {
   // SlotEvents
 
   message(slot: WorkerSlot, message: WorkerMessage): void {
-    if (message.type === 'ready') return;
+    if (message.type === 'ready') {
+      // A worker takes runs only once it has loaded: one that fails to load never costs a run.
+      this.startFailures = 0;
+      this.idle.push(slot);
+      this.pump();
+      return;
+    }
     const run = this.running.get(slot);
     if (run && run.id === message.runId) run.onMessage(message);
   }
@@ -110,7 +116,7 @@ export class SandboxPool implements RunOwner, SlotEvents {
   died(slot: WorkerSlot, reason: string): void {
     const run = this.running.get(slot);
     this.running.delete(slot);
-    this.startFailures = slot.ready ? 0 : this.startFailures + 1;
+    if (!slot.ready) this.startFailures += 1;
     if (this.startFailures >= MAX_START_FAILURES && !this.broken) {
       this.broken = new SandboxError(SANDBOX_ERROR.workerFailed, `sandbox workers fail to start: ${reason}`);
     }
@@ -130,9 +136,7 @@ export class SandboxPool implements RunOwner, SlotEvents {
   }
 
   private addSlot(): void {
-    const slot = new WorkerSlot(this, this.moduleCacheSize);
-    this.slots.push(slot);
-    this.idle.push(slot);
+    this.slots.push(new WorkerSlot(this, this.moduleCacheSize));
   }
 
   private pump(): void {

@@ -67,6 +67,8 @@ export class SandboxRun implements RunHandle {
       this.settle = resolve;
       this.fail = reject;
     });
+    // A caller that never looks at `result` must not turn a refused run into an unhandled rejection.
+    this.result.catch(() => undefined);
     this.stderrTail = new ByteTail(request.limits.stderrTailBytes);
     if (request.stdin && request.stdin.length > 0) {
       this.waitingStdin.push({ runId: id, bytes: ownCopy(request.stdin) });

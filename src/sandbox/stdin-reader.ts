@@ -22,7 +22,10 @@ export class StdinReader implements StdinSource {
     private readonly port: MessagePort,
     private readonly control: ControlBlock,
     private readonly runId: number,
-  ) {}
+  ) {
+    // Drops what an earlier run on this worker left unread, so it is not held until some later read.
+    this.drain();
+  }
 
   read(max: number): Uint8Array {
     while (this.buffered === 0 && !this.ended) this.waitForMessage(Infinity);

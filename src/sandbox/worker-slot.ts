@@ -102,7 +102,6 @@ export class WorkerSlot {
       signal(this.control, OUTPUT_ACKED, message.bytes.length);
     } else if (message.type === 'ready') {
       this.ready = true;
-      return;
     }
     this.events.message(this, message);
   }

@@ -154,6 +154,7 @@ describe('limits of a run', () => {
     assert.equal(idsAfter.filter((id) => idsBefore.includes(id)).length, 0, 'both workers were replaced');
     const again = await Promise.all([runToEnd(pool, exit0), runToEnd(pool, echo, {}, 'x\n')]);
     assert.deepEqual(again[0].result.outcome, { kind: 'exit', code: 0 });
+    assert.deepEqual(again[1].result.outcome, { kind: 'exit', code: 0 });
     assert.equal(again[1].stdout, '1:x\n');
   });
 
