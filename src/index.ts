@@ -1,0 +1,27 @@
+/**
+ * subako's library API. "A tool is a tool": function packages, remote MCP servers and TypeScript functions
+ * all become `Tool`s; a `Toolbox` of them can be called from TypeScript or served over MCP.
+ *
+ * ```ts
+ * import { FunctionHost, mcp, defineTool, callTool } from 'subako';
+ * ```
+ */
+export type { Tool, Toolbox, ToolCallContext, CallToolResult, ContentBlock, CallReport, CallStatus, JsonSchema } from './tool.js';
+export { SubakoError, ValidationError, UsageError, type Problem } from './errors.js';
+export { DEFAULT_LIMITS, type Limits } from './config.js';
+export { SUBAKO_VERSION } from './version.js';
+
+// Function packages (ABI 1).
+export { FunctionHost, toModelResult, CrashReason, TOOL_RULES, PROTOCOL_VERSION, renderForModel } from './function/index.js';
+export type {
+  LoadedPackage, FunctionHostOptions, PackageSource, ToolInfo, DiscoveryResult, FunctionCallContext,
+  FunctionCallOutcome, CrashInfo, EgressGrant,
+} from './function/index.js';
+export { checkPackage, checkFunctionModule, readPackageDir, parseManifest, type PackageCheck, type PackageManifest } from './package/index.js';
+export { checkModule, type ModuleCheck } from './wasm/index.js';
+
+// MCP both ways.
+export {
+  mcp, Secret, McpServerError, McpAuthError, CallError, defineTool, getMetadata, callTool, createToolboxHandler,
+  type Auth, type DefineToolOptions,
+} from './mcp/index.js';
