@@ -3,7 +3,7 @@
  * out. Every outcome is an answer — a guest can make a request fail, never the handler.
  */
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, rootCertificates } from 'node:tls';
 import type { BridgeHandler } from '../sandbox/types.js';
 import { encodeAnswer, errorAnswer, okAnswer, type HttpAnswer } from './answer.js';
 import type { VaultCredential } from './credentials.js';
@@ -52,7 +52,7 @@ function trustFor(ca: CaOption | undefined): TlsTrust {
       // Node itself only warns when the file is unreadable; do the same by ignoring it.
     }
   }
-  return { ca: [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])] };
+  return { secureContext: createSecureContext({ ca: [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])] }) };
 }
 
 /** Best-effort method and URL of a request that did not parse, for its log entry. */

@@ -6,6 +6,7 @@
  */
 import type { LookupAddress } from 'node:dns';
 import type { Readable } from 'node:stream';
+import type { SecureContext } from 'node:tls';
 import { Client } from 'undici';
 import type { CheckedDestination, ResolvedAddress } from './destination.js';
 
@@ -27,8 +28,11 @@ export interface IncomingResponse {
 }
 
 export interface TlsTrust {
-  /** Certificates to trust, replacing Node's defaults (which include NODE_EXTRA_CA_CERTS) when given. */
-  ca?: string | Buffer | Array<string | Buffer>;
+  /**
+   * A context holding the certificates to trust, replacing Node's defaults (which include
+   * NODE_EXTRA_CA_CERTS) when given. Built once: parsing a root store per connection costs ~100 ms.
+   */
+  secureContext?: SecureContext;
 }
 
 type LookupCallback = (
@@ -60,7 +64,7 @@ export async function sendToDestination(
   const client = new Client(`https://${host}:${destination.port}`, {
     connect: {
       lookup: pinnedLookup(destination.addresses) as never,
-      ...(trust.ca !== undefined ? { ca: trust.ca } : {}),
+      ...(trust.secureContext !== undefined ? { secureContext: trust.secureContext } : {}),
       rejectUnauthorized: true,
     },
     // The overall deadline is the abort signal; undici's own idle timers stay as a backstop.
@@ -80,6 +84,9 @@ export async function sendToDestination(
       body: exchange.body as never,
       signal,
     });
+    // Readers see errors through iteration; this listener only keeps an error on a body that nobody is
+    // reading (a redirect discarded, a teardown) from becoming an uncaught exception in the host.
+    response.body.on('error', () => {});
     return { status: response.statusCode, headers: response.headers, body: response.body, dispose };
   } catch (error) {
     dispose();

@@ -75,7 +75,9 @@ async function openBody(
   if (body === undefined) return { length: 0 };
   if (body.type === 'file') {
     const { handle, size } = await openVolumeFileForRead(body.path, volume);
-    return { payload: handle.createReadStream({ autoClose: true }), length: size };
+    const stream = handle.createReadStream({ autoClose: true });
+    stream.on('error', () => {}); // surfaced by the exchange failing; never uncaught
+    return { payload: stream, length: size };
   }
   return { payload: Buffer.from(body.bytes), length: body.bytes.byteLength, contentType: body.defaultContentType };
 }
