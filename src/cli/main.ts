@@ -10,6 +10,9 @@ import { registerWasi } from './wasi.js';
 import { registerTools } from './tools.js';
 import { registerCall } from './call.js';
 import { registerMcp } from './mcp.js';
+import { registerServe } from './serve.js';
+import { registerPack } from './pack.js';
+import { registerPush } from './push.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -31,6 +34,9 @@ export function buildProgram(ctx: CommandContext): Command {
   registerTools(program, ctx);
   registerCall(program, ctx);
   registerMcp(program, ctx);
+  registerServe(program, ctx);
+  registerPack(program, ctx);
+  registerPush(program, ctx);
   return program;
 }
 
