@@ -1,0 +1,159 @@
+/**
+ * `npm run bench`: how fast a call is, each figure against a floor measured in the same run (these machines
+ * are shared and noisy, so absolute times drift; ratios hold). Prints a table and writes
+ * bench/results/latest.json. Not part of `npm test`.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, closeSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { FunctionHost } from '../src/function/host.js';
+import { buildRequest } from '../src/function/protocol.js';
+import { readPackageDir } from '../src/package/package-dir.js';
+import { REPO_ROOT, fixture } from '../test/helpers/paths.js';
+import { sample, summarize, type Summary } from './stats.js';
+import { egressBench } from './egress.js';
+import { endpointBench } from './endpoint.js';
+
+export interface Row {
+  name: string;
+  value: number;
+  unit: string;
+  /** The figure this one is compared with, and the ratio value / against. */
+  against?: { name: string; value: number; ratio: number };
+  /** A target from the issue, and whether it was met. */
+  target?: { text: string; met: boolean; by?: string };
+}
+
+const rows: Row[] = [];
+const ms = (x: number) => Math.round(x * 1000) / 1000;
+const scratch = mkdtempSync(join(tmpdir(), 'subako-bench-'));
+const ECHO = readFileSync(fixture('c', 'mcp', 'echo.wasm'));
+const CALLS = Number(process.env.BENCH_CALLS ?? 2000);
+
+function add(row: Row): void {
+  rows.push(row);
+  const against = row.against ? `  ×${row.against.ratio.toFixed(2)} vs ${row.against.name} (${ms(row.against.value)} ${row.unit})` : '';
+  const target = row.target ? `  target ${row.target.text}: ${row.target.met ? 'met' : `MISSED${row.target.by ? ` by ${row.target.by}` : ''}`}` : '';
+  console.log(`${row.name.padEnd(44)} ${String(ms(row.value)).padStart(10)} ${row.unit.padEnd(8)}${against}${target}`);
+}
+
+function atMost(value: number, limit: number, unit: string): Row['target'] {
+  return { text: `≤ ${limit} ${unit}`, met: value <= limit, by: value > limit ? `${ms(value - limit)} ${unit} (${((value / limit - 1) * 100).toFixed(0)}%)` : undefined };
+}
+function atLeast(value: number, limit: number, unit: string): Row['target'] {
+  return { text: `≥ ${limit} ${unit}`, met: value >= limit, by: value < limit ? `${Math.round(limit - value)} ${unit} (${((1 - value / limit) * 100).toFixed(0)}%)` : undefined };
+}
+
+/** The floor worker, fed the same module and the same request line. */
+async function floorBench(requestLine: string): Promise<Summary> {
+  const worker = new Worker(new URL('./floor-worker.js', import.meta.url));
+  const module = await WebAssembly.compile(ECHO);
+  const next = () => new Promise<number>((resolve) => worker.once('message', resolve));
+  worker.postMessage({ module, stdin: Buffer.from(requestLine) });
+  await next();
+  const samples = await sample(CALLS, 200, async () => {
+    worker.postMessage({});
+    await next();
+  });
+  await worker.terminate();
+  return summarize(samples);
+}
+
+async function throughput(host: FunctionHost, loaded: Awaited<ReturnType<FunctionHost['load']>>, inFlight: number, seconds: number): Promise<number> {
+  const tmpDir = join(scratch, `tp-${inFlight}`);
+  let done = 0;
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: inFlight }, async () => {
+    while (performance.now() < until) {
+      await host.call(loaded, 'echo', { i: done }, { tmpDir });
+      done += 1;
+    }
+  }));
+  return done / seconds;
+}
+
+async function naiveBench(requestLine: string, runs: number): Promise<Summary> {
+  const stdinPath = join(scratch, 'naive-stdin');
+  writeFileSync(stdinPath, requestLine);
+  const modulePath = fixture('c', 'mcp', 'echo.wasm');
+  const child = new URL('./naive-child.js', import.meta.url).pathname;
+  return summarize(await sample(runs, 2, () => new Promise<void>((resolve, reject) => {
+    const fd = openSync(stdinPath, 'r');
+    const proc = spawn(process.execPath, ['--no-warnings', child, modulePath, '0'], { stdio: [fd, 'pipe', 'inherit'] });
+    proc.stdout?.resume();
+    proc.on('exit', (code) => {
+      closeSync(fd);
+      if (code === 0) resolve();
+      else reject(new Error(`naive host exited ${code}`));
+    });
+  })));
+}
+
+async function main(): Promise<void> {
+  console.log(`subako bench — node ${process.version}, ${cpus()[0]?.model ?? 'cpu'} × ${availableParallelism()}, ${Math.round(totalmem() / 2 ** 30)} GiB\n`);
+  const request = buildRequest('call', 'tools/call', { name: 'echo', arguments: { hello: 'world' } });
+
+  // 1. Call latency through the library, warm pool.
+  const host = new FunctionHost({ poolSize: 2 });
+  const loaded = await host.load({ name: 'echo', moduleBytes: ECHO, assetsDir: null });
+  const tmpDir = join(scratch, 'latency');
+  mkdirSync(tmpDir);
+  const call = summarize(await sample(CALLS, 200, () => host.call(loaded, 'echo', { hello: 'world' }, { tmpDir })));
+
+  // 2. The floor, same module, same request.
+  const floor = await floorBench(request.line);
+  add({ name: 'floor: instantiate + run, no-op host (p50)', value: floor.p50, unit: 'ms' });
+  add({ name: 'full call p50 (echo, warm pool)', value: call.p50, unit: 'ms', against: { name: 'floor p50', value: floor.p50, ratio: call.p50 / floor.p50 }, target: atMost(call.p50, 0.5, 'ms') });
+  add({ name: 'full call p99', value: call.p99, unit: 'ms', against: { name: 'floor p99', value: floor.p99, ratio: call.p99 / floor.p99 } });
+  add({ name: 'full call p50 / floor p50', value: call.p50 / floor.p50, unit: '×', target: atMost(call.p50 / floor.p50, 1.5, '×') });
+
+  // 3. Throughput and memory per in-flight call.
+  const single = await throughput(host, loaded, 1, 2);
+  for (const inFlight of [1, 2, 8]) {
+    const rate = inFlight === 1 ? single : await throughput(host, loaded, inFlight, 2);
+    add({ name: `throughput, ${inFlight} in flight`, value: rate, unit: 'calls/s', against: { name: '1 in flight', value: single, ratio: rate / single }, target: inFlight === 8 ? atLeast(rate, 4000, 'calls/s') : undefined });
+  }
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  const wide = new FunctionHost({ poolSize: 8 });
+  const wideLoaded = await wide.load({ name: 'echo', moduleBytes: ECHO, assetsDir: null });
+  await Promise.all(Array.from({ length: 64 }, (_, i) => wide.call(wideLoaded, 'echo', { i }, { tmpDir })));
+  const rssAfter = process.memoryUsage().rss;
+  add({ name: 'RSS growth per in-flight call (8 workers)', value: (rssAfter - rssBefore) / 8 / 2 ** 20, unit: 'MiB' });
+  await wide.close();
+
+  // 4. Cold path: a package just loaded (compile included), and discovery of the examples.
+  const coldHost = new FunctionHost({ poolSize: 1 });
+  const coldStart = performance.now();
+  const fresh = await coldHost.load({ name: 'echo-cold', moduleBytes: Buffer.concat([ECHO]), assetsDir: null });
+  await coldHost.call(fresh, 'echo', {}, { tmpDir });
+  add({ name: 'cold: load (compile) + first call', value: performance.now() - coldStart, unit: 'ms', against: { name: 'warm p50', value: call.p50, ratio: (performance.now() - coldStart) / call.p50 } });
+  const examples = join(REPO_ROOT, 'examples', 'packages');
+  for (const name of readdirSync(examples).sort()) {
+    const read = await readPackageDir(join(examples, name));
+    if (!read.ok) continue;
+    const pkg = await coldHost.load({ name: read.manifest.name, moduleBytes: read.moduleBytes, assetsDir: read.assetsDir });
+    const discovery = await coldHost.discover(pkg);
+    add({ name: `discovery: examples/packages/${name}`, value: discovery.durationMs, unit: 'ms' });
+  }
+  await coldHost.close();
+
+  // 5. A naive host: a new Node process per call with node:wasi.
+  const naive = await naiveBench(request.line, Number(process.env.BENCH_NAIVE_RUNS ?? 20));
+  add({ name: 'naive host (process per call, node:wasi) p50', value: naive.p50, unit: 'ms', against: { name: 'ours p50', value: call.p50, ratio: naive.p50 / call.p50 } });
+
+  // 6. Egress overhead, and 7. the MCP endpoint (each adds its own rows).
+  for (const row of await egressBench(host, scratch)) add(row);
+  for (const row of await endpointBench(host, loaded, call.p50)) add(row);
+
+  await host.close();
+  rmSync(scratch, { recursive: true, force: true });
+  const out = join(REPO_ROOT, 'bench', 'results', 'latest.json');
+  mkdirSync(join(REPO_ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, cpus: availableParallelism(), cpu: cpus()[0]?.model, rows }, null, 2)}\n`);
+  console.log(`\nwritten: ${out}`);
+}
+
+await main();

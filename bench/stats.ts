@@ -1,0 +1,31 @@
+/** Small statistics for the benchmarks: percentiles over sorted samples. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index];
+}
+
+export interface Summary {
+  p50: number;
+  p99: number;
+  mean: number;
+  n: number;
+}
+
+export function summarize(samples: number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mean = sorted.reduce((sum, x) => sum + x, 0) / Math.max(1, sorted.length);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean, n: sorted.length };
+}
+
+/** Times `fn` `count` times after `warmup` untimed runs; returns milliseconds per run. */
+export async function sample(count: number, warmup: number, fn: () => Promise<unknown>): Promise<number[]> {
+  for (let i = 0; i < warmup; i += 1) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const start = performance.now();
+    await fn();
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
