@@ -62,7 +62,7 @@ export function pathOpenFunctions(ctx: WasiContext): FunctionFamily {
 
       // O_CREAT|O_EXCL never follows a final symlink (POSIX): the link itself makes it EEXIST.
       const follow = (dirflags & LOOKUP_SYMLINK_FOLLOW) !== 0 && !(create && exclusive);
-      const resolved = resolveGuestPath(parent.anchor, path, follow);
+      const resolved = resolveGuestPath(parent.anchor, path, follow, true);
       try {
         if (resolved.trailingSlash && create) return Errno.ISDIR;
         let flags = constants.O_NOFOLLOW | constants.O_NONBLOCK;

@@ -24,8 +24,10 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
   }
 
   /** Resolves a guest path under `dir`, runs `action` with the result and releases it. */
-  function withPath<T>(dir: DirDescriptor, ptr: number, len: number, follow: boolean, action: (r: Resolved) => T): T {
-    const resolved = resolveGuestPath(dir.anchor, memory.string(ptr >>> 0, len >>> 0), follow);
+  function withPath<T>(
+    dir: DirDescriptor, ptr: number, len: number, follow: boolean, action: (r: Resolved) => T, lookup = false,
+  ): T {
+    const resolved = resolveGuestPath(dir.anchor, memory.string(ptr >>> 0, len >>> 0), follow, lookup);
     try {
       return action(resolved);
     } finally {
@@ -148,7 +150,7 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
       return withPath(dir, ptr, len, (flags & LOOKUP_SYMLINK_FOLLOW) !== 0, (r) => {
         writeFilestat(memory, buf >>> 0, lstatSync(target(r), { bigint: true }));
         return Errno.SUCCESS;
-      });
+      }, true);
     },
 
     path_filestat_set_times(
@@ -161,7 +163,7 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
         if (times === undefined) return Errno.INVAL;
         lutimesSync(path, times[0], times[1]); // never follows: the resolver already did, inside the sandbox
         return Errno.SUCCESS;
-      });
+      }, true);
     },
   };
 }

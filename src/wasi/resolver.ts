@@ -61,10 +61,11 @@ interface Level {
 /**
  * Resolves `path` under `base`. With `followFinal`, a symlink in the last position is followed too
  * (the result then names a non-symlink or something that does not exist yet); otherwise the last
- * component is returned as is, so operations act on a link itself. A missing final component is not
- * an error here: creating operations need its parent.
+ * component is returned as is, so operations act on a link itself; `slashFollows` lets a lookup
+ * follow it anyway when the path ends in '/'. A missing final component is not an error here:
+ * creating operations need its parent.
  */
-export function resolveGuestPath(base: Anchor, path: string, followFinal: boolean): Resolved {
+export function resolveGuestPath(base: Anchor, path: string, followFinal: boolean, slashFollows = false): Resolved {
   if (path.length === 0) fail(Errno.NOENT);
   if (path.charCodeAt(0) === 47 /* '/' */) fail(Errno.NOTCAPABLE);
   // Components still to walk, last one first (so symlink targets are spliced in with push).
@@ -90,7 +91,8 @@ export function resolveGuestPath(base: Anchor, path: string, followFinal: boolea
         return fail(Errno.NOENT);
       }
       if (stat.isSymbolicLink()) {
-        if (last && !followFinal) fail(Errno.NOTDIR); // "link/" names a directory, a link is not one
+        // "link/" is followed by lookups (POSIX), but names no directory for rmdir, rename, unlink, …
+        if (last && !followFinal && !slashFollows) fail(Errno.NOTDIR);
         if (++hops > MAX_SYMLINK_HOPS) fail(Errno.LOOP);
         const target = readlinkSync(at(current, component), 'utf8');
         if (target.length === 0) fail(Errno.NOENT);
