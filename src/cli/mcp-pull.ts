@@ -4,10 +4,10 @@
  */
 import type { Command } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
-import { headers, oauth, type Auth } from '../mcp/auth.js';
-import { mcp } from '../mcp/index.js';
-import { describePullCommand, parseHeaderFlags, pullBindings } from '../mcp/pull/index.js';
+import { mcp, type Auth, type Secret } from '../mcp/index.js';
+import { describePullCommand, pullBindings } from '../mcp/pull/index.js';
 import { EXIT_FAILED, type CommandContext } from './main.js';
+import { parseHeaderFlag } from './mcp.js';
 
 interface PullFlags {
   url: string;
@@ -22,16 +22,17 @@ export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void 
     .description("write a TypeScript module of typed wrappers for an MCP server's tools")
     .requiredOption('--url <url>', 'the MCP server')
     .requiredOption('--out <file.ts>', 'the module to write (overwritten: it is generated)')
-    .option('--header <name=value>', 'a header to send, e.g. Authorization=Bearer… (repeatable; values never reach the file)', collect, [])
+    .option('--header <name=value>', 'a header to send, e.g. "Authorization=Bearer …" (repeatable; values never reach the file)', collect, [])
     .option('--oauth <name>', 'a credential stored by `subako mcp login`')
     .action(async (flags: PullFlags) => {
-      const auth = authFrom(flags);
+      const headerFlags = flags.header.map(parseHeaderFlag);
+      const auth = authFrom(flags, headerFlags);
       try {
         const result = await pullBindings({
           url: flags.url,
           auth,
           out: flags.out,
-          command: describePullCommand({ url: flags.url, out: flags.out, headers: flags.header, oauth: flags.oauth }),
+          command: describePullCommand({ url: flags.url, out: flags.out, headerNames: headerFlags.map(([name]) => name), oauth: flags.oauth }),
         });
         process.stdout.write(`wrote ${result.tools.length} tool binding${result.tools.length === 1 ? '' : 's'} to ${flags.out}\n`);
       } catch (err) {
@@ -49,12 +50,12 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
-function authFrom(flags: PullFlags): Auth {
-  if (flags.oauth !== undefined && flags.header.length > 0) {
+function authFrom(flags: PullFlags, headerFlags: Array<[string, Secret]>): Auth {
+  if (flags.oauth !== undefined && headerFlags.length > 0) {
     throw new UsageError('use either --header or --oauth, not both');
   }
   try {
-    return flags.oauth !== undefined ? oauth(flags.oauth) : headers(parseHeaderFlags(flags.header));
+    return flags.oauth !== undefined ? mcp.oauth(flags.oauth) : mcp.headers(Object.fromEntries(headerFlags));
   } catch (err) {
     if (err instanceof TypeError) throw new UsageError(err.message);
     throw err;
