@@ -41,6 +41,10 @@ export interface HttpBridgeOptions {
   testingOnlyPublicAddresses?: string[];
 }
 
+/** Contexts already built, by their certificates: a bridge is made per call, a root store costs ~100 ms. */
+const contextCache = new Map<string, TlsTrust>();
+const CONTEXT_CACHE_SIZE = 8;
+
 function trustFor(ca: CaOption | undefined): TlsTrust {
   if (ca === undefined) return {};
   const extra: Array<string | Buffer> = [];
@@ -52,7 +56,15 @@ function trustFor(ca: CaOption | undefined): TlsTrust {
       // Node itself only warns when the file is unreadable; do the same by ignoring it.
     }
   }
-  return { secureContext: createSecureContext({ ca: [...rootCertificates, ...extra, ...(Array.isArray(ca) ? ca : [ca])] }) };
+  const certificates = [...extra, ...(Array.isArray(ca) ? ca : [ca])];
+  const key = certificates.map((c) => c.toString()).join('\n');
+  let trust = contextCache.get(key);
+  if (!trust) {
+    trust = { secureContext: createSecureContext({ ca: [...rootCertificates, ...certificates] }) };
+    if (contextCache.size >= CONTEXT_CACHE_SIZE) contextCache.delete(contextCache.keys().next().value as string);
+    contextCache.set(key, trust);
+  }
+  return trust;
 }
 
 /** Best-effort method and URL of a request that did not parse, for its log entry. */
