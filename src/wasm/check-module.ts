@@ -55,7 +55,7 @@ export function checkModule(bytes: Uint8Array, rules: ModuleRules = FORMAT_ONLY_
     parsed = parseModule(bytes);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    return result([{ code: FORMAT_MALFORMED, message: `The module could not be decoded (${message}).` }], null);
+    return result([{ code: FORMAT_MALFORMED, message: `The module could not be decoded (internal decoder error: ${message}).` }], null);
   }
   const problems = [...formatProblems(bytes, parsed), ...featureProblems(parsed)];
   if (parsed.header.kind === 'module') {

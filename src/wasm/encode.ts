@@ -30,7 +30,7 @@ export function encodeName(name: string): number[] {
 }
 
 /** Joins byte chunks into one array. */
-export function concatBytes(parts: ReadonlyArray<Uint8Array | readonly number[]>): Uint8Array {
+export function concatBytes(parts: ReadonlyArray<Uint8Array | readonly number[]>): Uint8Array<ArrayBuffer> {
   const total = parts.reduce((sum, p) => sum + p.length, 0);
   const out = new Uint8Array(total);
   let at = 0;
@@ -42,6 +42,6 @@ export function concatBytes(parts: ReadonlyArray<Uint8Array | readonly number[]>
 }
 
 /** A section: its id, its content size, its content. */
-export function encodeSection(id: number, content: Uint8Array): Uint8Array {
+export function encodeSection(id: number, content: Uint8Array): Uint8Array<ArrayBuffer> {
   return concatBytes([[id, ...encodeU32(content.length)], content]);
 }

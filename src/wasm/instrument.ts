@@ -43,7 +43,7 @@ export interface InstrumentOptions {
 
 type Sites = Map<number, Array<{ start: number; end: number }>>;
 
-export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): Uint8Array {
+export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): Uint8Array<ArrayBuffer> {
   const sites: Sites = new Map();
   const parsed = parseModule(bytes, {
     visit: (instruction, functionIndex) => {
@@ -78,7 +78,7 @@ interface Added {
   globalIndex: number;
 }
 
-function rebuild(bytes: Uint8Array, module: ParsedModule, sites: Sites, limits: { min: number; max: number }): Uint8Array {
+function rebuild(bytes: Uint8Array, module: ParsedModule, sites: Sites, limits: { min: number; max: number }): Uint8Array<ArrayBuffer> {
   const added: Added = {
     typeIndex: module.types.length,
     functionIndex: importCount(module, 'func') + module.functions.length,

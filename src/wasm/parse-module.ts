@@ -53,7 +53,7 @@ export function parseModule(bytes: Uint8Array, options: ParseOptions = {}): Pars
   } catch (error) {
     // A bug in a decoder must still not escape as an exception: report it as malformed input.
     const message = error instanceof Error ? error.message : String(error);
-    result.malformed.push({ message: `could not be decoded (${message})`, offset: 0 });
+    result.malformed.push({ message: `could not be decoded (internal decoder error: ${message})`, offset: 0 });
   }
   return result;
 }
