@@ -11,7 +11,7 @@ import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcon
 import { SUBAKO_VERSION } from '../version.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
 import { classifyFailure } from './classify-error.js';
-import type { Secret } from './secret.js';
+import { redactSecretsDeep, type Secret } from './secret.js';
 
 export interface Descriptor {
   readonly url: string;
@@ -58,7 +58,11 @@ export class ConnectionPool {
     return this.#timeoutMs;
   }
 
-  /** Runs one operation on the descriptor's connection, connecting first when there is none. */
+  /**
+   * Runs one operation on the descriptor's connection, connecting first when there is none. Its value comes
+   * back with every secret revealed on the connection cut out of its strings: what a server echoes back is
+   * shown redacted, like everywhere else.
+   */
   async use<T>(descriptor: Descriptor, options: UseOptions, op: (client: Client) => Promise<T>): Promise<T> {
     const entry = this.#acquire(descriptor);
     entry.busy += 1;
@@ -66,7 +70,7 @@ export class ConnectionPool {
     try {
       await entry.ready;
       connected = true;
-      return await op(entry.client);
+      return redactSecretsDeep(await op(entry.client), entry.secrets);
     } catch (err) {
       const { error, dropConnection } = classifyFailure(
         err,

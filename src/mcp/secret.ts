@@ -68,13 +68,15 @@ export class Secret {
 
 /**
  * Replaces every occurrence of the given secrets' values (and of their longer whitespace-separated parts,
- * so `xyz` of `Bearer xyz` is caught too) in a text that came from elsewhere — a server's error body, say.
+ * so `xyz…` of `Bearer xyz…` is caught too) in a text that came from elsewhere — a server's error body, say.
+ * Values shorter than 8 characters are left alone: no credential is that short, and cutting out, say, a
+ * two-letter region header would mangle unrelated text.
  */
 export function redactSecrets(text: string, secrets: Iterable<Secret>): string {
   const needles = new Set<string>();
   for (const secret of secrets) {
     const value = secret.reveal();
-    if (value.length >= 4) needles.add(value);
+    if (value.length >= 8) needles.add(value);
     for (const part of value.split(/\s+/)) if (part.length >= 8) needles.add(part);
   }
   let out = text;
@@ -83,4 +85,21 @@ export function redactSecrets(text: string, secrets: Iterable<Secret>): string {
     out = out.split(needle).join('********');
   }
   return out;
+}
+
+/** The same, through every string of a JSON value (a tool result a server filled with what it was sent). */
+export function redactSecretsDeep<T>(value: T, secrets: Iterable<Secret>): T {
+  const list = [...secrets];
+  if (list.length === 0) return value;
+  const walk = (node: unknown): unknown => {
+    if (typeof node === 'string') return redactSecrets(node, list);
+    if (Array.isArray(node)) return node.map(walk);
+    if (typeof node === 'object' && node !== null) {
+      const out: Record<string, unknown> = {};
+      for (const [key, child] of Object.entries(node)) out[key] = walk(child);
+      return out;
+    }
+    return node;
+  };
+  return walk(value) as T;
 }

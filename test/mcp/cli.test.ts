@@ -1,0 +1,69 @@
+/** `subako mcp tools` and `subako mcp call` for people, run as the real command against a real server. */
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startModernServer, startLegacyServer, type RunningServer } from './helpers/servers.js';
+import { runCli } from './helpers/cli.js';
+
+describe('subako mcp tools / call', () => {
+  let modern: RunningServer;
+  let legacy: RunningServer;
+  let home: string;
+  const env = () => ({ SUBAKO_HOME: home });
+
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), 'subako-cli-'));
+    [modern, legacy] = await Promise.all([startModernServer(), startLegacyServer()]);
+  });
+  after(async () => {
+    await Promise.all([modern.stop(), legacy.stop()]);
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('tools prints each tool with its description and arguments', async () => {
+    const run = await runCli(['mcp', 'tools', '--url', modern.url], env());
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^add — Adds two integers\.\n {2}x: integer — first\n {2}y: integer\n/m);
+    assert.match(run.stdout, /^pixel — Returns an image\.\n {2}\(no arguments\)/m);
+    assert.match(run.stdout, /reason: string \(optional\)/);
+  });
+
+  it('tools --json prints the metadata as JSON (a 2025-era server too)', async () => {
+    const run = await runCli(['mcp', 'tools', '--url', legacy.url, '--json'], env());
+    assert.equal(run.code, 0, run.stderr);
+    const tools = JSON.parse(run.stdout) as Array<{ name: string; inputSchema: unknown; source: unknown }>;
+    assert.deepEqual(tools.map((t) => t.name), ['add', 'pixel', 'fail', 'whoami', 'echo_auth_error']);
+    assert.deepEqual(tools[0].source, { kind: 'mcp', url: legacy.url });
+  });
+
+  it('call prints the result: text, and images described', async () => {
+    const sum = await runCli(['mcp', 'call', '--url', modern.url, 'add', '{"x":40,"y":2}'], env());
+    assert.equal(sum.code, 0, sum.stderr);
+    assert.equal(sum.stdout, '42\n');
+    const pixel = await runCli(['mcp', 'call', '--url', legacy.url, 'pixel'], env());
+    assert.equal(pixel.stdout, '[image image/png, 70 bytes]\none pixel\n');
+  });
+
+  it('call --json prints the whole result', async () => {
+    const run = await runCli(['mcp', 'call', '--url', modern.url, '--json', 'add', '{"x":1,"y":2}'], env());
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout).structuredContent, { sum: 3 });
+  });
+
+  it('a tool error or a refused call exits 1 with the reason on stderr', async () => {
+    const failed = await runCli(['mcp', 'call', '--url', modern.url, 'fail', '{"reason":"quota"}'], env());
+    assert.equal(failed.code, 1);
+    assert.match(failed.stderr, /tool "fail" failed: failed: quota/);
+    const unreachable = await runCli(['mcp', 'tools', '--url', 'http://127.0.0.1:9/mcp'], env());
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /^subako: could not list tools at the MCP server http:\/\/127\.0\.0\.1:9\/mcp/);
+  });
+
+  it('malformed arguments are a usage error (exit 2)', async () => {
+    const run = await runCli(['mcp', 'call', '--url', modern.url, 'add', '[1,2]'], env());
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /ARGS-JSON must be a JSON object/);
+  });
+});
