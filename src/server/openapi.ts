@@ -33,7 +33,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
     };
     if (route.body) {
       operation.requestBody = route.body.kind === 'json'
-        ? { required: route.method !== 'POST' || route.path !== '/v1/agents/{id}/sessions', content: { 'application/json': { schema: route.body.schema } } }
+        ? { required: !route.body.optional, content: { 'application/json': { schema: route.body.schema } } }
         : {
           required: true,
           description: route.body.description,

@@ -17,7 +17,7 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type RouteAuth = 'api_key' | 'api_key_or_session' | 'session' | 'none';
 
 export type RouteBody =
-  | { kind: 'json'; schema: JsonSchema; maxBytes?: number }
+  | { kind: 'json'; schema: JsonSchema; maxBytes?: number; /** An absent body counts as `{}`. */ optional?: boolean }
   | { kind: 'binary'; contentTypes: string[]; maxBytes: number; description: string };
 
 export interface RouteResponse {
@@ -62,6 +62,11 @@ export interface Route {
   responses: Record<number, RouteResponse>;
   /** Handlers that answer the response themselves (MCP endpoints) return null. */
   handler(ctx: RequestContext): Promise<HandlerResult | null>;
+  /**
+   * Answer fields that are secrets shown once (a session token): an Idempotency-Key replay answers without
+   * them, since they are never stored in plain text.
+   */
+  replayOmits?: string[];
   /** The raw handler takes the request stream as it is (the body is not read or validated first). */
   raw?: boolean;
 }

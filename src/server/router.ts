@@ -87,7 +87,10 @@ export class Router {
     const query = checkQuery(route, url.searchParams);
     let body: unknown;
     if (route.body && !route.raw) {
-      if (route.body.kind === 'json') {
+      const empty = req.headers['content-type'] === undefined && (req.headers['content-length'] ?? '0') === '0' && req.headers['transfer-encoding'] === undefined;
+      if (route.body.kind === 'json' && route.body.optional && empty) {
+        body = {};
+      } else if (route.body.kind === 'json') {
         requireContentType(req, ['application/json']);
         const raw = await readBody(req, route.body.maxBytes ?? DEFAULT_JSON_BODY_BYTES);
         body = parseJson(raw);
@@ -136,7 +139,8 @@ export class Router {
         throw err;
       }
       if (result && result.status < 500) {
-        await store.putIdempotent({ scope, requestHash, status: result.status, body: result.body ?? null, createdAt: new Date().toISOString() });
+        const body = omitFields(result.body ?? null, route.replayOmits ?? []);
+        await store.putIdempotent({ scope, requestHash, status: result.status, body, createdAt: new Date().toISOString() });
       }
       return result;
     } finally {
@@ -163,6 +167,11 @@ async function authenticate(platform: Platform, req: IncomingMessage, route: Rou
     if (session && session.id === params.id) return { apiKey: null, session };
   }
   throw new HttpError(401, 'unauthorized', 'the bearer token is not a valid API key');
+}
+
+function omitFields(body: unknown, fields: string[]): unknown {
+  if (fields.length === 0 || body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([key]) => !fields.includes(key)));
 }
 
 function checkQuery(route: Route, search: URLSearchParams): Record<string, string> {

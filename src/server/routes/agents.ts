@@ -77,8 +77,8 @@ export function agentRoutes(): Route[] {
     },
     {
       method: 'POST', path: '/v1/agents/{id}/sessions', operationId: 'createSession', tag: 'sessions', auth: 'api_key',
-      summary: 'Start a session on the agent\'s current version. The answer holds the session token and MCP URLs, shown this once.',
-      body: { kind: 'json', schema: SESSION_INPUT_SCHEMA },
+      summary: 'Start a session on the agent\'s current version. The answer holds the session token and MCP URLs, shown this once (an Idempotency-Key replay answers without them).',
+      body: { kind: 'json', schema: SESSION_INPUT_SCHEMA, optional: true }, replayOmits: ['token', 'mcp'],
       responses: { 201: { description: 'Created.', schema: SESSION_SCHEMA }, 404: error('No such agent.'), 422: error('Unknown vaults or bad TTL.') },
       async handler({ platform, params, body, baseUrl }) {
         const { session, token } = await platform.sessions.create(params.id, (body ?? {}) as SessionInput);
