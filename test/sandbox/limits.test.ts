@@ -8,11 +8,21 @@ import { wat } from '../helpers/wat.js';
 import { SandboxPool } from '../../src/sandbox/pool.js';
 import { MemoryCapError, SANDBOX_ERROR, SandboxError } from '../../src/sandbox/errors.js';
 import type { CompiledModule } from '../../src/sandbox/types.js';
-import { MIB, cGuest, delay, limits, runToEnd, start, text, until } from './helpers.js';
+import { MIB, cGuest, limits, runToEnd, start, text, until } from './helpers.js';
 
 const ENDLESS_LOOP = '(module (memory (export "memory") 1) (func (export "_start") (loop (br 0))))';
 const TRAP = '(module (memory (export "memory") 1) (func (export "_start") unreachable))';
 const EXIT_0 = '(module (memory (export "memory") 1) (func (export "_start")))';
+
+const SAY_GO_THEN_LOOP = `(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "go\\n")
+  (func (export "_start")
+    (i32.store (i32.const 0) (i32.const 16))
+    (i32.store (i32.const 4) (i32.const 3))
+    (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))
+    (loop (br 0))))`;
 
 /** Past the deadline, a stopped guest must be reported within this (the rule: well under a second). */
 const PROMPT_MS = 500;
@@ -100,6 +110,37 @@ describe('limits of a run', () => {
     assert.equal(received, 100_000);
   });
 
+  test('a stderr flood cannot pile up in the host\'s memory; its tail is kept', async () => {
+    // Writes the same 1 MiB to stderr for ever.
+    const flood = await pool.compile(
+      await wat(`(module
+        (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+        (memory (export "memory") 17)
+        (data (i32.const 1048639) "!")
+        (func (export "_start")
+          (i32.store (i32.const 0) (i32.const 64))
+          (i32.store (i32.const 4) (i32.const 1048576))
+          (loop (drop (call $write (i32.const 2) (i32.const 0) (i32.const 1) (i32.const 8))) (br 0))))`),
+      { memoryBytes: 64 * MIB },
+    );
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    let received = 0;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+    try {
+      const { result } = await start(pool, flood, {
+        limits: limits({ timeoutMs: 700, stderrTailBytes: 8 }),
+        onStderr: (chunk) => (received += chunk.length),
+      }).finished;
+      assert.deepEqual(result.outcome, { kind: 'timeout' });
+      assert.deepEqual([...result.stderrTail], [0, 0, 0, 0, 0, 0, 0, 33]);
+      assert.ok(received >= MIB, `only ${received} bytes of stderr arrived`);
+    } finally {
+      clearInterval(sampler);
+    }
+    assert.ok(peak - before < 256 * MIB, `RSS rose by ${Math.round((peak - before) / MIB)} MiB`);
+  });
+
   test('a trap is reported with its message', async () => {
     const trap = await pool.compile(await wat(TRAP), { memoryBytes: 64 * MIB });
     const { result } = await runToEnd(pool, trap);
@@ -128,13 +169,14 @@ describe('limits of a run', () => {
   test('kill ends a running guest with its reason, and a queued run without starting it', async () => {
     const small = new SandboxPool({ size: 1 });
     try {
-      const compiled = await small.compile(await wat(ENDLESS_LOOP), { memoryBytes: 64 * MIB });
+      const compiled = await small.compile(await wat(SAY_GO_THEN_LOOP), { memoryBytes: 64 * MIB });
       const running = start(small, compiled);
       const queued = start(small, compiled);
-      await delay(50);
+      await until(() => running.stdoutSoFar() === 'go\n');
       queued.handle.kill('not needed');
       running.handle.kill('enough');
-      assert.deepEqual((await running.finished).result.outcome, { kind: 'killed', reason: 'enough' });
+      const runningResult = (await running.finished).result;
+      assert.deepEqual(runningResult.outcome, { kind: 'killed', reason: 'enough' });
       const queuedResult = (await queued.finished).result;
       assert.deepEqual(queuedResult.outcome, { kind: 'killed', reason: 'not needed' });
       assert.equal(queuedResult.durationMs, 0);
@@ -144,9 +186,10 @@ describe('limits of a run', () => {
   });
 
   test('the pool keeps its size after its workers are killed, and runs again', async () => {
+    const busy = await pool.compile(await wat(SAY_GO_THEN_LOOP), { memoryBytes: 64 * MIB });
+    const runs = [start(pool, busy), start(pool, busy)];
+    await until(() => runs.every((run) => run.stdoutSoFar() === 'go\n')); // both workers hold a guest
     const idsBefore = pool.workerThreadIds();
-    const runs = [start(pool, loop), start(pool, loop)];
-    await delay(50);
     for (const run of runs) run.handle.kill('stop');
     for (const run of runs) assert.equal((await run.finished).result.outcome.kind, 'killed');
     assert.equal(pool.size, 2);
@@ -167,12 +210,15 @@ describe('limits of a run', () => {
 
   test('closing the pool kills what runs, refuses new runs, and can be repeated', async () => {
     const closing = new SandboxPool({ size: 1 });
-    const compiled = await closing.compile(await wat(ENDLESS_LOOP), { memoryBytes: 64 * MIB });
+    const compiled = await closing.compile(await wat(SAY_GO_THEN_LOOP), { memoryBytes: 64 * MIB });
     const running = start(closing, compiled);
-    await until(() => true);
+    const queued = start(closing, compiled);
+    await until(() => running.stdoutSoFar() === 'go\n');
     await closing.close();
     await closing.close();
     assert.equal((await running.finished).result.outcome.kind, 'killed');
+    assert.equal((await queued.finished).result.outcome.kind, 'killed');
+    assert.equal(closing.size, 0);
     assert.throws(() => start(closing, compiled), (e: unknown) => e instanceof SandboxError && e.code === SANDBOX_ERROR.closed);
   });
 });
