@@ -156,7 +156,8 @@ export class SchemaMapper {
     let name = this.named.get(pointer);
     if (name === undefined) {
       const segments = pointer.split('/');
-      name = this.nameDefinition(segments[segments.length - 1] ?? 'Definition');
+      const last = (segments[segments.length - 1] ?? '').replace(/~1/g, '/').replace(/~0/g, '~');
+      name = this.nameDefinition(last === '' ? 'Definition' : last);
       this.named.set(pointer, name);
       this.order.push({ name, pointer });
     }
