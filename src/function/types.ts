@@ -62,7 +62,8 @@ export interface FunctionCallContext {
   skillsDir?: string;
   /** Absent: no network (every subako_http request answers host_not_allowed). */
   egress?: EgressGrant;
-  limits?: Partial<Limits>;
+  /** Per-call limits. The memory cap is the host's, fixed when the module is compiled. */
+  limits?: Partial<Omit<Limits, 'memoryBytes'>>;
   signal?: AbortSignal;
 }
 
