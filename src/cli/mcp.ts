@@ -3,14 +3,16 @@
  * given with `--header` are wrapped as Secrets at once: they reach the server and nothing else (never an
  * output line or an error message).
  *
- * registerMcp returns the `mcp` command so other files can add their subcommands to it (pull, login,
- * credentials, forget).
+ * The other subcommands live in their own files and hang themselves on the same `mcp` command:
+ * mcp-pull.ts (`pull`) and mcp-oauth.ts (`login`, `credentials`, `forget`).
  */
 import { Command, Option } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
 import { mcp, getMetadata, Secret, type Auth } from '../mcp/index.js';
 import { formatResult, formatToolList } from '../mcp/present.js';
 import { EXIT_FAILED, type CommandContext } from './main.js';
+import { registerMcpOAuth } from './mcp-oauth.js';
+import { registerMcpPull } from './mcp-pull.js';
 
 interface ServerFlags {
   url: string;
@@ -103,5 +105,7 @@ export function registerMcp(program: Command, ctx: CommandContext): Command {
     });
   });
 
+  registerMcpPull(command, ctx);
+  registerMcpOAuth(command, ctx);
   return command;
 }

@@ -4,6 +4,7 @@
  * made out of band by `subako mcp login`; programs only ever name it, the token never appears in them.
  */
 import { McpAuthError } from './errors.js';
+import { accessTokenFor as storeAccessTokenFor } from './oauth/store.js';
 import { Secret } from './secret.js';
 
 export interface HeadersAuth {
@@ -61,8 +62,11 @@ export function authIdentity(auth: Auth): string {
   return `headers:${JSON.stringify(entries)}`;
 }
 
-/** Where `mcp.oauth(name)` gets a fresh access token; replaceable (tests, a host with its own vault). */
-export type AccessTokenSource = (name: string) => Promise<Secret>;
+/**
+ * Where `mcp.oauth(name)` gets a fresh access token; replaceable (tests, a host with its own vault).
+ * `forceRefresh` asks for a new token even if the current one looks valid (the server just refused it).
+ */
+export type AccessTokenSource = (name: string, options?: { forceRefresh?: boolean }) => Promise<Secret>;
 
 let accessTokenSource: AccessTokenSource | undefined;
 
@@ -71,28 +75,9 @@ export function setAccessTokenSource(source: AccessTokenSource | undefined): voi
   accessTokenSource = source;
 }
 
-// A non-literal specifier: the credential store is built separately and may be absent from a build.
-const STORE_MODULE = './oauth/store.js';
-
-async function storeAccessToken(name: string): Promise<Secret> {
-  let store: { accessTokenFor?: AccessTokenSource };
-  try {
-    store = (await import(STORE_MODULE)) as { accessTokenFor?: AccessTokenSource };
-  } catch (err) {
-    throw new McpAuthError('unavailable', `no OAuth credential store is available to look up "${name}"`, {
-      credential: name,
-      cause: err,
-    });
-  }
-  if (typeof store.accessTokenFor !== 'function') {
-    throw new McpAuthError('unavailable', `the OAuth credential store cannot look up "${name}"`, { credential: name });
-  }
-  return store.accessTokenFor(name);
-}
-
 /** A fresh access token for a named credential, or an McpAuthError (missing, or expired beyond refresh). */
-export async function accessTokenFor(name: string): Promise<Secret> {
-  const token = await (accessTokenSource ?? storeAccessToken)(name);
+export async function accessTokenFor(name: string, options: { forceRefresh?: boolean } = {}): Promise<Secret> {
+  const token = await (accessTokenSource ?? storeAccessTokenFor)(name, options);
   if (!(token instanceof Secret)) {
     throw new McpAuthError('unavailable', `the credential store returned no token for "${name}"`, { credential: name });
   }

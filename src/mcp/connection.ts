@@ -157,14 +157,24 @@ export class ConnectionPool {
   }
 }
 
-function authOptions(auth: Auth, secrets: Set<Secret>): { fetch?: FetchLike; authProvider?: { token(): Promise<string | undefined> } } {
+function authOptions(
+  auth: Auth,
+  secrets: Set<Secret>,
+): { fetch?: FetchLike; authProvider?: { token(): Promise<string | undefined>; onUnauthorized?(): Promise<void> } } {
   if (auth.kind === 'oauth') {
+    // On a 401 the transport calls onUnauthorized and retries once: the retry gets a force-refreshed token.
+    // A second 401 means the credential is no good any more (classified as McpAuthError `rejected`).
+    let forceRefresh = false;
     return {
       authProvider: {
         token: async () => {
-          const token = await accessTokenFor(auth.name);
+          const token = await accessTokenFor(auth.name, { forceRefresh });
+          forceRefresh = false;
           secrets.add(token);
           return token.reveal();
+        },
+        onUnauthorized: async () => {
+          forceRefresh = true;
         },
       },
     };
