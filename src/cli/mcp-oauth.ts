@@ -44,8 +44,7 @@ export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void
             process.stdout.write('Waiting for the sign-in to finish…\n');
           },
         });
-        const expiry = result.expiresAt === undefined ? '' : `; the access token is refreshed automatically`;
-        process.stdout.write(`Stored credential "${result.name}" for ${result.serverUrl}${expiry}.\n`);
+        process.stdout.write(`Stored credential "${result.name}" for ${result.serverUrl}. Use it as mcp.oauth("${result.name}") or --oauth ${result.name}.\n`);
       } catch (err) {
         fail(err);
       }
