@@ -129,7 +129,7 @@ describe('poll_oneoff sleeps, never spins', () => {
       host.close();
     }
     assert.ok(calls.length >= 1 && calls.length <= 3, `sleep called ${calls.length} times: ${calls}`);
-    assert.ok(calls[0] > 30 && calls[0] <= 40, `first sleep ${calls[0]} ms`);
+    assert.ok(calls.every((ms) => ms > 0 && ms <= 40), `sleeps: ${calls}`);
   });
 
   test('with stdin watched and silent, it waits in the stdin source with the clock as timeout', async () => {
