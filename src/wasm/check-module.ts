@@ -95,7 +95,7 @@ function featureProblems(parsed: ParseResult): Problem[] {
     const others = count > 1 ? ` and ${count - 1} more place${count > 2 ? 's' : ''}` : '';
     return {
       code: FEATURE_CODES[feature],
-      message: `The module uses ${what}: first ${first}${others}. Subako runs WebAssembly 2.0 without these; ${instead}.`,
+      message: `The module uses ${what}: first seen ${first}${others}. Subako runs WebAssembly 2.0 without these; ${instead}.`,
     };
   });
 }

@@ -25,7 +25,9 @@ export function readHeader(bytes: Uint8Array): Header {
 /** A short guess at what a non-WebAssembly file is, so the message can say what to do. */
 export function describeNonWasm(bytes: Uint8Array): string {
   if (bytes.length === 0) return 'the file is empty';
-  const head = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 64)).trimStart();
+  // Skip leading whitespace and WAT comments (`;; line`, `(; block ;)`) before looking for `(module`.
+  const head = new TextDecoder('utf-8', { fatal: false }).decode(bytes.subarray(0, 4096))
+    .replace(/^(?:\s|;;[^\n]*(?:\n|$)|\(;[\s\S]*?;\))*/, '');
   if (head.startsWith('(module') || head.startsWith('(component')) {
     return 'it is WebAssembly text (WAT), not a binary; compile it first (for example with wat2wasm)';
   }

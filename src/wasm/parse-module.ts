@@ -156,11 +156,11 @@ function crossCheck(result: ParseResult): void {
   };
   for (const entry of module.exports) {
     const size = spaces[entry.kind];
-    if (size !== undefined && entry.index >= size && !brokenSections.has(2)) {
+    if (size !== undefined && entry.index >= size && brokenSections.size === 0) {
       malformed.push({ message: `the export "${entry.name}" names ${entry.kind} ${entry.index}, which does not exist`, offset: HEADER_SIZE });
     }
   }
-  if (module.start !== null && module.start >= spaces.func) {
+  if (module.start !== null && module.start >= spaces.func && brokenSections.size === 0) {
     malformed.push({ message: `the start function ${module.start} does not exist`, offset: HEADER_SIZE });
   }
 }

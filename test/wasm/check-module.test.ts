@@ -62,6 +62,7 @@ describe('format: not WebAssembly, a component, or malformed', () => {
     const cases: Array<[Uint8Array, RegExp]> = [
       [new Uint8Array(), /empty/],
       [new TextEncoder().encode('(module (func))'), /WebAssembly text/],
+      [new TextEncoder().encode(';; a comment\n  (; block ;) (module)'), /WebAssembly text/],
       [new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]), /ELF/],
       [new TextEncoder().encode('{"abi": 1}'), /JSON/],
       [new Uint8Array([1, 2, 3]), /magic/],
