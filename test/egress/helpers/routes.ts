@@ -23,8 +23,16 @@ export async function writeBytes(res: ServerResponse, total: number, fill = 0x61
     left -= part.length;
     if (!res.write(part)) {
       await new Promise<void>((resolve, reject) => {
-        res.once('drain', resolve);
-        res.once('close', () => reject(new Error('closed')));
+        const onDrain = (): void => {
+          res.off('close', onClose);
+          resolve();
+        };
+        const onClose = (): void => {
+          res.off('drain', onDrain);
+          reject(new Error('closed'));
+        };
+        res.once('drain', onDrain);
+        res.once('close', onClose);
       });
     }
   }
