@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startModernServer, startLegacyServer, type RunningServer } from './helpers/servers.js';
-import { runCli } from './helpers/cli.js';
+import { runCli, type CliRun } from './helpers/cli.js';
 
 describe('subako mcp tools / call', () => {
   let modern: RunningServer;
@@ -13,25 +13,39 @@ describe('subako mcp tools / call', () => {
   let home: string;
   const env = () => ({ SUBAKO_HOME: home });
 
+  // Every command runs once, all at the same time (a process start is the slow part); the tests read the runs.
+  let runs: Record<string, CliRun>;
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'subako-cli-'));
     [modern, legacy] = await Promise.all([startModernServer(), startLegacyServer()]);
+    const commands: Record<string, string[]> = {
+      tools: ['mcp', 'tools', '--url', modern.url],
+      toolsJson: ['mcp', 'tools', '--url', legacy.url, '--json'],
+      sum: ['mcp', 'call', '--url', modern.url, 'add', '{"x":40,"y":2}'],
+      pixel: ['mcp', 'call', '--url', legacy.url, 'pixel'],
+      sumJson: ['mcp', 'call', '--url', modern.url, '--json', 'add', '{"x":1,"y":2}'],
+      failed: ['mcp', 'call', '--url', modern.url, 'fail', '{"reason":"quota"}'],
+      unreachable: ['mcp', 'tools', '--url', 'http://127.0.0.1:9/mcp'],
+      badArgs: ['mcp', 'call', '--url', modern.url, 'add', '[1,2]'],
+    };
+    const done = await Promise.all(Object.entries(commands).map(async ([name, args]) => [name, await runCli(args, env())] as const));
+    runs = Object.fromEntries(done);
   });
   after(async () => {
     await Promise.all([modern.stop(), legacy.stop()]);
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('tools prints each tool with its description and arguments', async () => {
-    const run = await runCli(['mcp', 'tools', '--url', modern.url], env());
+  it('tools prints each tool with its description and arguments', () => {
+    const run = runs.tools;
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^add — Adds two integers\.\n {2}x: integer — first\n {2}y: integer\n/m);
     assert.match(run.stdout, /^pixel — Returns an image\.\n {2}\(no arguments\)/m);
     assert.match(run.stdout, /reason: string \(optional\)/);
   });
 
-  it('tools --json prints the metadata as JSON (a 2025-era server too)', async () => {
-    const run = await runCli(['mcp', 'tools', '--url', legacy.url, '--json'], env());
+  it('tools --json prints the metadata as JSON (a 2025-era server too)', () => {
+    const run = runs.toolsJson;
     assert.equal(run.code, 0, run.stderr);
     const tools = JSON.parse(run.stdout) as Array<{ name: string; inputSchema: unknown; source: unknown }>;
     assert.deepEqual(tools.map((t) => t.name), ['add', 'pixel', 'fail', 'whoami', 'echo_auth_error']);
@@ -39,30 +53,30 @@ describe('subako mcp tools / call', () => {
   });
 
   it('call prints the result: text, and images described', async () => {
-    const sum = await runCli(['mcp', 'call', '--url', modern.url, 'add', '{"x":40,"y":2}'], env());
+    const sum = runs.sum;
     assert.equal(sum.code, 0, sum.stderr);
     assert.equal(sum.stdout, '42\n');
-    const pixel = await runCli(['mcp', 'call', '--url', legacy.url, 'pixel'], env());
+    const pixel = runs.pixel;
     assert.equal(pixel.stdout, '[image image/png, 70 bytes]\none pixel\n');
   });
 
-  it('call --json prints the whole result', async () => {
-    const run = await runCli(['mcp', 'call', '--url', modern.url, '--json', 'add', '{"x":1,"y":2}'], env());
+  it('call --json prints the whole result', () => {
+    const run = runs.sumJson;
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(JSON.parse(run.stdout).structuredContent, { sum: 3 });
   });
 
   it('a tool error or a refused call exits 1 with the reason on stderr', async () => {
-    const failed = await runCli(['mcp', 'call', '--url', modern.url, 'fail', '{"reason":"quota"}'], env());
+    const failed = runs.failed;
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /tool "fail" failed: failed: quota/);
-    const unreachable = await runCli(['mcp', 'tools', '--url', 'http://127.0.0.1:9/mcp'], env());
+    const unreachable = runs.unreachable;
     assert.equal(unreachable.code, 1);
     assert.match(unreachable.stderr, /^subako: could not list tools at the MCP server http:\/\/127\.0\.0\.1:9\/mcp/);
   });
 
-  it('malformed arguments are a usage error (exit 2)', async () => {
-    const run = await runCli(['mcp', 'call', '--url', modern.url, 'add', '[1,2]'], env());
+  it('malformed arguments are a usage error (exit 2)', () => {
+    const run = runs.badArgs;
     assert.equal(run.code, 2);
     assert.match(run.stderr, /ARGS-JSON must be a JSON object/);
   });
