@@ -75,9 +75,23 @@ export class ByteReader {
     return this.fail('unsigned 32-bit number longer than 5 bytes', start);
   }
 
-  /** Signed LEB128 of at most 32 bits. */
+  /** Signed LEB128 of at most 32 bits (the most common immediate: kept to plain number arithmetic). */
   s32(): number {
-    return Number(this.signed(32));
+    const start = this.pos;
+    let result = 0;
+    let shift = 0;
+    for (let i = 0; i < 5; i++) {
+      const byte = this.u8();
+      result |= (byte & 0x7f) << shift;
+      shift += 7;
+      if ((byte & 0x80) === 0) {
+        // In the fifth byte, the sign bit and the three unused bits above it must agree.
+        if (i === 4 && ((byte & 0x78) !== 0 && (byte & 0x78) !== 0x78)) this.fail('signed 32-bit number too large', start);
+        if (shift < 32 && (byte & 0x40) !== 0) result |= -1 << shift;
+        return result | 0;
+      }
+    }
+    return this.fail('signed 32-bit number longer than 5 bytes', start);
   }
 
   /** Signed LEB128 of at most 33 bits (block types): negative values are one-byte type codes. */

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ByteReader, DecodeError } from '../../src/wasm/reader.js';
+import fc from 'fast-check';
 import { encodeS32, encodeU32 } from '../../src/wasm/encode.js';
 
 const reader = (...bytes: number[]): ByteReader => new ByteReader(new Uint8Array(bytes));
@@ -51,6 +52,13 @@ describe('LEB128 numbers', () => {
       assert.equal(new ByteReader(new Uint8Array(encodeS32(value))).s32(), value);
     }
   });
+});
+
+test('any 32-bit integer survives an encode and decode, signed and unsigned', () => {
+  fc.assert(fc.property(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), (value) => {
+    assert.equal(new ByteReader(new Uint8Array(encodeS32(value))).s32(), value);
+    assert.equal(new ByteReader(new Uint8Array(encodeU32(value >>> 0))).u32(), value >>> 0);
+  }), { numRuns: 2000 });
 });
 
 describe('bounds', () => {
