@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds the committed guest modules: every test/fixtures/**/*.c and examples/**/*.c into a .wasm of
 # the same name beside it (clang + wasi-libc), and every test/fixtures/as/*.ts with AssemblyScript.
-# Extra clang flags for one file go on its first line: `// build-flags: -Wl,--max-memory=1048576`.
+# A source in a package directory (one holding subako-package.json) builds that package's module.wasm.
+# Extra clang flags for one file go on a `// build-flags: ...` line in its leading comment (first 10
+# lines); clang runs in the source's directory, so relative paths in the flags are relative to it.
 # Arguments, if any, limit the build to sources under those paths: `scripts/build-fixtures.sh test/fixtures/as`.
 # Idempotent: it always writes the same outputs from the same sources. Tests never run it; they load
 # the committed .wasm files. Needs: clang, wasi-libc (see shared/reference/toolchains.md), npm deps.
@@ -26,16 +28,20 @@ selected() {
 
 build_c() {
   local source="$1"
-  local output="${source%.c}.wasm"
+  local dir name output
+  dir="$(dirname "$source")"
+  name="$(basename "$source" .c)"
+  output="$name.wasm"
+  [[ -f "$dir/subako-package.json" ]] && output="module.wasm"
   local flags=()
-  local first
-  first="$(head -n 1 "$source")"
-  if [[ "$first" =~ ^//[[:space:]]*build-flags:(.*)$ ]]; then
+  local line
+  line="$(head -n 10 "$source" | grep -m 1 -E '^//[[:space:]]*build-flags:' || true)"
+  if [[ -n "$line" ]]; then
     # Word-split the flags on purpose: they are a space-separated list.
-    read -r -a flags <<< "${BASH_REMATCH[1]}"
+    read -r -a flags <<< "${line#*build-flags:}"
   fi
-  clang --target=wasm32-wasi -O2 -s "${flags[@]}" -o "$output" "$source"
-  echo "built $output"
+  (cd "$dir" && clang --target=wasm32-wasi -O2 -s ${flags[@]+"${flags[@]}"} -o "$output" "$name.c")
+  echo "built $dir/$output"
   built=$((built + 1))
 }
 
