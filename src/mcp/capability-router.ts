@@ -7,7 +7,7 @@
  * server (serve's own loopback server, or a host's server that forwards the prefix to it).
  */
 import { randomBytes } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { DEFAULT_MAX_BODY_BYTES } from './toolbox-handler.js';
 
@@ -110,4 +110,32 @@ export class CapabilityRouter {
     await route.node(req, res);
     return true;
   }
+}
+
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+const attached = new WeakMap<HttpServer, CapabilityRouter>();
+
+/**
+ * The router mounted in an existing node:http server, mounted on first use: requests under the router's
+ * prefix go to it, every other request to the listeners the server had. Mount after the server has its own
+ * request handler (a listener added later would also see the capability requests).
+ */
+export function routerFor(server: HttpServer, options: CapabilityRouterOptions = {}): CapabilityRouter {
+  const existing = attached.get(server);
+  if (existing) return existing;
+  const router = new CapabilityRouter(options);
+  const previous = server.listeners('request') as RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (router.owns(req.url)) {
+      router.handleNode(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+      return;
+    }
+    for (const listener of previous) listener.call(server, req, res);
+  });
+  attached.set(server, router);
+  return router;
 }

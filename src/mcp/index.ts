@@ -42,7 +42,7 @@ export { tools, call, getMetadata, callTool, type ServerOptions, type DirectCall
 export { ConnectionPool, defaultPool, type Descriptor } from './connection.js';
 export { defineTool, type DefineToolOptions } from './define-tool.js';
 export { createToolboxHandler, DEFAULT_MAX_BODY_BYTES, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
-export { CapabilityRouter, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
+export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
 export { serve, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';
 export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from './validate.js';

@@ -6,12 +6,13 @@
  * The subscriber's value is serve's value.
  *
  * By default serve listens on its own loopback server (127.0.0.1, a free port). A host with its own
- * node:http server passes `router` (a CapabilityRouter its server forwards the prefix to) and `baseUrl`.
+ * node:http server passes it as `server` (serve mounts a router on it), or passes `router` (a
+ * CapabilityRouter its server forwards the prefix to) and `baseUrl`.
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Toolbox } from '../tool.js';
-import { CapabilityRouter } from './capability-router.js';
+import { CapabilityRouter, routerFor } from './capability-router.js';
 import { createToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
 
 export interface ServeOptions extends ToolboxHandlerOptions {
@@ -23,7 +24,9 @@ export interface ServeOptions extends ToolboxHandlerOptions {
   port?: number;
   /** Mount on an existing router instead of starting a server; needs `baseUrl`. */
   router?: CapabilityRouter;
-  /** The origin (and optional path prefix) at which `router` is reachable, e.g. `http://127.0.0.1:8080`. */
+  /** Mount on an existing, listening node:http server (its other routes keep working; see routerFor). */
+  server?: HttpServer;
+  /** Where `router` or `server` is reachable, e.g. `http://127.0.0.1:8080` (for `server`, default: its address). */
   baseUrl?: string;
   /** One line per request, capability token redacted (only for the server serve starts itself). */
   log?: (line: string) => void;
@@ -74,6 +77,18 @@ async function startOwnServer(options: ServeOptions): Promise<Mount> {
   };
 }
 
+function mountOnServer(server: HttpServer, options: ServeOptions): Mount {
+  const router = routerFor(server, { log: options.log, maxBodyBytes: options.maxBodyBytes });
+  let baseUrl = options.baseUrl;
+  if (baseUrl === undefined) {
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new TypeError('serve on a server needs it listening on TCP, or a baseUrl');
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    baseUrl = `http://${host}:${address.port}`;
+  }
+  return { router, baseUrl: baseUrl.replace(/\/+$/, ''), close: async () => undefined };
+}
+
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The serve was aborted', 'AbortError');
 }
@@ -83,7 +98,9 @@ export async function serve<T>(toolbox: Toolbox, subscriber: Subscriber<T>, opti
   if (options.router && !options.baseUrl) throw new TypeError('serve on an existing router needs its baseUrl');
   const mount: Mount = options.router
     ? { router: options.router, baseUrl: options.baseUrl!.replace(/\/+$/, ''), close: async () => undefined }
-    : await startOwnServer(options);
+    : options.server
+      ? mountOnServer(options.server, options)
+      : await startOwnServer(options);
   const handler = createToolboxHandler(toolbox, options);
   const capability = mount.router.mint(handler);
   const lifetime = new AbortController();

@@ -231,6 +231,30 @@ describe('serve on a host server: a shared CapabilityRouter', () => {
   });
 });
 
+describe('serve on an existing node:http server', () => {
+  it("mounts beside the server's own handler and needs no second port", async () => {
+    const host = createServer((_req, res) => res.writeHead(200).end('own route'));
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    try {
+      await mcp.serve(
+        toolbox,
+        async (url) => {
+          assert.ok(url.startsWith(`http://127.0.0.1:${(host.address() as AddressInfo).port}/mcp/`));
+          const client = new Client({ name: 'v2', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+          await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+          assert.deepEqual((await client.callTool({ name: 'double', arguments: { value: 3 } })).structuredContent, { doubled: 6 });
+          await client.close();
+          assert.equal(await (await fetch(url.replace(/\/mcp\/.*$/, '/page'))).text(), 'own route');
+        },
+        { server: host },
+      );
+    } finally {
+      host.closeAllConnections();
+      await new Promise((resolve) => host.close(resolve));
+    }
+  });
+});
+
 describe('the served endpoint checks Origin and body size', () => {
   it('refuses a disallowed Origin with 403 and accepts loopback and configured ones', async () => {
     await mcp.serve(
