@@ -74,10 +74,12 @@ function openDescriptors(ctx: WasiContext): void {
   table.add({ kind: 'stdio', stream: 1, flags: 0, rightsBase: STDOUT_RIGHTS, rightsInheriting: 0 });
   table.add({ kind: 'stdio', stream: 2, flags: 0, rightsBase: STDOUT_RIGHTS, rightsInheriting: 0 });
   for (const preopen of ctx.options.preopens) {
-    if (!isAbsolute(preopen.hostPath) || !preopen.guestPath.startsWith('/')) {
+    // The guest name is only what fd_prestat_dir_name reports: function packages use absolute names
+    // (/volume/tmp), plain WASI commands may use relative ones (the WASI test suite's `fs-tests.dir`).
+    if (!isAbsolute(preopen.hostPath) || preopen.guestPath === '' || preopen.guestPath.includes('\0')) {
       table.closeAll();
       throw new WasiSetupError(WASI_ERROR_CODES.preopen,
-        `preopen ${preopen.guestPath} -> ${preopen.hostPath}: both paths must be absolute`);
+        `preopen ${JSON.stringify(preopen.guestPath)} -> ${preopen.hostPath}: the host path must be absolute and the guest name non-empty, without NUL`);
     }
     const hostPath = resolve(preopen.hostPath);
     let fd: number;
