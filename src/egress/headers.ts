@@ -64,7 +64,7 @@ export function isValidHeaderValue(value: string): boolean {
 
 /**
  * Shapes response headers for the guest: lowercase names, repeated headers joined with ", ".
- * Accepts undici's shape (string or string[] per name) or a raw flat list of name/value pairs.
+ * Accepts undici's shape: a string, or a string[] for a repeated header, per name.
  */
 export function normalizeResponseHeaders(
   headers: Record<string, string | string[] | undefined>,

@@ -137,7 +137,9 @@ export async function performHttpRequest(request: HttpRequest, settings: EgressS
   if (request.body?.type === 'file') resolveVolumePath(request.body.path, settings.volume);
   if (request.output.type === 'file') resolveVolumePath(request.output.path, settings.volume);
 
-  const limitMs = Math.min(request.timeoutMs ?? Number.POSITIVE_INFINITY, run.remainingMs());
+  const remaining = run.remainingMs();
+  // A run without a finite deadline leaves only timeout_ms; NaN is read as "no deadline", not "none left".
+  const limitMs = Math.min(request.timeoutMs ?? Number.POSITIVE_INFINITY, Number.isNaN(remaining) ? Number.POSITIVE_INFINITY : remaining);
   const deadline = new AbortController();
   const abort = (): void => deadline.abort(new EgressError('timeout', 'the request ran out of time'));
   if (run.signal.aborted || limitMs <= 0) abort();

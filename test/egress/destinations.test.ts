@@ -130,6 +130,18 @@ describe('the explicit opt-in', () => {
     assert.equal(priv.arrivals.length, 2);
     priv.arrivals.length = 0;
   });
+  it('with the opt-in, an IPv6 loopback literal is reached too', async () => {
+    const v6 = await startServer(testRoutes, { host: '::1' });
+    try {
+      const handler = bridge({ policy: { allow: [`[::1]:${v6.port}`], grants: [], privateDestinations: 'allow' } });
+      assert.equal((await callBridge(handler, { url: v6.url('[::1]', '/quiet') })).ok?.status, 200);
+      const denied = bridge({ policy: { allow: [`[::1]:${v6.port}`], grants: [] } });
+      assert.equal((await callBridge(denied, { url: v6.url('[::1]', '/quiet') })).error?.kind, 'forbidden_destination');
+      assert.equal(v6.arrivals.length, 1);
+    } finally {
+      await v6.close();
+    }
+  });
 });
 
 describe('the connection is pinned to the checked address', () => {
