@@ -16,6 +16,7 @@ interface ServeFlags {
   host: string;
   dataDir?: string;
   workers?: string;
+  callTimeoutMs?: string;
   examples: boolean;
   allowOrigin: string[];
 }
@@ -30,6 +31,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--host <host>', 'address to bind (keep 127.0.0.1 unless a proxy fronts it)', process.env.SUBAKO_HOST ?? '127.0.0.1')
     .option('--data-dir <dir>', 'where the database, packages and volumes live (default $SUBAKO_DATA_DIR or ~/.subako/server)')
     .option('--workers <n>', 'worker threads for function calls')
+    .option('--call-timeout-ms <ms>', 'wall-clock deadline of one function call (default 30000)')
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
     .action(async (flags: ServeFlags) => {
@@ -37,10 +39,14 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${flags.port} is not a port number`);
       const workers = flags.workers === undefined ? undefined : Number(flags.workers);
       if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 256)) throw new UsageError('--workers must be a whole number from 1 to 256');
+      const callTimeoutMs = flags.callTimeoutMs === undefined ? undefined : Number(flags.callTimeoutMs);
+      if (callTimeoutMs !== undefined && (!Number.isInteger(callTimeoutMs) || callTimeoutMs < 100 || callTimeoutMs > 3_600_000)) {
+        throw new UsageError('--call-timeout-ms must be a whole number from 100 to 3600000');
+      }
       const dataDir = resolve(flags.dataDir ?? process.env.SUBAKO_DATA_DIR ?? join(subakoHome(), 'server'));
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       const { server, firstStart } = await startServer({
-        dataDir, host: flags.host, port, workers, examplesDir: flags.examples ? bundledExamplesDir() : null,
+        dataDir, host: flags.host, port, workers, limits: callTimeoutMs === undefined ? undefined : { callTimeoutMs }, examplesDir: flags.examples ? bundledExamplesDir() : null,
         origins: { allowedOrigins: flags.allowOrigin }, log,
       });
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\n`);

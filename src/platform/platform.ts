@@ -49,10 +49,14 @@ export class Platform {
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
 
-  private constructor(readonly store: Store, readonly options: PlatformOptions, readonly volumes: Volumes) {
+  private constructor(
+    readonly store: Store,
+    readonly options: PlatformOptions,
+    readonly volumes: Volumes,
+    packageBlobs: ContentStore,
+    skillBlobs: ContentStore,
+  ) {
     const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
-    const packageBlobs = new ContentStore(join(options.dataDir, 'packages'), limits);
-    const skillBlobs = new ContentStore(join(options.dataDir, 'skills'), limits);
     this.apiKeys = new ApiKeys(store);
     this.packages = new PackageService(store, packageBlobs, options.runtime, join(options.dataDir, 'scratch'), limits);
     this.skills = new SkillService(store, skillBlobs, limits);
@@ -65,19 +69,22 @@ export class Platform {
     });
     this.calls = new CallLog(store);
     this.sessions.onGone((id) => this.toolboxes.evict(id));
-    void packageBlobs.init();
-    void skillBlobs.init();
   }
 
   static async open(options: PlatformOptions): Promise<Platform> {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     // Leftovers of uploads cut off by a previous crash.
     await rm(join(options.dataDir, 'scratch'), { recursive: true, force: true });
-    for (const dir of ['packages', 'skills', 'volumes/sessions', 'volumes/agents']) {
+    for (const dir of ['volumes/sessions', 'volumes/agents']) {
       await mkdir(join(options.dataDir, dir), { recursive: true });
     }
+    const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
+    const packageBlobs = new ContentStore(join(options.dataDir, 'packages'), limits);
+    const skillBlobs = new ContentStore(join(options.dataDir, 'skills'), limits);
+    await packageBlobs.init();
+    await skillBlobs.init();
     const store = options.store ?? new SqliteStore(join(options.dataDir, 'subako.db'));
-    const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')));
+    const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')), packageBlobs, skillBlobs);
     await store.interruptRunningCalls();
     await platform.sessions.sweepExpired();
     const interval = options.sweepIntervalMs ?? 60_000;

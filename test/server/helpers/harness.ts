@@ -92,8 +92,8 @@ export interface ChildServer extends Api {
 }
 
 /** Starts `subako serve` as a child process and waits for its first lines. */
-export async function spawnServe(dataDir: string, apiKey?: string): Promise<ChildServer> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--workers', '2'], {
+export async function spawnServe(dataDir: string, apiKey?: string, extraArgs: string[] = []): Promise<ChildServer> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--workers', '2', ...extraArgs], {
     env: { ...process.env, ...TEST_KEY },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
