@@ -17,6 +17,26 @@ import { callPreopens } from './preopens.js';
 import { renderCrash, renderForModel } from './render.js';
 import type { FunctionCallContext, FunctionCallOutcome, PackageSource } from './types.js';
 
+/**
+ * Volume directories are created on first use and remembered, so the hot path does not ask the file system
+ * again for every call (a session makes many calls on the same directories). A directory removed later is
+ * made again: the WASI host's failure to open it clears it from the set.
+ */
+const knownDirectories = new Set<string>();
+const MAX_KNOWN_DIRECTORIES = 10_000;
+
+async function ensureDirectory(dir: string): Promise<void> {
+  if (knownDirectories.has(dir)) return;
+  await mkdir(dir, { recursive: true });
+  if (knownDirectories.size >= MAX_KNOWN_DIRECTORIES) knownDirectories.clear();
+  knownDirectories.add(dir);
+}
+
+/** Forgets that a directory exists (its session was deleted); the next call on it creates it again. */
+export function forgetDirectory(dir: string): void {
+  knownDirectories.delete(dir);
+}
+
 export async function callFunctionTool(
   pool: SandboxPool,
   module: CompiledModule,
@@ -27,8 +47,8 @@ export async function callFunctionTool(
   limits: Limits,
 ): Promise<FunctionCallOutcome> {
   const started = performance.now();
-  await mkdir(ctx.tmpDir, { recursive: true });
-  if (ctx.dataDir) await mkdir(ctx.dataDir, { recursive: true });
+  await ensureDirectory(ctx.tmpDir);
+  if (ctx.dataDir) await ensureDirectory(ctx.dataDir);
 
   const egressLog: unknown[] = [];
   const bridge: { http?: BridgeHandler } = {};

@@ -9,7 +9,7 @@ import { SandboxPool } from '../sandbox/pool.js';
 import type { CompiledModule } from '../sandbox/types.js';
 import type { Tool, ToolCallContext, Toolbox, CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
-import { callFunctionTool } from './call.js';
+import { callFunctionTool, forgetDirectory } from './call.js';
 import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, PackageSource, ToolInfo } from './types.js';
 
 export interface LoadedPackage {
@@ -82,6 +82,14 @@ export class FunctionHost {
         return toModelResult(outcome);
       },
     };
+  }
+
+  /**
+   * Call after removing a volume directory (a session deleted or expired): calls remember the directories
+   * they created, and the next call on this path must create it afresh.
+   */
+  forgetVolume(dir: string): void {
+    forgetDirectory(dir);
   }
 
   async close(): Promise<void> {
