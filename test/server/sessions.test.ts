@@ -206,3 +206,20 @@ describe('agent versions', () => {
     assert.equal((await s.call('GET', `/v1/agents/${agent.id}/versions/1`)).body.spec.tools[0].version, '1.0.0');
   });
 });
+
+describe('deleting an agent', () => {
+  it('removes its sessions, their volumes and its /volume/data, and frees the package versions it held', async () => {
+    const dir = probePackageDir('2.0.0');
+    assert.equal((await s.call('POST', '/v1/packages', await packBundle(dir))).status, 201);
+    const agent = (await s.call('POST', '/v1/agents', { name: 'doomed', tools: [{ package: 'probe', version: '2.0.0', data: true }] })).body;
+    const session = (await s.call('POST', `/v1/agents/${agent.id}/sessions`, {})).body;
+    await call(session.id, 'write_file', { path: '/volume/data/d.txt', text: 'd' });
+    assert.equal((await s.call('DELETE', '/v1/packages/probe/versions/2.0.0')).status, 409);
+    assert.equal((await s.call('DELETE', `/v1/agents/${agent.id}`)).status, 204);
+    assert.equal((await s.call('GET', `/v1/sessions/${session.id}`)).status, 404);
+    assert.equal((await fetch(session.mcp.capability_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404);
+    assert.equal(existsSync(join(s.dataDir, 'volumes', 'sessions', session.id)), false);
+    assert.equal(existsSync(join(s.dataDir, 'volumes', 'agents', agent.id)), false);
+    assert.equal((await s.call('DELETE', '/v1/packages/probe/versions/2.0.0')).status, 204);
+  });
+});
