@@ -35,13 +35,16 @@ async function subako(...args: string[]): Promise<{ code: number; stdout: string
 let root: string;
 let goodPackage: string;
 let refusedModule: string;
+let plainCommand: string;
 
 before(async () => {
   root = await mkdtemp(join(tmpdir(), 'subako-cli-check-'));
   goodPackage = join(root, 'upper');
   await mkdir(goodPackage);
   await writeFile(join(goodPackage, 'subako-package.json'), JSON.stringify({ abi: 1, name: 'upper', description: 'Upper-cases.', version: '1.0.0' }));
-  await copyFile(fixture('c', 'toolchain', 'wasi-command.wasm'), join(goodPackage, 'module.wasm'));
+  await copyFile(join(REPO_ROOT, 'examples', 'packages', 'greet', 'module.wasm'), join(goodPackage, 'module.wasm'));
+  plainCommand = join(root, 'command.wasm');
+  await copyFile(fixture('c', 'toolchain', 'wasi-command.wasm'), plainCommand);
   refusedModule = join(root, 'threads.wasm');
   await writeFile(refusedModule, await wat('(module (memory 1 1 shared) (func (export "_start")))'));
 });
@@ -53,7 +56,15 @@ describe('subako check', () => {
   test('an accepted package exits 0 and says so', async () => {
     const { code, stdout } = await subako('check', goodPackage);
     assert.equal(code, 0);
-    assert.match(stdout, /^accepted: package "upper" 1\.0\.0/);
+    assert.match(stdout, /^accepted: package "upper" 1\.0\.0 .* with 1 tool:\n {2}greet — Greet someone by name\.\n$/);
+  });
+
+  test('discovery runs too: a module that passes the module checks but is no MCP server is refused', async () => {
+    const { code, stdout } = await subako('check', plainCommand, '--json');
+    assert.equal(code, 1);
+    const report = JSON.parse(stdout);
+    assert.equal(report.tools, null);
+    assert.match(report.problems[0].code, /^discovery\.crash\./);
   });
 
   test('a refused module exits 1 and lists each problem with its code', async () => {
@@ -64,20 +75,23 @@ describe('subako check', () => {
     assert.match(stdout, /\n {2}export\.missing: .*"memory"/);
   });
 
-  test('--json prints exactly ok, problems and manifest', async () => {
+  test('--json prints exactly ok, problems, manifest and tools', async () => {
     const accepted = await subako('check', goodPackage, '--json');
     assert.equal(accepted.code, 0);
-    assert.deepEqual(JSON.parse(accepted.stdout), {
-      ok: true, problems: [], manifest: { abi: 1, name: 'upper', description: 'Upper-cases.', version: '1.0.0' },
+    const report = JSON.parse(accepted.stdout);
+    assert.deepEqual(Object.keys(report), ['ok', 'problems', 'manifest', 'tools']);
+    assert.deepEqual({ ...report, tools: report.tools.map((t: { name: string }) => t.name) }, {
+      ok: true, problems: [], manifest: { abi: 1, name: 'upper', description: 'Upper-cases.', version: '1.0.0' }, tools: ['greet'],
     });
     const refused = await subako('check', refusedModule, '--json');
     assert.equal(refused.code, 1);
-    const report = JSON.parse(refused.stdout);
-    assert.deepEqual(Object.keys(report), ['ok', 'problems', 'manifest']);
-    assert.equal(report.ok, false);
-    assert.equal(report.manifest, null);
-    assert.deepEqual(report.problems.map((p: { code: string }) => p.code).sort(), ['export.missing', 'feature.threads']);
-    for (const p of report.problems) assert.deepEqual(Object.keys(p), ['code', 'message']);
+    const refusedReport = JSON.parse(refused.stdout);
+    assert.deepEqual(Object.keys(refusedReport), ['ok', 'problems', 'manifest', 'tools']);
+    assert.equal(refusedReport.ok, false);
+    assert.equal(refusedReport.manifest, null);
+    assert.equal(refusedReport.tools, null);
+    assert.deepEqual(refusedReport.problems.map((p: { code: string }) => p.code).sort(), ['export.missing', 'feature.threads']);
+    for (const p of refusedReport.problems) assert.deepEqual(Object.keys(p), ['code', 'message']);
   });
 
   test('a path that does not exist, or no path, is a usage error (exit 2)', async () => {
