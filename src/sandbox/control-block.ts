@@ -11,11 +11,17 @@ export const BRIDGE_SEQ = 1;
 export const SLEEP_SLOT = 2;
 /** Output bytes the main thread has received, wrapping at 2^32 (the worker compares differences). */
 export const OUTPUT_ACKED = 3;
-/** BigInt64 slots (byte offsets 16 and 24). */
-const WRITE_USED = 2;
-const WRITE_LIMIT = 3;
+/**
+ * The id (as an Int32) of the last run whose stdin the main thread closed. End of file is a flag here
+ * rather than a port message: the main thread sets it after posting every byte of that run's stdin,
+ * so a worker that sees it set and then drains the port has all of them (see StdinReader).
+ */
+export const STDIN_CLOSED_RUN = 4;
+/** BigInt64 slots (byte offsets 24 and 32). */
+const WRITE_USED = 3;
+const WRITE_LIMIT = 4;
 
-const CONTROL_BYTES = 32;
+const CONTROL_BYTES = 40;
 
 export interface ControlBlock {
   readonly buffer: SharedArrayBuffer;
@@ -35,6 +41,22 @@ export function viewControlBlock(buffer: SharedArrayBuffer): ControlBlock {
 export function signal(block: ControlBlock, slot: number, by = 1): void {
   Atomics.add(block.i32, slot, by);
   Atomics.notify(block.i32, slot);
+}
+
+/** How a run id is kept in an Int32 slot (ids wrap there; only equality is ever asked). */
+export function runIdSlotValue(runId: number): number {
+  return runId | 0;
+}
+
+/** Main thread: end of file on `runId`'s stdin, once everything written before was posted. */
+export function closeStdinOf(block: ControlBlock, runId: number): void {
+  Atomics.store(block.i32, STDIN_CLOSED_RUN, runIdSlotValue(runId));
+  signal(block, STDIN_SEQ);
+}
+
+/** Worker: whether the main thread closed `runId`'s stdin. */
+export function isStdinClosed(block: ControlBlock, runId: number): boolean {
+  return Atomics.load(block.i32, STDIN_CLOSED_RUN) === runIdSlotValue(runId);
 }
 
 /** Starts a run's write budget at zero with `limit` bytes allowed (done by the main thread before a run). */

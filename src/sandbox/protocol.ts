@@ -30,9 +30,18 @@ export interface RunMessage {
   stdoutBytes: number;
   memoryBytes: number;
   linkHttp: boolean;
+  /**
+   * Stdin written before the run started, carried here so that starting a run is one message. End of
+   * file is not a message: see STDIN_CLOSED_RUN in control-block.ts.
+   */
+  stdin: Uint8Array | null;
 }
 
-export type StdinMessage = { runId: number; bytes: Uint8Array } | { runId: number; eof: true };
+/** Main → worker (on the stdin port): stdin written while the run is going. */
+export interface StdinMessage {
+  runId: number;
+  bytes: Uint8Array;
+}
 
 export type BridgeReply =
   | { runId: number; ok: Uint8Array }

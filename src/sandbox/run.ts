@@ -4,7 +4,7 @@
  */
 import { SubakoError } from '../errors.js';
 import { resetWriteBudget, tryConsumeWriteBudget, writeBudgetUsed } from './control-block.js';
-import type { BridgeReply, StdinMessage, WorkerMessage } from './protocol.js';
+import type { BridgeReply, WorkerMessage } from './protocol.js';
 import { ByteTail } from './stderr-tail.js';
 import type {
   BridgeHandler,
@@ -40,6 +40,13 @@ function ownCopy(bytes: Uint8Array): Uint8Array {
   return bytes.slice();
 }
 
+/** The chunks as one array (the stdin written before a run starts travels in its run message). */
+function joined(chunks: Uint8Array[]): Uint8Array | null {
+  if (chunks.length === 0) return null;
+  if (chunks.length === 1) return chunks[0];
+  return Buffer.concat(chunks);
+}
+
 export class SandboxRun implements RunHandle {
   readonly result: Promise<RunResult>;
   readonly context: RunContext;
@@ -47,7 +54,8 @@ export class SandboxRun implements RunHandle {
   private fail!: (error: unknown) => void;
   private state: 'queued' | 'running' | 'done' = 'queued';
   private slot: WorkerSlot | null = null;
-  private readonly waitingStdin: StdinMessage[] = [];
+  /** Stdin written before the run started (copies, in order). */
+  private readonly waitingStdin: Uint8Array[] = [];
   private stdinClosed = false;
   private stdoutBytes = 0;
   private readonly stderrTail: ByteTail;
@@ -55,7 +63,8 @@ export class SandboxRun implements RunHandle {
   private deadlineAt = Infinity;
   private timer: NodeJS.Timeout | undefined;
   private finalWritten = 0;
-  private readonly abort = new AbortController();
+  /** Made only when a bridge handler asks for the signal: most runs never need one. */
+  private abort: AbortController | null = null;
 
   constructor(
     readonly id: number,
@@ -70,15 +79,16 @@ export class SandboxRun implements RunHandle {
     // A caller that never looks at `result` must not turn a refused run into an unhandled rejection.
     this.result.catch(() => undefined);
     this.stderrTail = new ByteTail(request.limits.stderrTailBytes);
-    if (request.stdin && request.stdin.length > 0) {
-      this.waitingStdin.push({ runId: id, bytes: ownCopy(request.stdin) });
-    }
+    if (request.stdin && request.stdin.length > 0) this.waitingStdin.push(ownCopy(request.stdin));
+    const run = this;
     this.context = {
       writeBudget: {
         tryConsume: (bytes) => this.state === 'running' && !!this.slot && tryConsumeWriteBudget(this.slot.control, bytes),
         used: () => (this.state === 'running' && this.slot ? writeBudgetUsed(this.slot.control) : this.finalWritten),
       },
-      signal: this.abort.signal,
+      get signal(): AbortSignal {
+        return run.abortSignal();
+      },
       remainingMs: () =>
         this.state === 'queued' ? request.limits.timeoutMs : Math.max(0, this.deadlineAt - Date.now()),
     };
@@ -86,13 +96,15 @@ export class SandboxRun implements RunHandle {
 
   writeStdin(bytes: Uint8Array): void {
     if (this.stdinClosed || this.state === 'done' || bytes.length === 0) return;
-    this.sendStdin({ runId: this.id, bytes: ownCopy(bytes) });
+    if (this.state === 'running' && this.slot) this.slot.sendStdin({ runId: this.id, bytes: ownCopy(bytes) });
+    else this.waitingStdin.push(ownCopy(bytes));
   }
 
   closeStdin(): void {
     if (this.stdinClosed || this.state === 'done') return;
     this.stdinClosed = true;
-    this.sendStdin({ runId: this.id, eof: true });
+    // Before the run starts, `begin` passes the close on with the bytes written so far.
+    if (this.state === 'running' && this.slot) this.slot.closeStdin(this.id);
   }
 
   kill(reason: string): void {
@@ -106,6 +118,8 @@ export class SandboxRun implements RunHandle {
     this.startedAt = Date.now();
     const { limits } = this.request;
     resetWriteBudget(slot.control, limits.writeBudgetBytes);
+    // Set before the run message is posted, so the worker's first look at stdin already sees the end.
+    if (this.stdinClosed) slot.closeStdin(this.id);
     slot.start(
       {
         type: 'run',
@@ -117,10 +131,11 @@ export class SandboxRun implements RunHandle {
         stdoutBytes: limits.stdoutBytes,
         memoryBytes: this.module.memoryBytes,
         linkHttp: this.module.importsHttp,
+        stdin: joined(this.waitingStdin),
       },
       this.module.module,
     );
-    for (const message of this.waitingStdin.splice(0)) slot.sendStdin(message);
+    this.waitingStdin.length = 0;
     if (limits.timeoutMs <= MAX_TIMER_MS) {
       this.deadlineAt = this.startedAt + limits.timeoutMs;
       this.timer = setTimeout(() => this.endEarly({ kind: 'timeout' }), Math.max(0, limits.timeoutMs));
@@ -177,11 +192,6 @@ export class SandboxRun implements RunHandle {
     else if (slot) this.owner.abandon(slot);
   }
 
-  private sendStdin(message: StdinMessage): void {
-    if (this.state === 'running' && this.slot) this.slot.sendStdin(message);
-    else this.waitingStdin.push(message);
-  }
-
   private callBack(callback: ((chunk: Uint8Array) => void) | undefined, chunk: Uint8Array): void {
     if (!callback) return;
     try {
@@ -227,9 +237,18 @@ export class SandboxRun implements RunHandle {
     });
   }
 
+  private abortSignal(): AbortSignal {
+    if (!this.abort) {
+      this.abort = new AbortController();
+      // Asked for after the end: it is aborted already, as it would have been.
+      if (this.state === 'done') this.abort.abort();
+    }
+    return this.abort.signal;
+  }
+
   private cleanup(): void {
     clearTimeout(this.timer);
     this.waitingStdin.length = 0;
-    this.abort.abort();
+    this.abort?.abort();
   }
 }

@@ -1,12 +1,14 @@
 /**
- * The guest's stdin, inside the worker: chunks arrive on a MessagePort that nobody listens to; the
- * worker takes them with receiveMessageOnPort and, while none is there, sleeps in Atomics.wait on a
- * sequence counter the main thread bumps after each post. Waiting costs no CPU, and a terminate()
- * from the main thread ends the wait.
+ * The guest's stdin, inside the worker: what was written before the run started comes with the run
+ * message; later chunks arrive on a MessagePort that nobody listens to; the worker takes them with
+ * receiveMessageOnPort and, while none is there, sleeps in Atomics.wait on a sequence counter the main
+ * thread bumps after each post. End of file is a flag in the control block, set by the main thread
+ * after its last post for the run. Waiting costs no CPU, and a terminate() from the main thread ends
+ * the wait.
  */
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
 import type { StdinSource } from '../wasi/types.js';
-import { STDIN_SEQ, type ControlBlock } from './control-block.js';
+import { STDIN_SEQ, isStdinClosed, type ControlBlock } from './control-block.js';
 import type { StdinMessage } from './protocol.js';
 
 const EMPTY = new Uint8Array(0);
@@ -22,7 +24,10 @@ export class StdinReader implements StdinSource {
     private readonly port: MessagePort,
     private readonly control: ControlBlock,
     private readonly runId: number,
+    initial: Uint8Array | null,
   ) {
+    // The bytes of the run message come first: anything on the port for this run was written after them.
+    if (initial && initial.length > 0) this.append(initial);
     // Drops what an earlier run on this worker left unread, so it is not held until some later read.
     this.drain();
   }
@@ -30,6 +35,13 @@ export class StdinReader implements StdinSource {
   read(max: number): Uint8Array {
     while (this.buffered === 0 && !this.ended) this.waitForMessage(Infinity);
     if (this.buffered === 0 || max <= 0) return EMPTY;
+    const first = this.chunks[0];
+    if (this.offset === 0 && first.length <= max) {
+      // The common case (a whole request line in one read): hand the chunk over without copying.
+      this.chunks.shift();
+      this.buffered -= first.length;
+      return first;
+    }
     const out = new Uint8Array(Math.min(max, this.buffered));
     let filled = 0;
     while (filled < out.length) {
@@ -48,6 +60,7 @@ export class StdinReader implements StdinSource {
   }
 
   waitReadable(timeoutMs: number): boolean {
+    if (this.readable()) return true;
     const deadline = Number.isFinite(timeoutMs) ? Date.now() + Math.max(0, timeoutMs) : Infinity;
     for (;;) {
       if (this.readable()) return true;
@@ -61,19 +74,25 @@ export class StdinReader implements StdinSource {
     return this.buffered > 0 || this.ended;
   }
 
+  private append(bytes: Uint8Array): void {
+    this.chunks.push(bytes);
+    this.buffered += bytes.length;
+  }
+
   /** Takes every message already posted; drops those left over from earlier runs. */
   private drain(): void {
+    if (this.ended) return;
+    // Read the flag BEFORE taking messages: the main thread sets it only after posting this run's last
+    // chunk, so when it is seen set here, every chunk is already on the port and is taken below.
+    const closed = isStdinClosed(this.control, this.runId);
     for (;;) {
       const received = receiveMessageOnPort(this.port);
-      if (!received) return;
+      if (!received) break;
       const message = received.message as StdinMessage;
-      if (message.runId !== this.runId || this.ended) continue;
-      if ('eof' in message) this.ended = true;
-      else if (message.bytes.length > 0) {
-        this.chunks.push(message.bytes);
-        this.buffered += message.bytes.length;
-      }
+      if (message.runId !== this.runId) continue;
+      if (message.bytes.length > 0) this.append(message.bytes);
     }
+    if (closed) this.ended = true;
   }
 
   private waitForMessage(timeoutMs: number): void {

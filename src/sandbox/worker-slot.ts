@@ -8,6 +8,7 @@ import {
   BRIDGE_SEQ,
   OUTPUT_ACKED,
   STDIN_SEQ,
+  closeStdinOf,
   createControlBlock,
   signal,
   type ControlBlock,
@@ -71,11 +72,17 @@ export class WorkerSlot {
     this.worker.postMessage(held ? message : { ...message, module });
   }
 
+  /** `message.bytes` must own its whole ArrayBuffer: it is transferred. */
   sendStdin(message: StdinMessage): void {
     if (this.retired) return;
-    if ('bytes' in message) this.stdinPort.postMessage(message, [message.bytes.buffer as ArrayBuffer]);
-    else this.stdinPort.postMessage(message);
+    this.stdinPort.postMessage(message, [message.bytes.buffer as ArrayBuffer]);
     signal(this.control, STDIN_SEQ);
+  }
+
+  /** End of file on the run's stdin, after what was sent before. */
+  closeStdin(runId: number): void {
+    if (this.retired) return;
+    closeStdinOf(this.control, runId);
   }
 
   sendBridgeReply(reply: BridgeReply): void {

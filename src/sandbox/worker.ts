@@ -56,7 +56,7 @@ function runGuest(message: RunMessage): RunOutcome {
       args: message.args,
       env: message.env,
       preopens: message.preopens,
-      stdin: new StdinReader(boot.stdinPort, control, message.runId),
+      stdin: new StdinReader(boot.stdinPort, control, message.runId, message.stdin),
       stdout: output.stdout,
       stderr: output.stderr,
       writeBudget: { tryConsume: (bytes) => tryConsumeWriteBudget(control, bytes) },
