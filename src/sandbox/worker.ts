@@ -1,6 +1,7 @@
 /**
  * A sandbox worker: runs one guest at a time, fully synchronously, for as long as the pool keeps it.
- * Compiled modules stay cached here by id; every run is a fresh instance with a fresh WASI host.
+ * Compiled modules stay cached here by id; every run is a fresh instance. The WASI host (its import
+ * object) is built once per worker and reset for each run: fresh descriptors, clocks and options.
  * Whatever the guest does ends in a `done` message: this thread never throws out of a run.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -14,6 +15,7 @@ import { StdinReader } from './stdin-reader.js';
 import { makeSubakoHttpImports } from './subako-http.js';
 import { GROW_FAILED_EXPORT } from '../wasm/instrument.js';
 import type { RunOutcome } from './types.js';
+import type { WasiOptions } from '../wasi/types.js';
 
 const port = parentPort;
 if (!port) throw new Error('sandbox/worker.js must run as a worker thread');
@@ -41,6 +43,20 @@ function sleep(ms: number): void {
   Atomics.wait(control.i32, SLEEP_SLOT, 0, wait);
 }
 
+/** The worker's WASI host, made by the first run that sets one up, reset by every later one. */
+let wasi: WasiHost | null = null;
+let wasiImports: WebAssembly.Imports | null = null;
+
+function wasiFor(options: WasiOptions): WasiHost {
+  if (wasi) {
+    wasi.reset(options);
+    return wasi;
+  }
+  wasi = new WasiHost(options);
+  wasiImports = { wasi_snapshot_preview1: wasi.imports };
+  return wasi;
+}
+
 function growFailed(instance: WebAssembly.Instance): boolean {
   const flag = instance.exports[GROW_FAILED_EXPORT];
   return flag instanceof WebAssembly.Global && flag.value === 1;
@@ -52,7 +68,7 @@ function runGuest(message: RunMessage): RunOutcome {
   const output = new OutputSink(post, control, message.runId, message.stdoutBytes);
   let host: WasiHost;
   try {
-    host = new WasiHost({
+    host = wasiFor({
       args: message.args,
       env: message.env,
       preopens: message.preopens,
@@ -67,11 +83,11 @@ function runGuest(message: RunMessage): RunOutcome {
   }
   let instance: WebAssembly.Instance | undefined;
   try {
-    const imports: WebAssembly.Imports = { wasi_snapshot_preview1: host.imports };
+    let imports = wasiImports!;
     if (message.linkHttp) {
       const bridge = makeBridgeCall(post, boot.bridgePort, control, message.runId);
       const memory = () => instance?.exports.memory as WebAssembly.Memory | undefined;
-      imports.subako_http = { ...makeSubakoHttpImports(memory, bridge) };
+      imports = { wasi_snapshot_preview1: host.imports, subako_http: { ...makeSubakoHttpImports(memory, bridge) } };
     }
     try {
       instance = new WebAssembly.Instance(module, imports);

@@ -1,13 +1,15 @@
 /**
  * The per-run state every preview 1 function reads: guest memory, the descriptor table, the caller's
- * options and the clocks. Built once per WasiHost; the function families close over it.
+ * options and the clocks. Built once per WasiHost; the function families close over it. A host that is
+ * reused for another run (WasiHost.reset) keeps these objects, resets them, and swaps `options`: the
+ * functions read `ctx.options` when called, never keep it.
  */
 import type { WasiOptions } from './types.js';
 import { GuestMemory } from './memory.js';
 import { DescriptorTable } from './descriptors.js';
 
 export interface WasiContext {
-  readonly options: WasiOptions;
+  options: WasiOptions;
   readonly memory: GuestMemory;
   readonly table: DescriptorTable;
   readonly clock: Clock;
@@ -23,8 +25,14 @@ export type FunctionFamily = Record<string, HostFunction>;
  * the CPU-time clocks count from the start of the run on the monotonic clock.
  */
 export class Clock {
-  private readonly startMonotonic = process.hrtime.bigint();
-  private readonly startRealtime = BigInt(Date.now()) * 1_000_000n;
+  private startMonotonic = process.hrtime.bigint();
+  private startRealtime = BigInt(Date.now()) * 1_000_000n;
+
+  /** Starts the clocks afresh for a new run. */
+  reset(): void {
+    this.startMonotonic = process.hrtime.bigint();
+    this.startRealtime = BigInt(Date.now()) * 1_000_000n;
+  }
 
   monotonic(): bigint {
     return process.hrtime.bigint();

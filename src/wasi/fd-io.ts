@@ -12,7 +12,8 @@ import { callCaller, type FunctionFamily, type WasiContext } from './context.js'
 import { toSafeNumber } from './stat.js';
 
 export function fdIoFunctions(ctx: WasiContext): FunctionFamily {
-  const { memory, table, options } = ctx;
+  // `ctx.options` is read at call time: a reused host swaps it for each run.
+  const { memory, table } = ctx;
 
   /** A descriptor that supports positioned I/O: files only (stdio is a pipe, a directory is not data). */
   function seekable(descriptor: Descriptor): FileDescriptor {
@@ -44,7 +45,7 @@ export function fdIoFunctions(ctx: WasiContext): FunctionFamily {
       const size = fstatSync(file.hostFd).size;
       if (position > size) cost += position - size;
     }
-    if (!options.writeBudget.tryConsume(cost)) fail(Errno.DQUOT);
+    if (!ctx.options.writeBudget.tryConsume(cost)) fail(Errno.DQUOT);
   }
 
   function afterWrite(file: FileDescriptor): void {
@@ -58,7 +59,7 @@ export function fdIoFunctions(ctx: WasiContext): FunctionFamily {
    * still gets its data). Returns 0 only at end of file.
    */
   function readStdin(descriptor: StdioDescriptor, buffers: Uint8Array[]): number {
-    const stdin = options.stdin;
+    const stdin = ctx.options.stdin;
     if ((descriptor.flags & Fdflags.NONBLOCK) && !callCaller(() => stdin.waitReadable(0))) fail(Errno.AGAIN);
     let total = 0;
     for (const buffer of buffers) {
@@ -91,7 +92,7 @@ export function fdIoFunctions(ctx: WasiContext): FunctionFamily {
         offset += buffer.length;
       }
     }
-    const sink = stream === 1 ? options.stdout : options.stderr;
+    const sink = stream === 1 ? ctx.options.stdout : ctx.options.stderr;
     callCaller(() => sink(bytes));
     return total;
   }

@@ -24,7 +24,8 @@ function hostFdOf(descriptor: Descriptor): number | undefined {
 }
 
 export function fdMetaFunctions(ctx: WasiContext): FunctionFamily {
-  const { memory, table, options, clock } = ctx;
+  // `ctx.options` is read at call time: a reused host swaps it for each run.
+  const { memory, table, clock } = ctx;
 
   return {
     fd_fdstat_get(fd: number, ptr: number): number {
@@ -74,7 +75,7 @@ export function fdMetaFunctions(ctx: WasiContext): FunctionFamily {
       if (descriptor.readOnly) return Errno.ROFS;
       const target = toSafeNumber(size) ?? fail(Errno.FBIG);
       const current = fstatSync(descriptor.hostFd).size;
-      if (target > current && !options.writeBudget.tryConsume(target - current)) return Errno.DQUOT;
+      if (target > current && !ctx.options.writeBudget.tryConsume(target - current)) return Errno.DQUOT;
       ftruncateSync(descriptor.hostFd, target);
       return Errno.SUCCESS;
     },

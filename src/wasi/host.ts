@@ -5,10 +5,12 @@
  *   const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: host.imports });
  *   const exitCode = host.start(instance);
  *   host.close();
+ *   host.reset(nextOptions);   // optional: another run on the same import object (a warm worker's)
  *
- * The import object is built once per host from the function families, and its names are checked
- * against PREVIEW1_SIGNATURES, the same table the module checks use. Every import runs inside a guard
- * that turns bad guest input into an errno; only ProcExit and the caller's own callback errors unwind.
+ * The import object is built once per host from the function families (a worker builds it once, not
+ * once per run), and its names are checked against PREVIEW1_SIGNATURES, the same table the module
+ * checks use, once per process. Every import runs inside a guard that turns bad guest input into an
+ * errno; only ProcExit and the caller's own callback errors unwind.
  */
 import { constants, openSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
@@ -44,6 +46,19 @@ export class WasiHost implements WasiHostApi {
     this.imports = buildImports(this.context);
   }
 
+  /**
+   * Starts a new run on this host, with the same `imports` object: closes whatever the previous run
+   * left open, forgets its memory, restarts the clocks and opens the new preopens. Nothing of the
+   * previous run stays reachable from the guest. Throws WasiSetupError like the constructor; the host
+   * can be reset again after that.
+   */
+  reset(options: WasiOptions): void {
+    this.close();
+    this.context.options = options;
+    this.context.clock.reset();
+    openDescriptors(this.context);
+  }
+
   start(instance: WebAssembly.Instance): number {
     const { memory, _start: entry } = instance.exports;
     if (!(memory instanceof WebAssembly.Memory)) {
@@ -64,6 +79,7 @@ export class WasiHost implements WasiHostApi {
 
   close(): void {
     this.context.table.closeAll();
+    this.context.memory.unbind();
   }
 }
 
@@ -100,6 +116,9 @@ function openDescriptors(ctx: WasiContext): void {
   }
 }
 
+/** The families do not change at run time: their names are checked against the table once. */
+let namesChecked = false;
+
 function buildImports(ctx: WasiContext): Record<string, HostFunction> {
   const families: FunctionFamily[] = [
     fdIoFunctions(ctx), fdMetaFunctions(ctx), readdirFunctions(ctx), pathOpenFunctions(ctx),
@@ -109,13 +128,18 @@ function buildImports(ctx: WasiContext): Record<string, HostFunction> {
   for (const family of families) {
     for (const [name, fn] of Object.entries(family)) imports[name] = guard(ctx, fn);
   }
+  if (!namesChecked) checkNames(imports);
+  return imports;
+}
+
+function checkNames(imports: Record<string, HostFunction>): void {
   const missing = Object.keys(PREVIEW1_SIGNATURES).filter((name) => !(name in imports));
   const extra = Object.keys(imports).filter((name) => !(name in PREVIEW1_SIGNATURES));
   if (missing.length > 0 || extra.length > 0) {
     // A build defect, not a guest's doing: the host and the signature table must list the same names.
     throw new Error(`WASI host out of step with PREVIEW1_SIGNATURES: missing ${missing}, extra ${extra}`);
   }
-  return imports;
+  namesChecked = true;
 }
 
 type AnyArgs = (...args: unknown[]) => number | void;

@@ -7,16 +7,26 @@ import { Errno, fail } from './errno.js';
 import { IOVEC_SIZE } from './constants.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+const NO_BYTES = new Uint8Array(0);
+const NO_VIEW = new DataView(new ArrayBuffer(0));
 
 export class GuestMemory {
   private memory: WebAssembly.Memory | undefined;
   private buffer: ArrayBuffer | undefined;
-  u8 = new Uint8Array(0);
-  view = new DataView(new ArrayBuffer(0));
+  u8 = NO_BYTES;
+  view = NO_VIEW;
 
   bind(memory: WebAssembly.Memory): void {
     this.memory = memory;
     this.refresh();
+  }
+
+  /** Lets go of the guest's memory (the run is over): every access fails with EFAULT until the next bind. */
+  unbind(): void {
+    this.memory = undefined;
+    this.buffer = undefined;
+    this.u8 = NO_BYTES;
+    this.view = NO_VIEW;
   }
 
   /** Re-reads the views if the guest grew its memory since the last import. */

@@ -28,7 +28,8 @@ interface Subscription {
 const NS_PER_MS = 1_000_000n;
 
 export function pollFunctions(ctx: WasiContext): FunctionFamily {
-  const { memory, table, clock, options } = ctx;
+  // `ctx.options` is read at call time: a reused host swaps it for each run.
+  const { memory, table, clock } = ctx;
 
   function parse(ptr: number, now: bigint): Subscription | Errno {
     const view = memory.view;
@@ -96,6 +97,7 @@ export function pollFunctions(ctx: WasiContext): FunctionFamily {
         subscriptions.push(parsed);
         if (parsed.stdin) watchesStdin = true;
       }
+      const options = ctx.options;
       const stdin = options.stdin;
       for (;;) {
         const now = clock.monotonic();

@@ -30,8 +30,16 @@ function layOut(strings: readonly string[]): StringList {
 
 export function procFunctions(ctx: WasiContext): FunctionFamily {
   const { memory, table } = ctx;
-  const args = layOut(ctx.options.args);
-  const env = layOut(ctx.options.env);
+  // Laid out on first use in a run, again when a reused host starts a run with other options.
+  let laidOutFor: WasiContext['options'] | undefined;
+  let args: StringList = { offsets: [], bytes: new Uint8Array(0) };
+  let env: StringList = args;
+  function lists(): void {
+    if (laidOutFor === ctx.options) return;
+    args = layOut(ctx.options.args);
+    env = layOut(ctx.options.env);
+    laidOutFor = ctx.options;
+  }
 
   function sizes(list: StringList, countPtr: number, sizePtr: number): number {
     memory.check(countPtr >>> 0, 4);
@@ -60,10 +68,10 @@ export function procFunctions(ctx: WasiContext): FunctionFamily {
   }
 
   return {
-    args_sizes_get: (countPtr: number, sizePtr: number): number => sizes(args, countPtr, sizePtr),
-    args_get: (argvPtr: number, bufPtr: number): number => get(args, argvPtr, bufPtr),
-    environ_sizes_get: (countPtr: number, sizePtr: number): number => sizes(env, countPtr, sizePtr),
-    environ_get: (environPtr: number, bufPtr: number): number => get(env, environPtr, bufPtr),
+    args_sizes_get: (countPtr: number, sizePtr: number): number => (lists(), sizes(args, countPtr, sizePtr)),
+    args_get: (argvPtr: number, bufPtr: number): number => (lists(), get(args, argvPtr, bufPtr)),
+    environ_sizes_get: (countPtr: number, sizePtr: number): number => (lists(), sizes(env, countPtr, sizePtr)),
+    environ_get: (environPtr: number, bufPtr: number): number => (lists(), get(env, environPtr, bufPtr)),
 
     proc_exit(code: number): never {
       throw new ProcExit(code >>> 0);

@@ -62,10 +62,17 @@ export class ProcExit extends Error {
  *   const exitCode = host.start(instance); // binds instance.exports.memory, calls _start,
  *                                          // returns 0 on return, the code on proc_exit; traps propagate
  *   host.close();                          // closes every host file descriptor it opened
+ *   host.reset(nextOptions);               // optional: the next run on the same `imports` object
  */
 export interface WasiHostApi {
   /** The `wasi_snapshot_preview1` import object: every preview 1 function. */
   readonly imports: Record<string, (...args: never[]) => number | bigint | void>;
   start(instance: WebAssembly.Instance): number;
+  /** Closes every host descriptor of the run and lets go of the guest's memory. */
   close(): void;
+  /**
+   * Starts another run with `options` on the same `imports` (after close, or instead of it): nothing
+   * of the previous run stays reachable. Throws like the constructor when a preopen cannot be opened.
+   */
+  reset(options: WasiOptions): void;
 }
