@@ -5,14 +5,6 @@
 import { Command, CommanderError } from 'commander';
 import { SUBAKO_VERSION } from '../version.js';
 import { UsageError } from '../errors.js';
-import { registerCheck } from './check.js';
-import { registerWasi } from './wasi.js';
-import { registerTools } from './tools.js';
-import { registerCall } from './call.js';
-import { registerMcp } from './mcp.js';
-import { registerServe } from './serve.js';
-import { registerPack } from './pack.js';
-import { registerPush } from './push.js';
 
 export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
@@ -23,26 +15,41 @@ export interface CommandContext {
   exitCode: number;
 }
 
-export function buildProgram(ctx: CommandContext): Command {
+type Register = (program: Command, ctx: CommandContext) => unknown;
+
+/**
+ * Subcommands load on demand: `subako wasi` should not pay for the MCP SDKs, SQLite or the image codec.
+ * Only the command named on the line is loaded; help (or an unknown name) loads them all.
+ */
+const SUBCOMMANDS: Record<string, () => Promise<Register>> = {
+  check: async () => (await import('./check.js')).registerCheck,
+  wasi: async () => (await import('./wasi.js')).registerWasi,
+  tools: async () => (await import('./tools.js')).registerTools,
+  call: async () => (await import('./call.js')).registerCall,
+  mcp: async () => (await import('./mcp.js')).registerMcp,
+  serve: async () => (await import('./serve.js')).registerServe,
+  pack: async () => (await import('./pack.js')).registerPack,
+  push: async () => (await import('./push.js')).registerPush,
+};
+
+export async function buildProgram(ctx: CommandContext, argv: string[] = []): Promise<Command> {
   const program = new Command('subako')
     .description('Run WebAssembly function packages and MCP servers as tools for AI agents.')
     .version(SUBAKO_VERSION)
     .showHelpAfterError()
     .exitOverride();
-  registerCheck(program, ctx);
-  registerWasi(program, ctx);
-  registerTools(program, ctx);
-  registerCall(program, ctx);
-  registerMcp(program, ctx);
-  registerServe(program, ctx);
-  registerPack(program, ctx);
-  registerPush(program, ctx);
+  const words = argv.slice(2);
+  const named = words.find((word) => !word.startsWith('-'));
+  const versionOnly = named === undefined && words.some((word) => word === '-V' || word === '--version');
+  const wanted = versionOnly ? [] : named !== undefined && named in SUBCOMMANDS ? [named] : Object.keys(SUBCOMMANDS);
+  const registers = await Promise.all(wanted.map((name) => SUBCOMMANDS[name]()));
+  for (const register of registers) register(program, ctx);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   const ctx: CommandContext = { exitCode: EXIT_OK };
-  const program = buildProgram(ctx);
+  const program = await buildProgram(ctx, argv);
   try {
     await program.parseAsync(argv);
     return ctx.exitCode;
