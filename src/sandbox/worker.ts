@@ -82,35 +82,36 @@ function runGuest(message: RunMessage): RunOutcome {
     return { kind: 'trap', message: `sandbox error: the WASI host could not be set up: ${String(error)}` };
   }
   let instance: WebAssembly.Instance | undefined;
+  let imports = wasiImports!;
+  if (message.linkHttp) {
+    const bridge = makeBridgeCall(post, boot.bridgePort, control, message.runId);
+    const memory = () => instance?.exports.memory as WebAssembly.Memory | undefined;
+    imports = { wasi_snapshot_preview1: host.imports, subako_http: { ...makeSubakoHttpImports(memory, bridge) } };
+  }
   try {
-    let imports = wasiImports!;
-    if (message.linkHttp) {
-      const bridge = makeBridgeCall(post, boot.bridgePort, control, message.runId);
-      const memory = () => instance?.exports.memory as WebAssembly.Memory | undefined;
-      imports = { wasi_snapshot_preview1: host.imports, subako_http: { ...makeSubakoHttpImports(memory, bridge) } };
-    }
-    try {
-      instance = new WebAssembly.Instance(module, imports);
-    } catch (error) {
-      return classifyInstantiateFailure(error, message.memoryBytes);
-    }
-    let end: GuestEnd;
-    try {
-      end = { returned: host.start(instance) };
-    } catch (error) {
-      end = { threw: error };
-    }
-    return classifyEnd(end, {
-      stdoutLimitHit: output.stdoutLimitHit,
-      growFailed: growFailed(instance),
-      memoryBytes: message.memoryBytes,
-    });
-  } finally {
-    try {
-      host.close();
-    } catch {
-      // Closing host descriptors cannot fail the run; the worker goes on.
-    }
+    instance = new WebAssembly.Instance(module, imports);
+  } catch (error) {
+    return classifyInstantiateFailure(error, message.memoryBytes);
+  }
+  let end: GuestEnd;
+  try {
+    end = { returned: host.start(instance) };
+  } catch (error) {
+    end = { threw: error };
+  }
+  return classifyEnd(end, {
+    stdoutLimitHit: output.stdoutLimitHit,
+    growFailed: growFailed(instance),
+    memoryBytes: message.memoryBytes,
+  });
+}
+
+/** Closes the run's host descriptors and lets go of its memory (every host descriptor is ours alone). */
+function endRun(): void {
+  try {
+    wasi?.close();
+  } catch {
+    // Closing host descriptors cannot fail the run; the worker goes on.
   }
 }
 
@@ -121,7 +122,10 @@ port.on('message', (message: RunMessage) => {
   } catch (error) {
     outcome = { kind: 'trap', message: `sandbox error: ${String(error)}` };
   }
+  // The guest can do nothing more: the outcome goes first, the descriptors are closed right after (before
+  // this worker takes another run), so closing them is not on the call's path.
   post({ type: 'done', runId: message.runId, outcome });
+  endRun();
 });
 
 post({ type: 'ready' });
