@@ -56,9 +56,12 @@ export function pathOpenFunctions(ctx: WasiContext): FunctionFamily {
       const truncate = (oflags & Oflags.TRUNC) !== 0;
       const directory = (oflags & Oflags.DIRECTORY) !== 0;
       const write = (requested & WRITE_INTENT_RIGHTS) !== 0;
+      // A directory is never opened for writing, but syncing one is fine: a guest that reopens a directory with
+      // the rights its preopen reports (FD_DATASYNC among them) must get it, as in other runtimes.
+      const writeData = (requested & (WRITE_INTENT_RIGHTS & ~Right.FD_DATASYNC)) !== 0;
       const read = (requested & (Right.FD_READ | Right.FD_READDIR)) !== 0 || !write;
       if (parent.readOnly && (write || create || truncate)) return Errno.ROFS;
-      if (directory && (write || create)) return directory && create ? Errno.INVAL : Errno.ISDIR;
+      if (directory && (writeData || create)) return directory && create ? Errno.INVAL : Errno.ISDIR;
 
       // O_CREAT|O_EXCL never follows a final symlink (POSIX): the link itself makes it EEXIST.
       const follow = (dirflags & LOOKUP_SYMLINK_FOLLOW) !== 0 && !(create && exclusive);
@@ -79,7 +82,7 @@ export function pathOpenFunctions(ctx: WasiContext): FunctionFamily {
         try {
           const stat = fstatSync(hostFd);
           if (stat.isDirectory()) {
-            if (write) fail(Errno.ISDIR);
+            if (writeData) fail(Errno.ISDIR);
             const [base, inherit] = directoryRights(parent, requested, inheriting);
             newFd = table.add({
               kind: 'dir', anchor: { fd: hostFd, hostPath: `${resolved.parent.hostPath}/${resolved.name}` },
