@@ -101,9 +101,9 @@ export function fdMetaFunctions(ctx: WasiContext): FunctionFamily {
     },
 
     /** Preallocation is refused outright: it would bypass the write budget's accounting of real bytes. */
+    /** Preallocation is not offered (ENOTSUP), but a directory is told apart as other runtimes do. */
     fd_allocate(fd: number): number {
-      table.get(fd);
-      return Errno.NOTSUP;
+      return table.get(fd).kind === 'dir' ? Errno.ISDIR : Errno.NOTSUP;
     },
 
     fd_close(fd: number): number {

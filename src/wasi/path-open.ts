@@ -61,6 +61,10 @@ export function pathOpenFunctions(ctx: WasiContext): FunctionFamily {
       const writeData = (requested & (WRITE_INTENT_RIGHTS & ~Right.FD_DATASYNC)) !== 0;
       const read = (requested & (Right.FD_READ | Right.FD_READDIR)) !== 0 || !write;
       if (parent.readOnly && (write || create || truncate)) return Errno.ROFS;
+      // The directory descriptor's own rights bound what may be done through it (fd_fdstat_set_rights drops them).
+      if ((parent.rightsBase & Right.PATH_OPEN) === 0) return Errno.NOTCAPABLE;
+      if (create && (parent.rightsBase & Right.PATH_CREATE_FILE) === 0) return Errno.NOTCAPABLE;
+      if (truncate && (parent.rightsBase & Right.PATH_FILESTAT_SET_SIZE) === 0) return Errno.NOTCAPABLE;
       if (directory && (writeData || create)) return directory && create ? Errno.INVAL : Errno.ISDIR;
 
       // O_CREAT|O_EXCL never follows a final symlink (POSIX): the link itself makes it EEXIST.
@@ -70,7 +74,7 @@ export function pathOpenFunctions(ctx: WasiContext): FunctionFamily {
         if (resolved.trailingSlash && create) return Errno.ISDIR;
         let flags = constants.O_NOFOLLOW | constants.O_NONBLOCK;
         if (directory || resolved.trailingSlash) flags |= constants.O_DIRECTORY | constants.O_RDONLY;
-        else flags |= write ? (read ? constants.O_RDWR : constants.O_WRONLY) : constants.O_RDONLY;
+        else flags |= writeData ? (read ? constants.O_RDWR : constants.O_WRONLY) : constants.O_RDONLY;
         if (create) flags |= constants.O_CREAT;
         if (exclusive) flags |= constants.O_EXCL;
         if (truncate) flags |= constants.O_TRUNC;

@@ -119,6 +119,9 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
       const contents = memory.string(oldPtr >>> 0, oldLen >>> 0);
       const dir = writableDir(fd);
       if (contents.length === 0) return Errno.NOENT;
+      // A link to an absolute path could never be followed inside the sandbox (the resolver refuses it), and
+      // on the host it would name the host's root: it is not made at all.
+      if (contents.startsWith('/')) return Errno.NOTCAPABLE;
       return withPath(dir, newPtr, newLen, false, (r) => {
         if (r.name === '.') return Errno.EXIST;
         if (r.trailingSlash) {
