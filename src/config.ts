@@ -1,7 +1,13 @@
 /**
  * One typed configuration with defaults. Flags override environment variables, which override
- * `subako.config.json`, which overrides these defaults.
+ * `subako.config.json`, which overrides these defaults. Resolving is pure (`resolveServerConfig`); only
+ * `readConfigFile` touches the file system.
  */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ValidationError, type Problem } from './errors.js';
+
 export interface Limits {
   /** Wall-clock deadline of one call, in milliseconds. */
   callTimeoutMs: number;
@@ -33,6 +39,125 @@ export interface ServerConfig {
   port: number;
   host: string;
   dataDir: string;
-  workers: number;
-  limits: Limits;
+  /** Worker threads for function calls; undefined: one per core (at least two). */
+  workers?: number;
+  /** Load the example packages at first start. */
+  examples: boolean;
+  /** Browser origins allowed to reach MCP endpoints. */
+  allowedOrigins: string[];
+  /** Call limits a server may set: the deadline and the memory cap. The ABI fixes the rest. */
+  callTimeoutMs: number;
+  memoryMiB: number;
+}
+
+/** What any one source (the file, the environment, the flags) may say: every key optional. */
+export type ServerConfigInput = Partial<ServerConfig>;
+
+export const CONFIG_FILE = 'subako.config.json';
+
+export function defaultServerConfig(home = homedir()): ServerConfig {
+  return {
+    port: 7070,
+    host: '127.0.0.1',
+    dataDir: join(process.env.SUBAKO_HOME ?? join(home, '.subako'), 'server'),
+    examples: true,
+    allowedOrigins: [],
+    callTimeoutMs: DEFAULT_LIMITS.callTimeoutMs,
+    memoryMiB: DEFAULT_LIMITS.memoryBytes / (1024 * 1024),
+  };
+}
+
+type Check = (value: unknown) => string | null;
+const wholeNumber = (min: number, max: number): Check => (v) =>
+  Number.isInteger(v) && (v as number) >= min && (v as number) <= max ? null : `a whole number from ${min} to ${max}`;
+const text: Check = (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string');
+const flag: Check = (v) => (typeof v === 'boolean' ? null : 'true or false');
+const texts: Check = (v) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? null : 'an array of strings');
+
+const FIELDS: Record<keyof ServerConfig, Check> = {
+  port: wholeNumber(0, 65535),
+  host: text,
+  dataDir: text,
+  workers: wholeNumber(1, 256),
+  examples: flag,
+  allowedOrigins: texts,
+  callTimeoutMs: wholeNumber(100, 3_600_000),
+  memoryMiB: wholeNumber(16, 4096),
+};
+
+/** Checks one source; `where` names it in every problem ("subako.config.json", "SUBAKO_PORT", "--port"). */
+export function checkConfigInput(input: Record<string, unknown>, where: (key: string) => string): Problem[] {
+  const problems: Problem[] = [];
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    const check = FIELDS[key as keyof ServerConfig];
+    if (!check) {
+      problems.push({ code: 'config.unknown', message: `${where(key)} is not a setting; known settings: ${Object.keys(FIELDS).join(', ')}` });
+      continue;
+    }
+    const wanted = check(value);
+    if (wanted) problems.push({ code: 'config.value', message: `${where(key)} is ${JSON.stringify(value)}; it takes ${wanted}` });
+  }
+  return problems;
+}
+
+/** The environment's say: SUBAKO_PORT, SUBAKO_HOST, SUBAKO_DATA_DIR, SUBAKO_WORKERS, SUBAKO_CALL_TIMEOUT_MS, SUBAKO_MEMORY_MIB. */
+export function configFromEnv(env: NodeJS.ProcessEnv): { input: ServerConfigInput; names: Record<string, string> } {
+  const names: Record<string, string> = {
+    port: 'SUBAKO_PORT', host: 'SUBAKO_HOST', dataDir: 'SUBAKO_DATA_DIR', workers: 'SUBAKO_WORKERS',
+    callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB',
+  };
+  const numeric = new Set(['port', 'workers', 'callTimeoutMs', 'memoryMiB']);
+  const input: Record<string, unknown> = {};
+  for (const [key, name] of Object.entries(names)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    input[key] = numeric.has(key) && /^[0-9]+$/.test(raw) ? Number(raw) : raw;
+  }
+  return { input: input as ServerConfigInput, names };
+}
+
+/**
+ * Layers the sources, later ones winning: defaults, the config file, the environment, the flags. Every
+ * problem in every source is reported at once (a ValidationError), each naming its source.
+ */
+export function resolveServerConfig(sources: {
+  defaults: ServerConfig;
+  file?: { path: string; input: Record<string, unknown> };
+  env?: NodeJS.ProcessEnv;
+  flags?: { input: Record<string, unknown>; names: Record<string, string> };
+}): ServerConfig {
+  const fromEnv = configFromEnv(sources.env ?? {});
+  const problems = [
+    ...(sources.file ? checkConfigInput(sources.file.input, (k) => `"${k}" in ${sources.file!.path}`) : []),
+    ...checkConfigInput(fromEnv.input, (k) => fromEnv.names[k] ?? k),
+    ...(sources.flags ? checkConfigInput(sources.flags.input, (k) => sources.flags!.names[k] ?? `--${k}`) : []),
+  ];
+  if (problems.length > 0) throw new ValidationError(problems);
+  const defined = (input: Record<string, unknown> | undefined) =>
+    Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined));
+  const merged = { ...sources.defaults, ...defined(sources.file?.input), ...defined(fromEnv.input), ...defined(sources.flags?.input) } as ServerConfig;
+  return { ...merged, dataDir: resolve(merged.dataDir) };
+}
+
+/** Reads `subako.config.json` (or the path given); a missing default file is no error, a missing named one is. */
+export function readConfigFile(path: string | undefined, cwd = process.cwd()): { path: string; input: Record<string, unknown> } | undefined {
+  const file = resolve(cwd, path ?? CONFIG_FILE);
+  let textContent: string;
+  try {
+    textContent = readFileSync(file, 'utf8');
+  } catch {
+    if (path === undefined) return undefined;
+    throw new ValidationError([{ code: 'config.file', message: `the config file ${file} cannot be read` }]);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(textContent);
+  } catch (err) {
+    throw new ValidationError([{ code: 'config.file', message: `${file} is not valid JSON (${(err as Error).message})` }]);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError([{ code: 'config.file', message: `${file} must hold a JSON object of settings` }]);
+  }
+  return { path: file, input: value as Record<string, unknown> };
 }

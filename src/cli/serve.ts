@@ -3,51 +3,75 @@
  * of a data directory prints the admin API key once, with the URL and how to call the example tools.
  * SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
  */
-import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../errors.js';
-import { subakoHome } from '../mcp/seal.js';
+import { UsageError, ValidationError } from '../errors.js';
+import { CONFIG_FILE, defaultServerConfig, readConfigFile, resolveServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../server/start.js';
 import type { FirstStart } from '../platform/bootstrap.js';
 import type { CommandContext } from './main.js';
 
 interface ServeFlags {
-  port: string;
-  host: string;
+  port?: string;
+  host?: string;
   dataDir?: string;
   workers?: string;
   callTimeoutMs?: string;
+  memory?: string;
   examples: boolean;
   allowOrigin: string[];
+  config?: string;
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** A numeric flag as given: a number when it is all digits, else the text (so the check names it). */
+const numeric = (value: string | undefined): number | string | undefined =>
+  value === undefined ? undefined : /^[0-9]+$/.test(value) ? Number(value) : value;
 
 export function registerServe(program: Command, ctx: CommandContext): void {
   program
     .command('serve')
     .description('Run the platform server: packages, agents, vaults, sessions and their MCP endpoints.')
-    .option('--port <port>', 'TCP port to listen on', process.env.SUBAKO_PORT ?? '7070')
-    .option('--host <host>', 'address to bind (keep 127.0.0.1 unless a proxy fronts it)', process.env.SUBAKO_HOST ?? '127.0.0.1')
-    .option('--data-dir <dir>', 'where the database, packages and volumes live (default $SUBAKO_DATA_DIR or ~/.subako/server)')
-    .option('--workers <n>', 'worker threads for function calls')
-    .option('--call-timeout-ms <ms>', 'wall-clock deadline of one function call (default 30000)')
+    .option('--port <port>', 'TCP port to listen on (default 7070; $SUBAKO_PORT)')
+    .option('--host <host>', 'address to bind; keep 127.0.0.1 unless a proxy fronts it ($SUBAKO_HOST)')
+    .option('--data-dir <dir>', 'where the database, packages and volumes live (default ~/.subako/server; $SUBAKO_DATA_DIR)')
+    .option('--workers <n>', 'worker threads for function calls (default: one per core; $SUBAKO_WORKERS)')
+    .option('--call-timeout-ms <ms>', 'wall-clock deadline of one function call (default 30000; $SUBAKO_CALL_TIMEOUT_MS)')
+    .option('--memory <MiB>', 'memory cap of a function call (default 512; $SUBAKO_MEMORY_MIB)')
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
-    .action(async (flags: ServeFlags) => {
-      const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port ${flags.port} is not a port number`);
-      const workers = flags.workers === undefined ? undefined : Number(flags.workers);
-      if (workers !== undefined && (!Number.isInteger(workers) || workers < 1 || workers > 256)) throw new UsageError('--workers must be a whole number from 1 to 256');
-      const callTimeoutMs = flags.callTimeoutMs === undefined ? undefined : Number(flags.callTimeoutMs);
-      if (callTimeoutMs !== undefined && (!Number.isInteger(callTimeoutMs) || callTimeoutMs < 100 || callTimeoutMs > 3_600_000)) {
-        throw new UsageError('--call-timeout-ms must be a whole number from 100 to 3600000');
+    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
+    .action(async (flags: ServeFlags, command: Command) => {
+      let config;
+      try {
+        config = resolveServerConfig({
+          defaults: defaultServerConfig(),
+          file: readConfigFile(flags.config),
+          env: process.env,
+          flags: {
+            input: {
+              port: numeric(flags.port), host: flags.host, dataDir: flags.dataDir, workers: numeric(flags.workers),
+              callTimeoutMs: numeric(flags.callTimeoutMs), memoryMiB: numeric(flags.memory),
+              examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
+              allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
+            },
+            names: {
+              port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
+              memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin',
+            },
+          },
+        });
+      } catch (err) {
+        if (err instanceof ValidationError) throw new UsageError(err.problems.map((p) => p.message).join('; '));
+        throw err;
       }
-      const dataDir = resolve(flags.dataDir ?? process.env.SUBAKO_DATA_DIR ?? join(subakoHome(), 'server'));
+      const dataDir = config.dataDir;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       const { server, firstStart } = await startServer({
-        dataDir, host: flags.host, port, workers, limits: callTimeoutMs === undefined ? undefined : { callTimeoutMs }, examplesDir: flags.examples ? bundledExamplesDir() : null,
-        origins: { allowedOrigins: flags.allowOrigin }, log,
+        dataDir, host: config.host, port: config.port, workers: config.workers,
+        limits: { callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024 },
+        examplesDir: config.examples ? bundledExamplesDir() : null,
+        origins: { allowedOrigins: config.allowedOrigins }, log,
       });
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));

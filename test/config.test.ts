@@ -1,0 +1,73 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { defaultServerConfig, readConfigFile, resolveServerConfig } from '../src/config.js';
+import { ValidationError } from '../src/errors.js';
+import { REPO_ROOT } from './helpers/paths.js';
+
+const defaults = defaultServerConfig('/home/someone');
+const flagNames = { port: '--port', workers: '--workers' };
+
+describe('configuration: flags over environment over subako.config.json over defaults', () => {
+  test('defaults alone', () => {
+    const config = resolveServerConfig({ defaults });
+    assert.equal(config.port, 7070);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.callTimeoutMs, 30_000);
+    assert.equal(config.examples, true);
+  });
+
+  test('each source wins over the ones before it, key by key', () => {
+    const config = resolveServerConfig({
+      defaults,
+      file: { path: 'subako.config.json', input: { port: 8000, host: '0.0.0.0', workers: 3, memoryMiB: 256 } },
+      env: { SUBAKO_PORT: '8001', SUBAKO_WORKERS: '5' },
+      flags: { input: { port: 8002, workers: undefined }, names: flagNames },
+    });
+    assert.deepEqual([config.port, config.host, config.workers, config.memoryMiB], [8002, '0.0.0.0', 5, 256]);
+  });
+
+  test('every bad setting is reported at once, naming where it came from and what it takes', () => {
+    assert.throws(
+      () => resolveServerConfig({
+        defaults,
+        file: { path: '/etc/subako.config.json', input: { port: 'eighty', colour: 'blue' } },
+        env: { SUBAKO_CALL_TIMEOUT_MS: '5' },
+        flags: { input: { workers: 0 }, names: flagNames },
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof ValidationError);
+        assert.deepEqual(err.problems.map((p) => p.message), [
+          '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
+          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, callTimeoutMs, memoryMiB',
+          'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
+          '--workers is 0; it takes a whole number from 1 to 256',
+        ]);
+        return true;
+      },
+    );
+  });
+
+  test('a missing default file is no error; a named file that is missing or not JSON is', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'subako-config-'));
+    try {
+      assert.equal(readConfigFile(undefined, dir), undefined);
+      assert.throws(() => readConfigFile('nope.json', dir), /cannot be read/);
+      writeFileSync(join(dir, 'subako.config.json'), '{"port": 9}');
+      assert.deepEqual(readConfigFile(undefined, dir)?.input, { port: 9 });
+      writeFileSync(join(dir, 'bad.json'), '[1]');
+      assert.throws(() => readConfigFile('bad.json', dir), /must hold a JSON object/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('subako serve refuses a bad setting as a usage error before starting anything', () => {
+    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', 'eighty'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, /--port is "eighty"; it takes a whole number from 0 to 65535/);
+  });
+});
