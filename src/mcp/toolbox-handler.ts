@@ -10,7 +10,6 @@
 import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
 import type { CallToolResult, Toolbox } from '../tool.js';
 import { SUBAKO_VERSION } from '../version.js';
-import { assertArguments } from './call-arguments.js';
 import { errorResult } from './define-tool.js';
 import { isOriginAllowed, type OriginPolicy } from './origin.js';
 
@@ -89,8 +88,9 @@ export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOp
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
       let result: CallToolResult;
       try {
-        // Bad arguments are the model's to read and fix, so they become an isError result too.
-        assertArguments(tool, args);
+        // Each source checks arguments its own way: defineTool and remote tools against the schema before
+        // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
+        // too would change what a function's own validation says, and keep refused calls out of the call log.
         result = await tool.call(args, { signal: ctx.mcpReq.signal });
       } catch (err) {
         if (err instanceof Error) report(err);
