@@ -17,11 +17,21 @@ export const OUTPUT_ACKED = 3;
  * so a worker that sees it set and then drains the port has all of them (see StdinReader).
  */
 export const STDIN_CLOSED_RUN = 4;
-/** BigInt64 slots (byte offsets 24 and 32). */
-const WRITE_USED = 3;
-const WRITE_LIMIT = 4;
+/**
+ * Offers of runs posted ahead to this worker while it is busy: two slots, each holding an offer token
+ * or 0. A token's low bit names its slot. The worker starts such a run only if it can swap its token for
+ * 0 first; the main thread takes an offer back the same way, so exactly one of them wins. Two slots,
+ * because the run the main thread has already promoted (the worker's current one, perhaps not taken yet)
+ * keeps its offer while the next one is made in the other slot.
+ */
+const OFFER_SLOTS = 5;
+/** The id (as an Int32) of the run the write budget counts for; the worker sets it when a run starts. */
+const BUDGET_RUN = 7;
+/** BigInt64 slots (byte offsets 32 and 40). */
+const WRITE_USED = 4;
+const WRITE_LIMIT = 5;
 
-const CONTROL_BYTES = 40;
+const CONTROL_BYTES = 48;
 
 export interface ControlBlock {
   readonly buffer: SharedArrayBuffer;
@@ -59,11 +69,32 @@ export function isStdinClosed(block: ControlBlock, runId: number): boolean {
   return Atomics.load(block.i32, STDIN_CLOSED_RUN) === runIdSlotValue(runId);
 }
 
-/** Starts a run's write budget at zero with `limit` bytes allowed (done by the main thread before a run). */
+/** Starts a run's write budget at zero with `limit` bytes allowed. */
 export function resetWriteBudget(block: ControlBlock, limit: number): void {
   const clamped = Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : Number.MAX_SAFE_INTEGER;
   Atomics.store(block.i64, WRITE_USED, 0n);
   Atomics.store(block.i64, WRITE_LIMIT, BigInt(clamped));
+}
+
+/** Worker: the budget now counts for `runId` (done as the run starts, before its guest runs). */
+export function startRunBudget(block: ControlBlock, runId: number, limit: number): void {
+  resetWriteBudget(block, limit);
+  Atomics.store(block.i32, BUDGET_RUN, runIdSlotValue(runId));
+}
+
+/** Main thread: whether the budget counts for `runId` (false before its worker started it). */
+export function budgetIsFor(block: ControlBlock, runId: number): boolean {
+  return Atomics.load(block.i32, BUDGET_RUN) === runIdSlotValue(runId);
+}
+
+/** Main thread: offers a run posted ahead under `token` (non-zero; its low bit picks the slot). */
+export function offerNext(block: ControlBlock, token: number): void {
+  Atomics.store(block.i32, OFFER_SLOTS + (token & 1), token);
+}
+
+/** Either side: takes the offer `token`; true for exactly one taker, false once it was taken. */
+export function takeOffer(block: ControlBlock, token: number): boolean {
+  return token !== 0 && Atomics.compareExchange(block.i32, OFFER_SLOTS + (token & 1), token, 0) === token;
 }
 
 /** Takes `bytes` from the shared budget unless that would pass its limit; safe from both threads. */

@@ -13,12 +13,16 @@ const OUTPUT_WINDOW = 8 * 1024 * 1024;
 /** Larger writes are posted in pieces of this size, so counters never come near 2^31. */
 const PIECE_BYTES = 1024 * 1024;
 
+/**
+ * Bytes this worker posted, over all its runs, wrapping like the Int32 acknowledgement counter (both
+ * start at 0 with the worker). Kept across runs: a run may start before the main thread has received
+ * the output of the previous one (a run posted ahead), so the window spans runs.
+ */
+export interface OutputFlow {
+  posted: number;
+}
+
 export class OutputSink {
-  /**
-   * Bytes posted, wrapping like the Int32 acknowledgement counter. A run starts once the main thread
-   * has received everything of the previous one, so the counters agree at the start.
-   */
-  private posted: number;
   private stdoutSent = 0;
   stdoutLimitHit = false;
 
@@ -27,9 +31,8 @@ export class OutputSink {
     private readonly control: ControlBlock,
     private readonly runId: number,
     private readonly stdoutLimit: number,
-  ) {
-    this.posted = Atomics.load(control.i32, OUTPUT_ACKED);
-  }
+    private readonly flow: OutputFlow,
+  ) {}
 
   readonly stdout = (bytes: Uint8Array): void => {
     if (this.stdoutLimitHit) throw new StdoutLimitReached();
@@ -51,7 +54,7 @@ export class OutputSink {
     for (let at = 0; at < bytes.length; at += PIECE_BYTES) {
       const piece = bytes.slice(at, Math.min(bytes.length, at + PIECE_BYTES));
       this.waitForRoom(piece.length);
-      this.posted = (this.posted + piece.length) | 0;
+      this.flow.posted = (this.flow.posted + piece.length) | 0;
       this.post({ type, runId: this.runId, bytes: piece }, [piece.buffer]);
     }
   }
@@ -59,7 +62,7 @@ export class OutputSink {
   private waitForRoom(bytes: number): void {
     for (;;) {
       const acked = Atomics.load(this.control.i32, OUTPUT_ACKED);
-      if (((this.posted - acked) | 0) + bytes <= OUTPUT_WINDOW) return;
+      if (((this.flow.posted - acked) | 0) + bytes <= OUTPUT_WINDOW) return;
       Atomics.wait(this.control.i32, OUTPUT_ACKED, acked);
     }
   }

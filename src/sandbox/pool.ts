@@ -1,7 +1,10 @@
 /**
  * SandboxPool: a fixed number of warm worker threads that run compiled modules, one guest per worker,
- * each run a fresh instance. Runs queue while every worker is busy. A worker whose guest had to be
- * stopped (deadline, kill, stdout flood caught) or that died is replaced at once: the pool keeps its size.
+ * each run a fresh instance. Runs queue while every worker is busy; then the next one in line is also
+ * posted ahead to a busy worker, which starts it the moment its current run ends (no round trip to this
+ * thread in between), unless an idle worker turns up first and the pool takes it back. A worker whose
+ * guest had to be stopped (deadline, kill, stdout flood caught) or that died is replaced at once: the
+ * pool keeps its size.
  */
 import { availableParallelism } from 'node:os';
 import { compileModule, type CompileOptions } from './compile.js';
@@ -25,6 +28,8 @@ export class SandboxPool implements RunOwner, SlotEvents {
   private readonly slots: WorkerSlot[] = [];
   private readonly idle: WorkerSlot[] = [];
   private readonly running = new Map<WorkerSlot, SandboxRun>();
+  /** At most one run posted ahead per busy worker. */
+  private readonly ahead = new Map<WorkerSlot, SandboxRun>();
   private readonly queue: SandboxRun[] = [];
   private readonly moduleCacheSize: number;
   private nextRunId = 0;
@@ -73,10 +78,13 @@ export class SandboxPool implements RunOwner, SlotEvents {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const run of this.queue.splice(0)) run.endEarly({ kind: 'killed', reason: 'the sandbox pool was closed' });
-    for (const run of [...this.running.values()]) run.endEarly({ kind: 'killed', reason: 'the sandbox pool was closed' });
-    await Promise.all(this.slots.splice(0).map((slot) => slot.retire()));
+    const outcome = { kind: 'killed', reason: 'the sandbox pool was closed' } as const;
+    const runs = [...this.queue.splice(0), ...this.ahead.values(), ...this.running.values()];
+    this.ahead.clear();
+    this.running.clear();
+    for (const run of runs) run.endForClose(outcome);
     this.idle.length = 0;
+    await Promise.all(this.slots.splice(0).map((slot) => slot.retire()));
   }
 
   // RunOwner
@@ -86,17 +94,22 @@ export class SandboxPool implements RunOwner, SlotEvents {
     if (at >= 0) this.queue.splice(at, 1);
   }
 
-  release(slot: WorkerSlot): void {
+  abandon(slot: WorkerSlot, run: SandboxRun): void {
+    if (this.running.get(slot) !== run) return;
+    const next = this.ahead.get(slot);
+    // The worker already finished this run and started the one posted ahead: it is not stopped; the
+    // run's own end is on its way and promotes the next one.
+    if (next && !slot.takeBack(next.offer)) return;
     this.running.delete(slot);
-    if (this.closed || !this.slots.includes(slot)) return;
-    this.idle.push(slot);
-    this.pump();
-  }
-
-  abandon(slot: WorkerSlot): void {
-    this.running.delete(slot);
+    if (next) this.requeue(slot, next);
     void slot.retire();
     this.replace(slot);
+  }
+
+  withdraw(slot: WorkerSlot, run: SandboxRun): boolean {
+    if (this.ahead.get(slot) !== run || !slot.takeBack(run.offer)) return false;
+    this.ahead.delete(slot);
+    return true;
   }
 
   // SlotEvents
@@ -110,19 +123,50 @@ export class SandboxPool implements RunOwner, SlotEvents {
       return;
     }
     const run = this.running.get(slot);
-    if (run && run.id === message.runId) run.onMessage(message);
+    if (!run || run.id !== message.runId) return;
+    if (message.type !== 'done') return run.onMessage(message);
+    run.completed(message.outcome, message.writtenBytes);
+    this.runEnded(slot);
   }
 
   died(slot: WorkerSlot, reason: string): void {
     const run = this.running.get(slot);
+    const next = this.ahead.get(slot);
     this.running.delete(slot);
     if (!slot.ready) this.startFailures += 1;
     if (this.startFailures >= MAX_START_FAILURES && !this.broken) {
       this.broken = new SandboxError(SANDBOX_ERROR.workerFailed, `sandbox workers fail to start: ${reason}`);
     }
+    // A run posted ahead that the worker never took goes back to the queue; one it took died with it.
+    if (next && slot.takeBack(next.offer)) this.requeue(slot, next);
+    else if (next) {
+      this.ahead.delete(slot);
+      next.workerDied(reason);
+    }
     this.replace(slot);
     run?.workerDied(reason);
     if (this.broken) for (const queued of this.queue.splice(0)) queued.reject(this.broken);
+  }
+
+  /** The slot's run ended normally: it starts the run posted ahead, or is idle again. */
+  private runEnded(slot: WorkerSlot): void {
+    const next = this.ahead.get(slot);
+    if (next) {
+      this.ahead.delete(slot);
+      this.running.set(slot, next);
+      next.promote();
+    } else {
+      this.running.delete(slot);
+      if (!this.closed && this.slots.includes(slot)) this.idle.push(slot);
+    }
+    this.pump();
+  }
+
+  /** A run taken back from `slot` (never started there) goes to the front of the queue. */
+  private requeue(slot: WorkerSlot, run: SandboxRun): void {
+    this.ahead.delete(slot);
+    run.takenBack();
+    this.queue.unshift(run);
   }
 
   private replace(slot: WorkerSlot): void {
@@ -140,11 +184,35 @@ export class SandboxPool implements RunOwner, SlotEvents {
   }
 
   private pump(): void {
-    while (this.queue.length > 0 && this.idle.length > 0) {
-      const run = this.queue.shift()!;
-      const slot = this.idle.pop()!;
-      this.running.set(slot, run);
-      run.begin(slot);
+    // An idle worker takes a run posted ahead to a busy one, if that one has not started it yet.
+    if (this.idle.length > 0 && this.ahead.size > 0) {
+      for (const [slot, run] of [...this.ahead]) {
+        if (this.idle.length === 0) break;
+        if (!slot.takeBack(run.offer)) continue;
+        this.requeue(slot, run);
+      }
     }
+    while (this.queue.length > 0) {
+      const slot = this.idle.pop();
+      if (slot) {
+        const run = this.queue.shift()!;
+        this.running.set(slot, run);
+        run.begin(slot);
+        continue;
+      }
+      const busy = this.busyWithoutNext();
+      if (!busy) return;
+      const run = this.queue.shift()!;
+      this.ahead.set(busy, run);
+      run.postAhead(busy, this.running.get(busy)!);
+    }
+  }
+
+  /** A worker running a run that is still going, with nothing posted ahead to it. */
+  private busyWithoutNext(): WorkerSlot | undefined {
+    for (const [slot, run] of this.running) {
+      if (!this.ahead.has(slot) && run.isRunning()) return slot;
+    }
+    return undefined;
   }
 }

@@ -35,6 +35,13 @@ export interface RunMessage {
    * file is not a message: see STDIN_CLOSED_RUN in control-block.ts.
    */
   stdin: Uint8Array | null;
+  /** Bytes the run may write to files; the worker starts the budget when it starts the run. */
+  writeBudgetBytes: number;
+  /**
+   * Non-zero for a run posted ahead to a busy worker: the worker starts it only if it takes this
+   * offer token first (see NEXT_OFFER in control-block.ts), and otherwise drops the message.
+   */
+  offer: number;
 }
 
 /** Main → worker (on the stdin port): stdin written while the run is going. */
@@ -53,4 +60,4 @@ export type WorkerMessage =
   | { type: 'ready' }
   | { type: 'stdout' | 'stderr'; runId: number; bytes: Uint8Array }
   | { type: 'bridge'; runId: number; channel: string; payload: Uint8Array }
-  | { type: 'done'; runId: number; outcome: RunOutcome };
+  | { type: 'done'; runId: number; outcome: RunOutcome; writtenBytes: number };

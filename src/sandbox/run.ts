@@ -1,9 +1,12 @@
 /**
  * One run as the main thread sees it, from queued to finished: feeds stdin, counts stdout, keeps
  * stderr's tail, serves bridge calls, enforces the deadline, and settles the result exactly once.
+ *
+ * States: `queued` (waiting for a worker), `ahead` (posted to a busy worker, which starts it as soon as
+ * its current run ends, unless the pool takes it back), `running` (its deadline ticks), `done`.
  */
 import { SubakoError } from '../errors.js';
-import { resetWriteBudget, tryConsumeWriteBudget, writeBudgetUsed } from './control-block.js';
+import { budgetIsFor, tryConsumeWriteBudget, writeBudgetUsed } from './control-block.js';
 import type { BridgeReply, WorkerMessage } from './protocol.js';
 import { ByteTail } from './stderr-tail.js';
 import type {
@@ -19,11 +22,15 @@ import type { WorkerSlot } from './worker-slot.js';
 
 /** What a run needs from its pool. */
 export interface RunOwner {
+  /** A queued run ended early. */
   dequeue(run: SandboxRun): void;
-  /** The run ended normally: the worker is free again. */
-  release(slot: WorkerSlot): void;
-  /** The run ended while its guest was still running: terminate and replace the worker. */
-  abandon(slot: WorkerSlot): void;
+  /** A running run ended early, its guest perhaps still running: stop the worker unless it moved on. */
+  abandon(slot: WorkerSlot, run: SandboxRun): void;
+  /**
+   * A run posted ahead ends early: true when the pool took it back before its worker started it;
+   * false when the worker has already started it (the run then ends as soon as it is promoted).
+   */
+  withdraw(slot: WorkerSlot, run: SandboxRun): boolean;
 }
 
 /** setTimeout fires at once for delays past this; longer deadlines are no deadline at all. */
@@ -37,7 +44,8 @@ function safeBridgeMessage(error: unknown): string {
 
 function ownCopy(bytes: Uint8Array): Uint8Array {
   // Posting a view clones its whole ArrayBuffer; a copy posts exactly these bytes and may be transferred.
-  return bytes.slice();
+  // (Uint8Array's own slice: Buffer#slice would return a view.)
+  return Uint8Array.prototype.slice.call(bytes);
 }
 
 /** The chunks as one array (the stdin written before a run starts travels in its run message). */
@@ -52,10 +60,15 @@ export class SandboxRun implements RunHandle {
   readonly context: RunContext;
   private settle!: (result: RunResult) => void;
   private fail!: (error: unknown) => void;
-  private state: 'queued' | 'running' | 'done' = 'queued';
+  private state: 'queued' | 'ahead' | 'running' | 'done' = 'queued';
   private slot: WorkerSlot | null = null;
-  /** Stdin written before the run started (copies, in order). */
+  /** Stdin written while no worker runs this (copies, in order). */
   private readonly waitingStdin: Uint8Array[] = [];
+  /** What went in the run message when posted ahead: put back first if the run is taken back. */
+  private postedStdin: Uint8Array | null = null;
+  private offerToken = 0;
+  /** An end asked for while posted ahead to a worker that had already started it. */
+  private pendingEnd: RunOutcome | null = null;
   private stdinClosed = false;
   private stdoutBytes = 0;
   private readonly stderrTail: ByteTail;
@@ -83,66 +96,83 @@ export class SandboxRun implements RunHandle {
     const run = this;
     this.context = {
       writeBudget: {
-        tryConsume: (bytes) => this.state === 'running' && !!this.slot && tryConsumeWriteBudget(this.slot.control, bytes),
-        used: () => (this.state === 'running' && this.slot ? writeBudgetUsed(this.slot.control) : this.finalWritten),
+        tryConsume: (bytes) => this.counting() && tryConsumeWriteBudget(this.slot!.control, bytes),
+        used: () => (this.counting() ? writeBudgetUsed(this.slot!.control) : this.finalWritten),
       },
       get signal(): AbortSignal {
         return run.abortSignal();
       },
       remainingMs: () =>
-        this.state === 'queued' ? request.limits.timeoutMs : Math.max(0, this.deadlineAt - Date.now()),
+        this.state === 'running' ? Math.max(0, this.deadlineAt - Date.now()) : request.limits.timeoutMs,
     };
+  }
+
+  /** The offer token this run was posted ahead under (0 when it was not). */
+  get offer(): number {
+    return this.offerToken;
+  }
+
+  /** Running, and not ended from this side. */
+  isRunning(): boolean {
+    return this.state === 'running';
   }
 
   writeStdin(bytes: Uint8Array): void {
     if (this.stdinClosed || this.state === 'done' || bytes.length === 0) return;
-    if (this.state === 'running' && this.slot) this.slot.sendStdin({ runId: this.id, bytes: ownCopy(bytes) });
+    if (this.state === 'running') this.slot!.sendStdin({ runId: this.id, bytes: ownCopy(bytes) });
     else this.waitingStdin.push(ownCopy(bytes));
   }
 
   closeStdin(): void {
     if (this.stdinClosed || this.state === 'done') return;
     this.stdinClosed = true;
-    // Before the run starts, `begin` passes the close on with the bytes written so far.
-    if (this.state === 'running' && this.slot) this.slot.closeStdin(this.id);
+    // Before the run is running, `begin` or `promote` passes the close on.
+    if (this.state === 'running') this.slot!.closeStdin(this.id);
   }
 
   kill(reason: string): void {
     this.endEarly({ kind: 'killed', reason });
   }
 
-  /** Called by the pool when a worker takes this run. */
+  /** Called by the pool when an idle worker takes this run. */
   begin(slot: WorkerSlot): void {
     this.state = 'running';
     this.slot = slot;
-    this.startedAt = Date.now();
-    const { limits } = this.request;
-    resetWriteBudget(slot.control, limits.writeBudgetBytes);
-    // Set before the run message is posted, so the worker's first look at stdin already sees the end.
-    if (this.stdinClosed) slot.closeStdin(this.id);
-    slot.start(
-      {
-        type: 'run',
-        runId: this.id,
-        moduleId: this.module.id,
-        args: this.request.args,
-        env: this.request.env,
-        preopens: this.request.preopens,
-        stdoutBytes: limits.stdoutBytes,
-        memoryBytes: this.module.memoryBytes,
-        linkHttp: this.module.importsHttp,
-        stdin: joined(this.waitingStdin),
-      },
-      this.module.module,
-    );
-    this.waitingStdin.length = 0;
-    if (limits.timeoutMs <= MAX_TIMER_MS) {
-      this.deadlineAt = this.startedAt + limits.timeoutMs;
-      this.timer = setTimeout(() => this.endEarly({ kind: 'timeout' }), Math.max(0, limits.timeoutMs));
-    }
+    this.post(0);
+    this.started();
   }
 
-  /** A message from the worker serving this run. */
+  /**
+   * Called by the pool to post this run to a busy worker, which starts it when its current run ends.
+   * Its deadline does not tick yet: `promote` starts it once the current run's end is seen.
+   */
+  postAhead(slot: WorkerSlot, current: SandboxRun): void {
+    this.state = 'ahead';
+    this.slot = slot;
+    this.offerToken = slot.offer(current.offerToken);
+    this.postedStdin = this.post(this.offerToken);
+  }
+
+  /** The pool took this run back from the worker it was posted ahead to: queued again, stdin kept. */
+  takenBack(): void {
+    this.state = 'queued';
+    this.slot = null;
+    this.offerToken = 0;
+    if (this.postedStdin) this.waitingStdin.unshift(this.postedStdin);
+    this.postedStdin = null;
+  }
+
+  /** The run before this one on its worker ended: the worker has started this one (or is about to). */
+  promote(): void {
+    const slot = this.slot!;
+    this.state = 'running';
+    this.postedStdin = null;
+    for (const bytes of this.waitingStdin.splice(0)) slot.sendStdin({ runId: this.id, bytes });
+    this.started();
+    if (this.pendingEnd) this.endEarly(this.pendingEnd);
+  }
+
+  /** A message from the worker serving this run ('done' goes to `completed`). */
   onMessage(message: WorkerMessage): void {
     if (this.state !== 'running') return;
     switch (message.type) {
@@ -157,13 +187,14 @@ export class SandboxRun implements RunHandle {
       case 'bridge':
         void this.serveBridge(message.channel, message.payload);
         break;
-      case 'done': {
-        const slot = this.slot!;
-        this.finish(message.outcome);
-        this.owner.release(slot);
-        break;
-      }
     }
+  }
+
+  /** The worker says the guest ended (ignored when the run already ended from this side). */
+  completed(outcome: RunOutcome, writtenBytes: number): void {
+    if (this.state !== 'running') return;
+    this.finalWritten = writtenBytes;
+    this.finish(outcome, false);
   }
 
   /** The worker itself died under this run (not the guest's doing as far as we can tell). */
@@ -171,7 +202,7 @@ export class SandboxRun implements RunHandle {
     const outcome: RunOutcome = /out of memory/i.test(reason)
       ? { kind: 'out_of_memory', message: reason }
       : { kind: 'trap', message: reason };
-    this.finish(outcome);
+    this.finish(outcome, true);
   }
 
   /** The pool cannot serve this run at all. */
@@ -182,14 +213,73 @@ export class SandboxRun implements RunHandle {
     this.fail(error);
   }
 
-  /** Ends a queued or running run from the outside (deadline, kill, pool closing). */
+  /** Ends a run from the outside (deadline, kill, pool closing), whatever its state. */
   endEarly(outcome: RunOutcome): void {
-    if (this.state === 'done') return;
-    const wasQueued = this.state === 'queued';
-    const slot = this.slot;
-    this.finish(outcome);
-    if (wasQueued) this.owner.dequeue(this);
-    else if (slot) this.owner.abandon(slot);
+    switch (this.state) {
+      case 'done':
+        return;
+      case 'queued':
+        this.finish(outcome, true);
+        this.owner.dequeue(this);
+        return;
+      case 'ahead':
+        if (this.owner.withdraw(this.slot!, this)) this.finish(outcome, true);
+        else this.pendingEnd ??= outcome;
+        return;
+      case 'running': {
+        const slot = this.slot!;
+        this.finish(outcome, true);
+        this.owner.abandon(slot, this);
+      }
+    }
+  }
+
+  /** Ends the run without telling the pool (the pool is closing and stops every worker itself). */
+  endForClose(outcome: RunOutcome): void {
+    this.finish(outcome, true);
+  }
+
+  /** Posts the run message; returns the stdin it carried. */
+  private post(offer: number): Uint8Array | null {
+    const slot = this.slot!;
+    const { limits } = this.request;
+    const stdin = joined(this.waitingStdin);
+    this.waitingStdin.length = 0;
+    slot.start(
+      {
+        type: 'run',
+        runId: this.id,
+        moduleId: this.module.id,
+        args: this.request.args,
+        env: this.request.env,
+        preopens: this.request.preopens,
+        stdoutBytes: limits.stdoutBytes,
+        memoryBytes: this.module.memoryBytes,
+        linkHttp: this.module.importsHttp,
+        stdin,
+        writeBudgetBytes: limits.writeBudgetBytes,
+        offer,
+      },
+      this.module.module,
+    );
+    return stdin;
+  }
+
+  /** The run is running from now: its stdin may close and its deadline ticks. */
+  private started(): void {
+    const slot = this.slot!;
+    if (this.stdinClosed) slot.closeStdin(this.id);
+    this.startedAt = Date.now();
+    const { timeoutMs } = this.request.limits;
+    if (timeoutMs <= MAX_TIMER_MS) {
+      this.deadlineAt = this.startedAt + timeoutMs;
+      this.timer = setTimeout(() => this.endEarly({ kind: 'timeout' }), Math.max(0, timeoutMs));
+    }
+  }
+
+  /** The write budget counts for this run: it is running and its worker has started it. */
+  private counting(): boolean {
+    return this.state === 'running' && budgetIsFor(this.slot!.control, this.id);
   }
 
   private callBack(callback: ((chunk: Uint8Array) => void) | undefined, chunk: Uint8Array): void {
@@ -222,9 +312,10 @@ export class SandboxRun implements RunHandle {
     slot.sendBridgeReply(reply);
   }
 
-  private finish(outcome: RunOutcome): void {
+  /** `readCounter`: take the bytes written from the shared counter (the worker did not report them). */
+  private finish(outcome: RunOutcome, readCounter: boolean): void {
     if (this.state === 'done') return;
-    if (this.slot) this.finalWritten = writeBudgetUsed(this.slot.control);
+    if (readCounter && this.counting()) this.finalWritten = writeBudgetUsed(this.slot!.control);
     const durationMs = this.startedAt === 0 ? 0 : Date.now() - this.startedAt;
     this.state = 'done';
     this.cleanup();
@@ -249,6 +340,7 @@ export class SandboxRun implements RunHandle {
   private cleanup(): void {
     clearTimeout(this.timer);
     this.waitingStdin.length = 0;
+    this.postedStdin = null;
     this.abort?.abort();
   }
 }

@@ -10,6 +10,8 @@ import {
   STDIN_SEQ,
   closeStdinOf,
   createControlBlock,
+  offerNext,
+  takeOffer,
   signal,
   type ControlBlock,
 } from './control-block.js';
@@ -29,6 +31,7 @@ export class WorkerSlot {
   private readonly stdinPort: MessagePort;
   private readonly bridgePort: MessagePort;
   private readonly heldModules = new Map<number, true>();
+  private offers = 0;
   /** Set once the worker said it loaded; a worker that dies before that failed to start. */
   ready = false;
   private retired = false;
@@ -70,6 +73,23 @@ export class WorkerSlot {
       this.heldModules.delete(this.heldModules.keys().next().value as number);
     }
     this.worker.postMessage(held ? message : { ...message, module });
+  }
+
+  /**
+   * Offers a run posted ahead (while this worker is busy): returns the token that goes in its run
+   * message. `current` is the offer token of the worker's current run (0 if it was not posted ahead):
+   * the worker may not have taken that one yet, so the new offer goes in the other slot.
+   */
+  offer(current: number): number {
+    this.offers = (this.offers + 1) & 0x3fffffff || 1;
+    const token = (this.offers << 1) | (current !== 0 ? 1 - (current & 1) : 0);
+    offerNext(this.control, token);
+    return token;
+  }
+
+  /** Takes an offer back: true when the worker had not taken it (and now never will). */
+  takeBack(token: number): boolean {
+    return takeOffer(this.control, token);
   }
 
   /** `message.bytes` must own its whole ArrayBuffer: it is transferred. */

@@ -6,10 +6,12 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { WasiHost } from '../wasi/host.js';
-import { SLEEP_SLOT, tryConsumeWriteBudget, viewControlBlock } from './control-block.js';
+import {
+  SLEEP_SLOT, startRunBudget, takeOffer, tryConsumeWriteBudget, viewControlBlock, writeBudgetUsed,
+} from './control-block.js';
 import { makeBridgeCall } from './bridge-client.js';
 import { classifyEnd, classifyInstantiateFailure, type GuestEnd } from './outcome.js';
-import { OutputSink } from './output-sink.js';
+import { OutputSink, type OutputFlow } from './output-sink.js';
 import type { RunMessage, WorkerBoot, WorkerMessage } from './protocol.js';
 import { StdinReader } from './stdin-reader.js';
 import { makeSubakoHttpImports } from './subako-http.js';
@@ -22,6 +24,7 @@ if (!port) throw new Error('sandbox/worker.js must run as a worker thread');
 const boot = workerData as WorkerBoot;
 const control = viewControlBlock(boot.control);
 const modules = new Map<number, WebAssembly.Module>();
+const outputFlow: OutputFlow = { posted: 0 };
 
 function post(message: WorkerMessage, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(message, transfer);
@@ -62,10 +65,9 @@ function growFailed(instance: WebAssembly.Instance): boolean {
   return flag instanceof WebAssembly.Global && flag.value === 1;
 }
 
-function runGuest(message: RunMessage): RunOutcome {
-  const module = takeModule(message);
+function runGuest(message: RunMessage, module: WebAssembly.Module | undefined): RunOutcome {
   if (!module) return { kind: 'trap', message: 'sandbox error: the worker does not hold this module' };
-  const output = new OutputSink(post, control, message.runId, message.stdoutBytes);
+  const output = new OutputSink(post, control, message.runId, message.stdoutBytes, outputFlow);
   let host: WasiHost;
   try {
     host = wasiFor({
@@ -116,15 +118,20 @@ function endRun(): void {
 }
 
 port.on('message', (message: RunMessage) => {
+  // Every message touches the module cache, taken or not, so it stays in step with the main thread's mirror.
+  const module = takeModule(message);
+  // A run posted ahead that the main thread took back (to start it on another worker) is dropped unseen.
+  if (message.offer !== 0 && !takeOffer(control, message.offer)) return;
+  startRunBudget(control, message.runId, message.writeBudgetBytes);
   let outcome: RunOutcome;
   try {
-    outcome = runGuest(message);
+    outcome = runGuest(message, module);
   } catch (error) {
     outcome = { kind: 'trap', message: `sandbox error: ${String(error)}` };
   }
   // The guest can do nothing more: the outcome goes first, the descriptors are closed right after (before
   // this worker takes another run), so closing them is not on the call's path.
-  post({ type: 'done', runId: message.runId, outcome });
+  post({ type: 'done', runId: message.runId, outcome, writtenBytes: writeBudgetUsed(control) });
   endRun();
 });
 
