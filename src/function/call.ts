@@ -47,8 +47,9 @@ export async function callFunctionTool(
   limits: Limits,
 ): Promise<FunctionCallOutcome> {
   const started = performance.now();
-  await ensureDirectory(ctx.tmpDir);
-  if (ctx.dataDir) await ensureDirectory(ctx.dataDir);
+  // Checked here first: a directory already known costs no promise on the call's path.
+  if (!knownDirectories.has(ctx.tmpDir)) await ensureDirectory(ctx.tmpDir);
+  if (ctx.dataDir && !knownDirectories.has(ctx.dataDir)) await ensureDirectory(ctx.dataDir);
 
   const egressLog: unknown[] = [];
   const bridge: { http?: BridgeHandler } = {};
@@ -80,7 +81,7 @@ export async function callFunctionTool(
 
   let answer: unknown = null;
   try {
-    answer = await conversation.attach(handle, request);
+    answer = await conversation.attach(handle, request, true);
   } catch (err) {
     if (!(err instanceof ConversationCrashed)) throw err;
   }

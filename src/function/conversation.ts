@@ -24,6 +24,8 @@ export interface ConversationEnd {
 
 interface Pending {
   request: OutgoingRequest;
+  /** The last request of the conversation: stdin closes as soon as its answer is read. */
+  last: boolean;
   resolve: (result: unknown) => void;
   reject: (err: ConversationCrashed) => void;
 }
@@ -66,10 +68,14 @@ export class GuestConversation {
     this.lines.push(chunk, this.onLine);
   };
 
-  /** Binds the run; `first` is the request already placed on stdin when the run was started. */
-  attach(handle: RunHandle, first: OutgoingRequest): Promise<unknown> {
+  /**
+   * Binds the run; `first` is the request already placed on stdin when the run was started. `last`: no
+   * request follows, so stdin closes the moment its answer is read (as `finish` would, a few turns of the
+   * event loop later: the guest's wait for end of file is on the call's path).
+   */
+  attach(handle: RunHandle, first: OutgoingRequest, last = false): Promise<unknown> {
     this.handle = handle;
-    const answered = this.expect(first);
+    const answered = this.expect(first, last);
     void handle.result.then((run) => this.onRunEnded(run));
     return answered;
   }
@@ -77,7 +83,7 @@ export class GuestConversation {
   /** Sends another request once the previous one was answered. */
   request(request: OutgoingRequest): Promise<unknown> {
     if (this.crashed) return Promise.reject(new ConversationCrashed(this.crashed));
-    const answered = this.expect(request);
+    const answered = this.expect(request, false);
     this.handle!.writeStdin(Buffer.from(request.line));
     return answered;
   }
@@ -98,10 +104,10 @@ export class GuestConversation {
     return { crash: this.crashed ?? crashFromOutcome(run.outcome, false), run };
   }
 
-  private expect(request: OutgoingRequest): Promise<unknown> {
+  private expect(request: OutgoingRequest, last: boolean): Promise<unknown> {
     this.asked.add(request.id);
     return new Promise((resolve, reject) => {
-      this.pending = { request, resolve, reject };
+      this.pending = { request, last, resolve, reject };
     });
   }
 
@@ -126,6 +132,7 @@ export class GuestConversation {
           return this.fail(crash(CrashReason.resultType, `the module answered with resultType ${JSON.stringify(resultType)}; only "complete" is accepted`));
         }
         this.pending = null;
+        if (pending.last) this.handle?.closeStdin();
         pending.resolve(message.result);
       }
     }
