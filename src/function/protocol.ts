@@ -35,8 +35,13 @@ export interface OutgoingRequest {
   line: string;
 }
 
+/** `_meta` serialised once; every request line splices it in rather than serialising it again. */
+const META_JSON = JSON.stringify(REQUEST_META);
+
 export function buildRequest(kind: string, method: string, params: Record<string, unknown> = {}): OutgoingRequest {
   const id = freshId(kind);
-  const line = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: REQUEST_META } }) + '\n';
+  const rest = JSON.stringify(params);
+  const withMeta = rest === '{}' ? `{"_meta":${META_JSON}}` : `${rest.slice(0, -1)},"_meta":${META_JSON}}`;
+  const line = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":${JSON.stringify(method)},"params":${withMeta}}\n`;
   return { id, method, line };
 }
