@@ -62,3 +62,13 @@ describe('stdout as a stream', () => {
     assert.equal(splitter.rest(), 'two');
   });
 });
+
+describe('any stdout line is classified, never thrown on', () => {
+  test('arbitrary text and arbitrary JSON', async () => {
+    const fc = (await import('fast-check')).default;
+    fc.assert(fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.jsonValue().map((v) => JSON.stringify(v))), (line) => {
+      const message = classifyLine(line);
+      assert.ok(['notification', 'request', 'result', 'error', 'invalid'].includes(message.kind));
+    }), { numRuns: 2000 });
+  });
+});
