@@ -2,22 +2,21 @@
  * The `http` bridge channel's handler: request bytes in (from the guest, via the sandbox), answer bytes
  * out. Every outcome is an answer — a guest can make a request fail, never the handler.
  */
-import { readFileSync } from 'node:fs';
-import { createSecureContext, rootCertificates } from 'node:tls';
 import type { BridgeHandler } from '../sandbox/types.js';
 import { encodeAnswer, errorAnswer, okAnswer, type HttpAnswer } from './answer.js';
 import type { VaultCredential } from './credentials.js';
 import { systemLookup, type HostLookup } from './destination.js';
 import { EgressError } from './errors.js';
-import type { TlsTrust } from './fetch.js';
+import { sharedConnectionPool, type ConnectionPool } from './connection-pool.js';
 import { isForbiddenAddress } from './forbidden-address.js';
 import { urlForLog, type EgressLogEntry } from './log.js';
 import { performHttpRequest, type EgressSettings } from './perform.js';
 import { compilePolicy, type EgressPolicy } from './policy.js';
 import { HTTP_METHODS, MAX_REQUEST_BYTES, parseHttpRequest } from './request.js';
+import { trustFor, type CaOption } from './trust.js';
 import type { VolumeMount } from './volume-path.js';
 
-export type CaOption = string | Buffer | Array<string | Buffer>;
+export type { CaOption } from './trust.js';
 
 export interface HttpBridgeOptions {
   policy: EgressPolicy;
@@ -39,32 +38,11 @@ export interface HttpBridgeOptions {
    * run a "public" server on loopback next to a truly refused one. Never set from user configuration.
    */
   testingOnlyPublicAddresses?: string[];
-}
-
-/** Contexts already built, by their certificates: a bridge is made per call, a root store costs ~100 ms. */
-const contextCache = new Map<string, TlsTrust>();
-const CONTEXT_CACHE_SIZE = 8;
-
-function trustFor(ca: CaOption | undefined): TlsTrust {
-  if (ca === undefined) return {};
-  const extra: Array<string | Buffer> = [];
-  const extraFile = process.env.NODE_EXTRA_CA_CERTS;
-  if (extraFile) {
-    try {
-      extra.push(readFileSync(extraFile));
-    } catch {
-      // Node itself only warns when the file is unreadable; do the same by ignoring it.
-    }
-  }
-  const certificates = [...extra, ...(Array.isArray(ca) ? ca : [ca])];
-  const key = certificates.map((c) => c.toString()).join('\n');
-  let trust = contextCache.get(key);
-  if (!trust) {
-    trust = { secureContext: createSecureContext({ ca: [...rootCertificates, ...certificates] }) };
-    if (contextCache.size >= CONTEXT_CACHE_SIZE) contextCache.delete(contextCache.keys().next().value as string);
-    contextCache.set(key, trust);
-  }
-  return trust;
+  /**
+   * Where connections come from: the process-wide pool unless given (a host that wants its own, closed
+   * with it, passes one). Reuse never crosses name, port, checked addresses, trust or authority.
+   */
+  connections?: ConnectionPool;
 }
 
 /** Best-effort method and URL of a request that did not parse, for its log entry. */
@@ -93,6 +71,7 @@ export function createHttpBridge(options: HttpBridgeOptions): BridgeHandler {
     },
     volume: options.volume.map((v) => ({ guestPath: v.guestPath, hostPath: v.hostPath })),
     trust: trustFor(options.ca),
+    connections: options.connections ?? sharedConnectionPool,
     log: options.log,
   };
 

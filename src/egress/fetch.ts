@@ -1,14 +1,13 @@
 /**
- * The one function that touches the network: one HTTP exchange with a resolved, checked destination.
- * The connection is pinned: undici's connector is given a `lookup` that answers with the addresses already
- * checked (no second DNS resolution, so no rebinding window), while SNI, certificate verification and the
- * Host header use the original name.
+ * The one function that touches the network: one HTTP exchange with a resolved, checked destination, over a
+ * connection from the pool (connection-pool.ts) that is pinned to the checked addresses: undici's connector
+ * answers its `lookup` with them (no second DNS resolution, so no rebinding window), while SNI, certificate
+ * verification and the Host header use the original name.
  */
-import type { LookupAddress } from 'node:dns';
 import type { Readable } from 'node:stream';
-import type { SecureContext } from 'node:tls';
-import { Client } from 'undici';
-import type { CheckedDestination, ResolvedAddress } from './destination.js';
+import type { ConnectionPool } from './connection-pool.js';
+import type { CheckedDestination } from './destination.js';
+import type { TlsTrust } from './trust.js';
 
 export interface OutgoingExchange {
   method: string;
@@ -23,31 +22,19 @@ export interface IncomingResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: Readable;
-  /** Tears the connection down; safe to call more than once. */
+  /**
+   * Gives the connection back: kept for reuse when the body was read to its end, closed otherwise (a body
+   * left unread would desynchronise the next exchange). Safe to call more than once.
+   */
   dispose(): void;
 }
 
-export interface TlsTrust {
-  /**
-   * A context holding the certificates to trust, replacing Node's defaults (which include
-   * NODE_EXTRA_CA_CERTS) when given. Built once: parsing a root store per connection costs ~100 ms.
-   */
-  secureContext?: SecureContext;
-}
-
-type LookupCallback = (
-  error: NodeJS.ErrnoException | null,
-  address: string | LookupAddress[],
-  family?: number,
-) => void;
-
-/** A net.connect `lookup` that never consults DNS: it answers with the checked addresses only. */
-export function pinnedLookup(addresses: readonly ResolvedAddress[]) {
-  return (_hostname: string, options: { all?: boolean } | number, callback: LookupCallback): void => {
-    const all = typeof options === 'object' && options !== null && options.all === true;
-    if (all) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
-    else callback(null, addresses[0].address, addresses[0].family);
-  };
+/** How the connection for an exchange is chosen: where, trusting what, on whose authority. */
+export interface ConnectionChoice {
+  pool: ConnectionPool;
+  trust: TlsTrust;
+  /** authorityPartition() of the exchange's headers. */
+  partition: string;
 }
 
 /**
@@ -57,27 +44,18 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]) {
 export async function sendToDestination(
   destination: CheckedDestination,
   exchange: OutgoingExchange,
-  trust: TlsTrust,
+  choice: ConnectionChoice,
   signal: AbortSignal,
 ): Promise<IncomingResponse> {
-  const host = destination.hostname.includes(':') ? `[${destination.hostname}]` : destination.hostname;
-  const client = new Client(`https://${host}:${destination.port}`, {
-    connect: {
-      lookup: pinnedLookup(destination.addresses) as never,
-      ...(trust.secureContext !== undefined ? { secureContext: trust.secureContext } : {}),
-      rejectUnauthorized: true,
-    },
-    // The overall deadline is the abort signal; undici's own idle timers stay as a backstop.
-    pipelining: 1,
+  const lease = choice.pool.acquire({
+    hostname: destination.hostname,
+    port: destination.port,
+    addresses: destination.addresses,
+    trust: choice.trust,
+    partition: choice.partition,
   });
-  let disposed = false;
-  const dispose = (): void => {
-    if (disposed) return;
-    disposed = true;
-    client.destroy().catch(() => {});
-  };
   try {
-    const response = await client.request({
+    const response = await lease.client.request({
       method: exchange.method as never,
       path: exchange.path,
       headers: exchange.headers,
@@ -87,9 +65,15 @@ export async function sendToDestination(
     // Readers see errors through iteration; this listener only keeps an error on a body that nobody is
     // reading (a redirect discarded, a teardown) from becoming an uncaught exception in the host.
     response.body.on('error', () => {});
-    return { status: response.statusCode, headers: response.headers, body: response.body, dispose };
+    const body = response.body;
+    const dispose = (): void => {
+      const complete = body.readableEnded && !body.errored && !signal.aborted;
+      if (!complete) body.destroy();
+      lease.release(complete);
+    };
+    return { status: response.statusCode, headers: response.headers, body, dispose };
   } catch (error) {
-    dispose();
+    lease.release(false);
     throw error;
   }
 }

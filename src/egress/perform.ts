@@ -10,11 +10,13 @@ import type { HttpOk } from './answer.js';
 import { assertNoCredentialHeader, credentialForOrigin, originOfUrl, type CredentialPolicy } from './credentials.js';
 import { resolveDestination, type DestinationPolicy } from './destination.js';
 import { EgressError } from './errors.js';
-import { sendToDestination, type IncomingResponse, type TlsTrust } from './fetch.js';
+import { authorityPartition, type ConnectionPool } from './connection-pool.js';
+import { sendToDestination, type IncomingResponse } from './fetch.js';
 import { BODY_HEADERS, CROSS_ORIGIN_DROPPED_HEADERS, normalizeResponseHeaders } from './headers.js';
 import { urlForLog, type EgressLogEntry } from './log.js';
 import { readInlineBody, writeBodyToVolume } from './output.js';
 import type { HttpMethod, HttpRequest, RequestBody } from './request.js';
+import type { TlsTrust } from './trust.js';
 import { openVolumeFileForRead, resolveVolumePath, type VolumeMount } from './volume-path.js';
 
 /** Redirects followed at most (the ABI page: "up to 10 hops"). */
@@ -27,6 +29,8 @@ export interface EgressSettings {
   destination: DestinationPolicy;
   volume: readonly VolumeMount[];
   trust: TlsTrust;
+  /** Where connections come from; each is reused only for the same name, port, addresses, trust and authority. */
+  connections: ConnectionPool;
   log: EgressLogEntry[];
 }
 
@@ -103,11 +107,12 @@ async function sendHop(
   if (body.contentType !== undefined && headers['content-type'] === undefined) headers['content-type'] = body.contentType;
   if (hop.body?.type === 'file') headers['content-length'] = String(body.length);
   Object.assign(headers, credential ?? {});
+  const authority = credential ? [...CROSS_ORIGIN_DROPPED_HEADERS, ...Object.keys(credential)] : CROSS_ORIGIN_DROPPED_HEADERS;
   try {
     const response = await sendToDestination(
       destination,
       { method: hop.method, path: `${hop.url.pathname}${hop.url.search}`, headers, body: body.payload },
-      settings.trust,
+      { pool: settings.connections, trust: settings.trust, partition: authorityPartition(headers, authority) },
       signal,
     );
     entry.bytesOut = body.length;

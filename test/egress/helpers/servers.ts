@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { HostLookup } from '../../../src/egress/index.js';
 import type { RunContext } from '../../../src/sandbox/types.js';
 import { makeTestCa } from './test-ca.js';
@@ -16,6 +17,18 @@ export interface Arrival {
   /** Raw header lines as sent, to prove a header name never arrived in any case. */
   rawHeaders: string[];
   body: Buffer;
+  /** Index in `connections` of the TLS connection the request came on. */
+  connection: number;
+}
+
+/** A TLS connection the server accepted: one handshake each. */
+export interface AcceptedConnection {
+  /** The SNI name the client sent (false when it sent none, as for an IP literal). */
+  servername: string | false | null;
+  /** The server address the client connected to. */
+  localAddress: string;
+  /** True once the connection has closed. */
+  closed: boolean;
 }
 
 export type Route = (req: IncomingMessage, res: ServerResponse, arrival: Arrival) => void | Promise<void>;
@@ -23,6 +36,8 @@ export type Route = (req: IncomingMessage, res: ServerResponse, arrival: Arrival
 export interface TestServer {
   port: number;
   arrivals: Arrival[];
+  /** Every TLS connection accepted, in order (each a full or resumed handshake). */
+  connections: AcceptedConnection[];
   /** `https://<name>:<port><path>`. */
   url(name: string, path?: string): string;
   close(): Promise<void>;
@@ -31,10 +46,12 @@ export interface TestServer {
 /** Starts an HTTPS server on `host` with the test CA's leaf (or an untrusted self-signed one). */
 export async function startServer(
   route: Route,
-  options: { host?: string; untrusted?: boolean; keepBody?: boolean } = {},
+  options: { host?: string; port?: number; untrusted?: boolean; keepBody?: boolean } = {},
 ): Promise<TestServer> {
   const tls = makeTestCa();
   const arrivals: Arrival[] = [];
+  const connections: AcceptedConnection[] = [];
+  const connectionOf = new WeakMap<object, number>();
   const server: Server = createServer(
     { cert: options.untrusted ? tls.untrustedCert : tls.cert, key: options.untrusted ? tls.untrustedKey : tls.key },
     (req, res) => {
@@ -51,17 +68,26 @@ export async function startServer(
           headers: req.headers,
           rawHeaders: req.rawHeaders,
           body: options.keepBody === false ? Buffer.alloc(0) : Buffer.concat(chunks, size),
+          connection: connectionOf.get(req.socket) ?? -1,
         };
         arrivals.push(arrival);
         Promise.resolve(route(req, res, arrival)).catch(() => res.destroy());
       });
     },
   );
-  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
+  server.on('secureConnection', (socket: TLSSocket) => {
+    const accepted: AcceptedConnection = { servername: socket.servername, localAddress: socket.localAddress ?? '', closed: false };
+    connectionOf.set(socket, connections.push(accepted) - 1);
+    socket.on('close', () => {
+      accepted.closed = true;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     port,
     arrivals,
+    connections,
     url: (name, path = '/') => `https://${name}:${port}${path}`,
     close: () =>
       new Promise<void>((resolve) => {
