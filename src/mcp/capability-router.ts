@@ -12,6 +12,9 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { DEFAULT_MAX_BODY_BYTES } from './toolbox-handler.js';
 
 export type WebHandler = (request: Request) => Promise<Response>;
+type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+/** A web handler that also answers node:http directly (a ToolboxHandler); the router then uses that face. */
+export type RoutableHandler = WebHandler & { handleNode?: NodeHandler };
 
 export interface CapabilityRouterOptions {
   /** Path prefix the router owns (default `/mcp/`). */
@@ -40,7 +43,7 @@ export function mintToken(): string {
 
 interface Route {
   label: string;
-  node: ReturnType<typeof toNodeHandler>;
+  node: NodeHandler;
 }
 
 function notFound(res: ServerResponse): void {
@@ -67,11 +70,12 @@ export class CapabilityRouter {
     return this.#routes.size;
   }
 
-  mint(handler: WebHandler): Capability {
+  mint(handler: RoutableHandler): Capability {
     const token = mintToken();
     this.#minted += 1;
     const label = `cap-${this.#minted}`;
-    const node = toNodeHandler({ fetch: (request: Request) => handler(request) }, { maxRequestBodySize: this.#maxBodyBytes });
+    const node: NodeHandler =
+      handler.handleNode ?? toNodeHandler({ fetch: (request: Request) => handler(request) }, { maxRequestBodySize: this.#maxBodyBytes });
     this.#routes.set(token, { label, node });
     return {
       path: `${this.prefix}${token}`,

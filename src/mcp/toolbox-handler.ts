@@ -6,7 +6,12 @@
  * Independent of where it is mounted: `serve` puts it behind a capability URL, the platform server mounts
  * one per session. Before the SDK sees a request, the Origin is checked (403) and a declared body size over
  * the limit is refused (413); the SDK enforces the same limit on bodies without a declared size.
+ *
+ * Two faces, one endpoint: the web-standard one (`handler(request)`) and `handler.handleNode(req, res)` for
+ * node:http, which reads the body once, hands the SDK the parsed JSON and writes a JSON answer in one piece
+ * (see nodeFace below for why it does not go through a generic Node-to-fetch adapter).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
 import type { CallToolResult, Toolbox } from '../tool.js';
 import { SUBAKO_VERSION } from '../version.js';
@@ -28,6 +33,8 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
 }
 
 export type ToolboxHandler = ((request: Request) => Promise<Response>) & {
+  /** The same endpoint answered straight from node:http (same checks, same answers). */
+  handleNode(req: IncomingMessage, res: ServerResponse): Promise<void>;
   /** Aborts in-flight exchanges. */
   close(): Promise<void>;
 };
@@ -37,6 +44,178 @@ function jsonRpcError(status: number, code: number, message: string): Response {
     status,
     headers: { 'content-type': 'application/json' },
   });
+}
+
+/** What the SDK's handler face takes besides the request: a body the caller already parsed. */
+type McpFetch = (request: Request, options?: { parsedBody?: unknown }) => Promise<Response>;
+
+const TOO_LARGE = Symbol('too large');
+
+/** The body as text, or TOO_LARGE as soon as more than `limit` bytes have arrived (reading stops there). */
+function readNodeBody(req: IncomingMessage, limit: number): Promise<string | typeof TOO_LARGE> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.byteLength;
+      if (received > limit) {
+        cleanup();
+        req.resume(); // discard the rest; the 413 closes the connection
+        resolve(TOO_LARGE);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
+}
+
+function writeJsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  const code = status === 500 ? -32603 : -32000;
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+/** Writes a web Response to node:http: a JSON answer in one write with its length, a stream (SSE) as it comes. */
+async function writeResponse(res: ServerResponse, response: Response, signal: AbortSignal): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  if (response.body === null) {
+    res.writeHead(response.status, headers);
+    res.end();
+    return;
+  }
+  if (/^application\/json\b/i.test(headers['content-type'] ?? '')) {
+    const body = Buffer.from(await response.arrayBuffer());
+    headers['content-length'] = String(body.byteLength);
+    delete headers['transfer-encoding'];
+    res.writeHead(response.status, headers);
+    res.end(body);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  const reader = response.body.getReader();
+  const stop = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || signal.aborted) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            res.off('drain', go);
+            signal.removeEventListener('abort', go);
+            resolve();
+          };
+          res.on('drain', go);
+          signal.addEventListener('abort', go, { once: true });
+        });
+      }
+    }
+  } catch {
+    // the stream failed or was cancelled: end what was written
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+  res.end();
+}
+
+/**
+ * The node:http face. A generic adapter (the SDK's toNodeHandler) turns the request into a web Request with a
+ * body stream, which the SDK then clones (a tee) to read and parse, and turns the answer's stream back into
+ * writes: most of the endpoint's cost for a small call. Here the body is read once into text and parsed
+ * once; the SDK gets the parsed value (its `parsedBody` option) with a body-less Request for headers and the
+ * abort signal, and a JSON answer is written in one piece with its length. A body that is empty or not JSON
+ * goes to the SDK as text, so its answers (parse error, legacy fallback) stay the SDK's own.
+ */
+function nodeFace(
+  mcp: { fetch: McpFetch },
+  settings: { maxBodyBytes: number; origins: OriginPolicy; report: (error: Error) => void },
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const { maxBodyBytes, origins, report } = settings;
+  const tooLarge = `Request body larger than ${maxBodyBytes} bytes`;
+  return async (req, res) => {
+    if (!isOriginAllowed(req.headers.origin, origins)) {
+      report(new Error(`refused a request from a disallowed Origin`));
+      req.resume();
+      writeJsonRpcError(res, 403, 'Forbidden: Origin not allowed');
+      return;
+    }
+    const declared = req.headers['content-length'];
+    if (declared !== undefined && Number(declared) > maxBodyBytes) {
+      req.resume();
+      writeJsonRpcError(res, 413, tooLarge, { connection: 'close' });
+      return;
+    }
+    // The client going away aborts the exchange (and through it the tool call's signal).
+    const abort = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) abort.abort();
+    });
+    const method = (req.method ?? 'GET').toUpperCase();
+    let text: string | undefined;
+    if (method !== 'GET' && method !== 'HEAD') {
+      const body = await readNodeBody(req, maxBodyBytes);
+      if (body === TOO_LARGE) {
+        writeJsonRpcError(res, 413, tooLarge, { connection: 'close' });
+        return;
+      }
+      text = body;
+    }
+    let parsed: { value: unknown } | undefined;
+    if (text !== undefined && text.length > 0) {
+      try {
+        parsed = { value: JSON.parse(text) };
+      } catch {
+        parsed = undefined;
+      }
+    }
+    const headers = new Headers();
+    const raw = req.rawHeaders;
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (!raw[i].startsWith(':')) headers.append(raw[i], raw[i + 1]);
+    }
+    let request: Request;
+    try {
+      request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+        method,
+        headers,
+        signal: abort.signal,
+        ...(parsed === undefined && text ? { body: text } : {}),
+      });
+    } catch {
+      writeJsonRpcError(res, 400, 'Bad Request');
+      return;
+    }
+    let response: Response;
+    try {
+      response = await mcp.fetch(request, parsed !== undefined ? { parsedBody: parsed.value } : undefined);
+    } catch (error) {
+      report(error instanceof Error ? error : new Error(String(error)));
+      if (!res.headersSent) writeJsonRpcError(res, 500, 'Internal server error');
+      return;
+    }
+    await writeResponse(res, response, abort.signal);
+  };
 }
 
 function encodeCursor(offset: number): string {
@@ -118,5 +297,6 @@ export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOp
     }
     return mcp.fetch(request);
   };
-  return Object.assign(handle, { close: () => mcp.close() });
+  const handleNode = nodeFace(mcp, { maxBodyBytes, origins: options, report });
+  return Object.assign(handle, { handleNode, close: () => mcp.close() });
 }

@@ -4,7 +4,6 @@
  * toolbox is (remote tool lists refresh), and dropped when the session goes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createToolboxHandler, type ToolboxHandler } from '../mcp/toolbox-handler.js';
 import type { AgentToolbox } from '../platform/agent-toolbox.js';
 import type { Platform } from '../platform/platform.js';
@@ -15,7 +14,6 @@ import type { OriginPolicy } from '../mcp/origin.js';
 interface Served {
   box: AgentToolbox;
   handler: ToolboxHandler;
-  node: ReturnType<typeof toNodeHandler>;
 }
 
 export class SessionMcpEndpoints {
@@ -34,10 +32,10 @@ export class SessionMcpEndpoints {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
       });
-      served = { box, handler, node: toNodeHandler({ fetch: (request: Request) => handler(request) }) };
+      served = { box, handler };
       this.served.set(session.id, served);
     }
-    await served.node(req, res);
+    await served.handler.handleNode(req, res);
   }
 
   drop(sessionId: string): void {
