@@ -5,10 +5,11 @@
 import type { BridgeHandler } from '../sandbox/types.js';
 import { encodeAnswer, errorAnswer, okAnswer, type HttpAnswer } from './answer.js';
 import type { VaultCredential } from './credentials.js';
-import { systemLookup, type HostLookup } from './destination.js';
+import type { HostLookup } from './destination.js';
 import { EgressError } from './errors.js';
 import { sharedConnectionPool, type ConnectionPool } from './connection-pool.js';
 import { isForbiddenAddress } from './forbidden-address.js';
+import { cachedSystemLookup } from './lookup-cache.js';
 import { urlForLog, type EgressLogEntry } from './log.js';
 import { performHttpRequest, type EgressSettings } from './perform.js';
 import { compilePolicy, type EgressPolicy } from './policy.js';
@@ -31,7 +32,10 @@ export interface HttpBridgeOptions {
   ca?: CaOption;
   /** Entries are appended here, one per exchange or refusal. */
   log: EgressLogEntry[];
-  /** Name resolution; the system resolver by default. Tests map names to loopback with it. */
+  /**
+   * Name resolution; by default the system resolver behind a 2-second cache (answers are still checked
+   * and pinned per request). Tests map names to loopback with it.
+   */
   lookup?: HostLookup;
   /**
    * TESTING ONLY: exact addresses to treat as public although they are in a forbidden range, so a test can
@@ -65,7 +69,7 @@ export function createHttpBridge(options: HttpBridgeOptions): BridgeHandler {
     allow: compiled.allow,
     credentials: { grants: compiled.grants, vault: options.credentials.map((c) => ({ origin: c.origin, headers: { ...c.headers } })) },
     destination: {
-      lookup: options.lookup ?? systemLookup,
+      lookup: options.lookup ?? cachedSystemLookup,
       privateDestinations: compiled.privateDestinations,
       isForbidden: (ip) => !publicForTests.has(ip) && isForbiddenAddress(ip),
     },

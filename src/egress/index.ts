@@ -16,4 +16,5 @@ export { MAX_INLINE_BODY_BYTES, type AnswerBody } from './output.js';
 export { MAX_REDIRECTS } from './perform.js';
 export { VOLUME_ROOTS, type VolumeMount } from './volume-path.js';
 export { type HostLookup, type ResolvedAddress } from './destination.js';
+export { cachingLookup, type LookupCacheOptions } from './lookup-cache.js';
 export { type EgressLogEntry } from './log.js';
