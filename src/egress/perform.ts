@@ -122,6 +122,32 @@ async function sendHop(
   }
 }
 
+/** A redirect body up to this size is read and dropped, so its connection can be reused. */
+const REUSABLE_REDIRECT_BODY_BYTES = 16 * 1024;
+
+/**
+ * Drops a redirect's body. A short one (declared so, or chunked and ending within the limit) is read to its
+ * end, which leaves the connection reusable: a same-origin redirect then costs no new handshake. A longer
+ * one is destroyed, closing its connection. Never throws: the redirect is followed either way, and the
+ * request's deadline bounds the read.
+ */
+async function discardRedirectBody(response: IncomingResponse): Promise<void> {
+  const declared = response.headers['content-length'];
+  if (declared !== undefined && !(typeof declared === 'string' && /^\d{1,9}$/.test(declared) && Number(declared) <= REUSABLE_REDIRECT_BODY_BYTES)) {
+    response.body.destroy();
+    return;
+  }
+  let read = 0;
+  try {
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      read += chunk.length;
+      if (read > REUSABLE_REDIRECT_BODY_BYTES) break; // leaves it unfinished, so dispose() closes it
+    }
+  } catch {
+    // The body failed; dispose() sees it unfinished and closes the connection.
+  }
+}
+
 /** The next hop after a redirect, with the method, body and header rules applied. */
 function nextHop(hop: HopState, status: number, target: URL, firstOrigin: string, leftOrigin: boolean): HopState {
   const next: HopState = { method: hop.method, url: target, headers: { ...hop.headers }, body: hop.body };
@@ -166,7 +192,7 @@ export async function performHttpRequest(request: HttpRequest, settings: EgressS
         const location = response.headers.location;
         const target = Array.isArray(location) ? location[0] : location;
         if (request.followRedirects && REDIRECT_STATUSES.has(response.status) && typeof target === 'string') {
-          response.body.destroy();
+          await discardRedirectBody(response);
           if (redirects >= MAX_REDIRECTS) {
             throw new EgressError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects, starting at ${hostLabel(request.url)}`);
           }

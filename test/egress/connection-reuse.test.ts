@@ -33,6 +33,11 @@ const routes: Route = (req, res, arrival) => {
     }
     return;
   }
+  if (req.url === '/big-redirect') {
+    res.writeHead(302, { location: '/quiet', 'content-length': String(100_000) });
+    res.end(Buffer.alloc(100_000, 0x61));
+    return;
+  }
   return testRoutes(req, res, arrival);
 };
 
@@ -181,6 +186,23 @@ describe('reuse never crosses what defines a connection', () => {
     assert.equal(one.connections[echo.connection].servername, 'b.other.test');
     assert.equal(redirect.headers.authorization, secret);
     assert.equal(echo.headers.authorization, undefined);
+    await pool.close();
+  });
+
+  it('a same-origin redirect chain with short bodies stays on one connection; a long redirect body closes it', async () => {
+    const pool = new ConnectionPool();
+    const from = one.arrivals.length;
+    assert.equal((await get({ pool }, `https://a.example.test:${one.port}/hops?n=3`)).ok?.body.text, 'done');
+    const hops = since(one, from);
+    assert.equal(hops.length, 4);
+    assert.equal(connectionsUsed(hops).size, 1);
+
+    const next = one.arrivals.length;
+    okStatus(await get({ pool }, `https://a.example.test:${one.port}/big-redirect`));
+    const [redirect, target] = since(one, next);
+    assert.equal(redirect.connection, hops[0].connection, 'the chain\'s connection was idle in the pool');
+    assert.notEqual(target.connection, redirect.connection);
+    await eventually(() => one.connections[redirect.connection].closed, 'the connection with the unread body closed');
     await pool.close();
   });
 
