@@ -155,6 +155,14 @@ export class ConnectionPool {
     if (this.idle.size === 0) this.stopSweeper();
   }
 
+  /**
+   * Closes the idle connections and keeps serving: what a host sharing this pool with others calls when
+   * it closes (close() would end reuse for everyone).
+   */
+  closeIdle(): void {
+    this.sweep(Number.POSITIVE_INFINITY);
+  }
+
   /** Closes every connection, idle or lent (a lent one fails its exchange); later leases are not kept. */
   async close(): Promise<void> {
     this.closed = true;

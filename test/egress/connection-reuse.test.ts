@@ -271,7 +271,7 @@ describe('lending and bounds', () => {
     await pool.close();
   });
 
-  it('idle connections are bounded (oldest closed first), expire, and all close with the pool', async () => {
+  it('idle connections are bounded (oldest closed first), expire, close on demand, and all close with the pool', async () => {
     const pool = new ConnectionPool({ maxIdle: 2, idleMs: 60_000 });
     const from = one.arrivals.length;
     for (const name of ['a', 'b', 'c']) okStatus(await get({ pool }, `https://${name}.example.test:${one.port}/quiet`));
@@ -285,6 +285,13 @@ describe('lending and bounds', () => {
     await eventually(() => b.closed && c.closed, 'expired connections closed');
 
     okStatus(await get({ pool }, `https://a.example.test:${one.port}/quiet`));
+    const kept = one.connections[one.arrivals[one.arrivals.length - 1].connection];
+    pool.closeIdle();
+    assert.equal(pool.stats().idle, 0);
+    await eventually(() => kept.closed, 'closeIdle closed the idle connection');
+    okStatus(await get({ pool }, `https://a.example.test:${one.port}/quiet`));
+    assert.equal(pool.stats().idle, 1, 'the pool still keeps connections after closeIdle');
+
     const last = one.connections[one.arrivals[one.arrivals.length - 1].connection];
     await pool.close();
     await eventually(() => last.closed, 'the pool\'s connection closed with it');
