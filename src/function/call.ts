@@ -7,7 +7,7 @@ import type { Limits } from '../config.js';
 import type { SandboxPool } from '../sandbox/pool.js';
 import type { CompiledModule } from '../sandbox/types.js';
 import type { BridgeHandler } from '../sandbox/types.js';
-import { createHttpBridge } from '../egress/index.js';
+import { createHttpBridge, type ConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
@@ -37,8 +37,14 @@ export function forgetDirectory(dir: string): void {
   knownDirectories.delete(dir);
 }
 
+/** What a call runs on: the host's sandbox pool and its pool of outgoing HTTPS connections. */
+export interface CallRuntime {
+  pool: SandboxPool;
+  connections: ConnectionPool;
+}
+
 export async function callFunctionTool(
-  pool: SandboxPool,
+  runtime: CallRuntime,
   module: CompiledModule,
   source: PackageSource,
   toolName: string,
@@ -46,6 +52,7 @@ export async function callFunctionTool(
   ctx: FunctionCallContext,
   limits: Limits,
 ): Promise<FunctionCallOutcome> {
+  const { pool } = runtime;
   const started = performance.now();
   // Checked here first: a directory already known costs no promise on the call's path.
   if (!knownDirectories.has(ctx.tmpDir)) await ensureDirectory(ctx.tmpDir);
@@ -57,6 +64,7 @@ export async function callFunctionTool(
     const volume = [{ guestPath: '/volume/tmp', hostPath: ctx.tmpDir }];
     if (ctx.dataDir) volume.push({ guestPath: '/volume/data', hostPath: ctx.dataDir });
     bridge.http = createHttpBridge({
+      connections: runtime.connections,
       policy: { allow: ctx.egress.allow, grants: ctx.egress.grants, privateDestinations: ctx.egress.privateDestinations ?? 'deny' },
       credentials: ctx.egress.credentials,
       volume,

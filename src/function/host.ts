@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { SandboxPool } from '../sandbox/pool.js';
+import { ConnectionPool } from '../egress/index.js';
 import type { CompiledModule } from '../sandbox/types.js';
 import type { Tool, ToolCallContext, Toolbox, CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
@@ -26,6 +27,8 @@ export interface FunctionHostOptions {
 export class FunctionHost {
   readonly limits: Limits;
   private readonly pool: SandboxPool;
+  /** Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same. */
+  private readonly connections = new ConnectionPool();
   private readonly compiled = new Map<string, Promise<CompiledModule>>();
 
   constructor(options: FunctionHostOptions = {}) {
@@ -52,7 +55,7 @@ export class FunctionHost {
 
   call(loaded: LoadedPackage, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext): Promise<FunctionCallOutcome> {
     const limits = ctx.limits ? { ...this.limits, ...ctx.limits } : this.limits;
-    return callFunctionTool(this.pool, loaded.module, loaded.source, tool, args, ctx, limits);
+    return callFunctionTool({ pool: this.pool, connections: this.connections }, loaded.module, loaded.source, tool, args, ctx, limits);
   }
 
   /** The package's tools as Tools; `context()` gives each call its mounts and egress. */
@@ -93,7 +96,7 @@ export class FunctionHost {
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await Promise.all([this.pool.close(), this.connections.close()]);
   }
 }
 
