@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createToolboxHandler, type ToolboxHandler } from '../../src/mcp/toolbox-handler.js';
 import { defineTool } from '../../src/mcp/define-tool.js';
@@ -109,6 +109,32 @@ describe('handleNode writes and aborts like a server should', () => {
       assert.equal(response.status, 200);
       assert.equal(response.headers.get('content-length'), String(body.byteLength));
       assert.deepEqual(JSON.parse(body.toString()).result.structuredContent, { doubled: 8 });
+    } finally {
+      await stop(server);
+      await handler.close();
+    }
+  });
+
+  it('reads a header sent on several lines as one value joined by ", ", as a web Request does', async () => {
+    const handler = createToolboxHandler({ double });
+    const { server, url } = await listen(handler);
+    try {
+      const body = probes[4].body!; // the 2025-era call: its transport refuses an Accept without both types
+      const answered = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const sent = httpRequest(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: ['application/json', 'text/event-stream'], 'mcp-protocol-version': '2025-06-18' },
+        }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        });
+        sent.on('error', reject);
+        sent.end(body);
+      });
+      assert.equal(answered.status, 200);
+      assert.match(answered.text, /"doubled":10/);
     } finally {
       await stop(server);
       await handler.close();
