@@ -6,7 +6,8 @@
  * client, 8 calls in flight; its CPU is not charged to the server's event loop (the figure with the client in
  * the server's process is kept as a row of its own, for comparison). The client's floor is the same client
  * against a loopback server that answers every request with a fixed, well-formed result: what any MCP
- * endpoint costs that client, so the endpoint's own share is what lies above it.
+ * endpoint costs that client, so the endpoint's own share is what lies above it. A TypeScript echo tool served
+ * the same way separates the endpoint's cost from the sandbox's.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { FunctionHost, LoadedPackage } from '../src/function/host.js';
 import { mcp } from '../src/mcp/index.js';
+import type { Toolbox } from '../src/tool.js';
 import type { EndpointClientFigures, EndpointClientTask } from './endpoint-client.js';
 import type { Row } from './run.js';
 
@@ -80,26 +82,37 @@ async function inProcessRate(url: string): Promise<number> {
   }
 }
 
+/** An echo tool in TypeScript: the endpoint with no sandbox behind it. */
+const typeScriptEcho: Toolbox = {
+  echo: {
+    name: 'echo',
+    inputSchema: { type: 'object' },
+    call: async (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }),
+  },
+};
+
 export async function endpointBench(host: FunctionHost, loaded: LoadedPackage, libraryP50: number): Promise<Row[]> {
   const tmpDir = mkdtempSync(join(tmpdir(), 'subako-bench-endpoint-'));
   const toolbox = host.toolbox(loaded, [{ name: 'echo', inputSchema: { type: 'object' } }], () => ({ tmpDir }));
   const runs = Number(process.env.BENCH_ENDPOINT_RUNS ?? 1000);
   const fixed = await startFixedAnswerServer();
   try {
-    return await mcp.serve(toolbox, async (url) => {
-      const [floor, endpoint] = await runClientProcess({ urls: [fixed.url, url], runs, inFlight: IN_FLIGHT, seconds: SECONDS });
+    return await mcp.serve(typeScriptEcho, (typeScriptUrl) => mcp.serve(toolbox, async (url) => {
+      const [floor, bare, endpoint] = await runClientProcess({ urls: [fixed.url, typeScriptUrl, url], runs, inFlight: IN_FLIGHT, seconds: SECONDS });
       const sameProcess = await inProcessRate(url);
       const { p50 } = endpoint.latency;
       const rate = endpoint.rate;
       return [
         { name: 'MCP client floor p50 (fixed answers)', value: floor.latency.p50, unit: 'ms' },
+        { name: 'MCP endpoint p50, TypeScript echo tool', value: bare.latency.p50, unit: 'ms', against: { name: 'client floor', value: floor.latency.p50, ratio: bare.latency.p50 / floor.latency.p50 } },
         { name: 'MCP endpoint p50 (v2 client, loopback)', value: p50, unit: 'ms', against: { name: 'library p50', value: libraryP50, ratio: p50 / libraryP50 } },
         { name: '  endpoint p50 over floor + library p50', value: p50 - floor.latency.p50 - libraryP50, unit: 'ms' },
         { name: `MCP client floor, ${IN_FLIGHT} in flight`, value: floor.rate, unit: 'calls/s' },
+        { name: `MCP endpoint, TypeScript echo, ${IN_FLIGHT} in flight`, value: bare.rate, unit: 'calls/s', against: { name: 'client floor', value: floor.rate, ratio: bare.rate / floor.rate } },
         { name: `MCP endpoint throughput, ${IN_FLIGHT} in flight`, value: rate, unit: 'calls/s', against: { name: 'client floor', value: floor.rate, ratio: rate / floor.rate }, target: { text: '≥ 1500 calls/s', met: rate >= 1500, by: rate < 1500 ? `${Math.round(1500 - rate)} calls/s` : undefined } },
         { name: `  same, client in the server's process`, value: sameProcess, unit: 'calls/s', against: { name: 'client apart', value: rate, ratio: sameProcess / rate } },
       ];
-    });
+    }));
   } finally {
     fixed.server.closeAllConnections();
     await new Promise((resolve) => fixed.server.close(resolve));
