@@ -51,7 +51,10 @@ type McpFetch = (request: Request, options?: { parsedBody?: unknown }) => Promis
 
 const TOO_LARGE = Symbol('too large');
 
-/** The body as text, or TOO_LARGE as soon as more than `limit` bytes have arrived (reading stops there). */
+/**
+ * The body as text, or TOO_LARGE as soon as more than `limit` bytes have arrived (reading stops there).
+ * Rejects when the stream fails or closes before its end (the client went away mid-body).
+ */
 function readNodeBody(req: IncomingMessage, limit: number): Promise<string | typeof TOO_LARGE> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -70,23 +73,26 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<string | typ
       cleanup();
       resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
     };
-    const onError = (error: Error) => {
+    const onError = (error?: Error) => {
       cleanup();
-      reject(error);
+      reject(error ?? new Error('the request closed before its body ended'));
     };
+    const onClose = () => onError();
     const cleanup = () => {
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 
 function writeJsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const code = status === 500 ? -32603 : -32000;
+  const code = status === 500 ? -32603 : message.startsWith('Parse error') ? -32700 : -32000;
   const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
@@ -213,7 +219,13 @@ function nodeFace(
     const method = (req.method ?? 'GET').toUpperCase();
     let text: string | undefined;
     if (method !== 'GET' && method !== 'HEAD') {
-      const body = await readNodeBody(req, maxBodyBytes);
+      let body: string | typeof TOO_LARGE;
+      try {
+        body = await readNodeBody(req, maxBodyBytes);
+      } catch {
+        if (!res.headersSent && !res.destroyed) writeJsonRpcError(res, 400, 'Parse error: the request body could not be read');
+        return;
+      }
       if (body === TOO_LARGE) {
         writeJsonRpcError(res, 413, tooLarge, { connection: 'close' });
         return;

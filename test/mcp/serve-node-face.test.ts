@@ -174,3 +174,30 @@ describe('handleNode writes and aborts like a server should', () => {
     }
   });
 });
+
+describe('handleNode and a client that leaves mid-body', () => {
+  it('settles (no exchange left waiting for a body that will never end)', async () => {
+    const handler = createToolboxHandler({ double });
+    const settled: Promise<void>[] = [];
+    let arrived!: () => void;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const server = createServer((req, res) => {
+      settled.push(handler.handleNode(req, res));
+      arrived();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const sent = httpRequest({ host: '127.0.0.1', port, path: '/mcp/x', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '1000' } });
+      sent.on('error', () => undefined);
+      sent.write('{"jsonrpc":');
+      await requestArrived;
+      sent.destroy();
+      await Promise.all(settled);
+      assert.equal(settled.length, 1);
+    } finally {
+      await stop(server);
+      await handler.close();
+    }
+  });
+});
