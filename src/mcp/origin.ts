@@ -20,22 +20,34 @@ function isLoopbackHost(hostname: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-function normalizeOrigin(text: string): string | undefined {
+/** `scheme://host[:port]` and the host of an http(s) origin, from one parse; undefined for anything else. */
+function parseOrigin(text: string): { origin: string; hostname: string } | undefined {
   try {
     const url = new URL(text);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-    return url.origin;
+    return { origin: url.origin, hostname: url.hostname };
   } catch {
     return undefined;
   }
 }
 
-export function isOriginAllowed(origin: string | null | undefined, policy: OriginPolicy = {}): boolean {
-  if (origin === null || origin === undefined) return true;
+/**
+ * The policy's check, with the configured origins normalized once: a server checks every request it gets
+ * (a browser sends an Origin on each), so only the request's own Origin is parsed then, once.
+ */
+export function originCheck(policy: OriginPolicy = {}): (origin: string | null | undefined) => boolean {
   const allowed = policy.allowedOrigins ?? [];
-  if (allowed.includes('*')) return true;
-  const normalized = normalizeOrigin(origin.trim());
-  if (normalized === undefined) return false;
-  if ((policy.allowLoopbackOrigins ?? true) && isLoopbackHost(new URL(normalized).hostname)) return true;
-  return allowed.some((entry) => normalizeOrigin(entry) === normalized);
+  const any = allowed.includes('*');
+  const exact = new Set(allowed.map((entry) => parseOrigin(entry)?.origin).filter((entry): entry is string => entry !== undefined));
+  const loopback = policy.allowLoopbackOrigins ?? true;
+  return (origin) => {
+    if (origin === null || origin === undefined || any) return true;
+    const parsed = parseOrigin(origin.trim());
+    if (parsed === undefined) return false;
+    return (loopback && isLoopbackHost(parsed.hostname)) || exact.has(parsed.origin);
+  };
+}
+
+export function isOriginAllowed(origin: string | null | undefined, policy: OriginPolicy = {}): boolean {
+  return originCheck(policy)(origin);
 }

@@ -16,7 +16,7 @@ import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@mod
 import type { CallToolResult, Toolbox } from '../tool.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
-import { isOriginAllowed, type OriginPolicy } from './origin.js';
+import { originCheck, type OriginPolicy } from './origin.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 const DEFAULT_PAGE_SIZE = 100;
@@ -194,12 +194,12 @@ function requestView(req: IncomingMessage, method: string, signal: AbortSignal):
  */
 function nodeFace(
   mcp: { fetch: McpFetch },
-  settings: { maxBodyBytes: number; origins: OriginPolicy; report: (error: Error) => void },
+  settings: { maxBodyBytes: number; isOriginAllowed: (origin: string | null | undefined) => boolean; report: (error: Error) => void },
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { maxBodyBytes, origins, report } = settings;
+  const { maxBodyBytes, isOriginAllowed, report } = settings;
   const tooLarge = `Request body larger than ${maxBodyBytes} bytes`;
   return async (req, res) => {
-    if (!isOriginAllowed(req.headers.origin, origins)) {
+    if (!isOriginAllowed(req.headers.origin)) {
       report(new Error(`refused a request from a disallowed Origin`));
       req.resume();
       writeJsonRpcError(res, 403, 'Forbidden: Origin not allowed');
@@ -326,9 +326,9 @@ export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOp
     onerror: (error) => report(error),
   });
 
+  const isOriginAllowed = originCheck(options);
   const handle = async (request: Request): Promise<Response> => {
-    const origin = request.headers.get('origin');
-    if (!isOriginAllowed(origin, options)) {
+    if (!isOriginAllowed(request.headers.get('origin'))) {
       report(new Error(`refused a request from a disallowed Origin`));
       return jsonRpcError(403, -32000, 'Forbidden: Origin not allowed');
     }
@@ -338,6 +338,6 @@ export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOp
     }
     return mcp.fetch(request);
   };
-  const handleNode = nodeFace(mcp, { maxBodyBytes, origins: options, report });
+  const handleNode = nodeFace(mcp, { maxBodyBytes, isOriginAllowed, report });
   return Object.assign(handle, { handleNode, close: () => mcp.close() });
 }
