@@ -10,7 +10,7 @@
  * the same way separates the endpoint's cost from the sandbox's.
  */
 import { fork } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -116,5 +116,6 @@ export async function endpointBench(host: FunctionHost, loaded: LoadedPackage, l
   } finally {
     fixed.server.closeAllConnections();
     await new Promise((resolve) => fixed.server.close(resolve));
+    rmSync(tmpDir, { recursive: true, force: true });
   }
 }
