@@ -45,6 +45,8 @@ export interface ServerConfig {
   examples: boolean;
   /** Browser origins allowed to reach MCP endpoints. */
   allowedOrigins: string[];
+  /** The URL clients reach the server at (behind a proxy); URLs in answers are built from it. */
+  publicUrl?: string;
   /** Call limits a server may set: the deadline and the memory cap. The ABI fixes the rest. */
   callTimeoutMs: number;
   memoryMiB: number;
@@ -73,6 +75,15 @@ const wholeNumber = (min: number, max: number): Check => (v) =>
 const text: Check = (v) => (typeof v === 'string' && v.length > 0 ? null : 'a non-empty string');
 const flag: Check = (v) => (typeof v === 'boolean' ? null : 'true or false');
 const texts: Check = (v) => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? null : 'an array of strings');
+const httpUrl: Check = (v) => {
+  try {
+    const url = new URL(String(v));
+    return typeof v === 'string' && (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash
+      ? null : 'an http(s) URL without query or fragment';
+  } catch {
+    return 'an http(s) URL without query or fragment';
+  }
+};
 
 const FIELDS: Record<keyof ServerConfig, Check> = {
   port: wholeNumber(0, 65535),
@@ -81,6 +92,7 @@ const FIELDS: Record<keyof ServerConfig, Check> = {
   workers: wholeNumber(1, 256),
   examples: flag,
   allowedOrigins: texts,
+  publicUrl: httpUrl,
   callTimeoutMs: wholeNumber(100, 3_600_000),
   memoryMiB: wholeNumber(16, 4096),
 };
@@ -104,7 +116,7 @@ export function checkConfigInput(input: Record<string, unknown>, where: (key: st
 /** The environment's say: SUBAKO_PORT, SUBAKO_HOST, SUBAKO_DATA_DIR, SUBAKO_WORKERS, SUBAKO_CALL_TIMEOUT_MS, SUBAKO_MEMORY_MIB. */
 export function configFromEnv(env: NodeJS.ProcessEnv): { input: ServerConfigInput; names: Record<string, string> } {
   const names: Record<string, string> = {
-    port: 'SUBAKO_PORT', host: 'SUBAKO_HOST', dataDir: 'SUBAKO_DATA_DIR', workers: 'SUBAKO_WORKERS',
+    port: 'SUBAKO_PORT', host: 'SUBAKO_HOST', dataDir: 'SUBAKO_DATA_DIR', workers: 'SUBAKO_WORKERS', publicUrl: 'SUBAKO_PUBLIC_URL',
     callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB',
   };
   const numeric = new Set(['port', 'workers', 'callTimeoutMs', 'memoryMiB']);

@@ -42,13 +42,18 @@ describe('configuration: flags over environment over subako.config.json over def
         assert.ok(err instanceof ValidationError);
         assert.deepEqual(err.problems.map((p) => p.message), [
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
-          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, callTimeoutMs, memoryMiB',
+          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
           '--workers is 0; it takes a whole number from 1 to 256',
         ]);
         return true;
       },
     );
+  });
+
+  test('a public URL must be an http(s) URL without query or fragment', () => {
+    assert.equal(resolveServerConfig({ defaults, env: { SUBAKO_PUBLIC_URL: 'https://tools.example.com' } }).publicUrl, 'https://tools.example.com');
+    assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_PUBLIC_URL: 'ftp://x' } }), /SUBAKO_PUBLIC_URL is "ftp:\/\/x"; it takes an http\(s\) URL/);
   });
 
   test('a missing default file is no error; a named file that is missing or not JSON is', () => {

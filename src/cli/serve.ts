@@ -20,6 +20,7 @@ interface ServeFlags {
   examples: boolean;
   allowOrigin: string[];
   config?: string;
+  publicUrl?: string;
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -40,6 +41,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--memory <MiB>', 'memory cap of a function call (default 512; $SUBAKO_MEMORY_MIB)')
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
+    .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
     .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
     .action(async (flags: ServeFlags, command: Command) => {
       let config;
@@ -54,10 +56,11 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               callTimeoutMs: numeric(flags.callTimeoutMs), memoryMiB: numeric(flags.memory),
               examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
+              publicUrl: flags.publicUrl,
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
-              memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin',
+              memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url',
             },
           },
         });
@@ -71,7 +74,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         dataDir, host: config.host, port: config.port, workers: config.workers,
         limits: { callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024 },
         examplesDir: config.examples ? bundledExamplesDir() : null,
-        origins: { allowedOrigins: config.allowedOrigins }, log,
+        origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
       });
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));

@@ -25,6 +25,11 @@ export interface RouterOptions {
   platform: Platform;
   /** Reports unexpected failures (500s) for the operator; never given request bodies. */
   onError?: (err: unknown, route: Route | null) => void;
+  /**
+   * The URL clients reach the server at (e.g. `https://tools.example.com` behind a TLS proxy). URLs in answers
+   * (session MCP endpoints) are built from it; without it, from the request's Host header over http.
+   */
+  publicUrl?: string;
 }
 
 export class Router {
@@ -104,8 +109,8 @@ export class Router {
         if ((body as Buffer).length === 0) throw new HttpError(400, 'empty_body', 'the request body is empty');
       }
     }
-    const host = req.headers.host ?? 'localhost';
-    return { req, res, params, query, body, apiKey, session, platform, baseUrl: `http://${host}`, signal };
+    const baseUrl = this.options.publicUrl ?? `http://${req.headers.host ?? 'localhost'}`;
+    return { req, res, params, query, body, apiKey, session, platform, baseUrl, signal };
   }
 
   /** Replays the stored answer of a POST already made with the same Idempotency-Key; refuses a key reused with another body. */

@@ -22,6 +22,8 @@ export interface SubakoServerOptions {
   origins?: OriginPolicy;
   /** Receives one line per notable event (start, stop, unexpected failures). Never a secret. */
   log?: (line: string) => void;
+  /** The URL clients reach the server at, for URLs in answers (see RouterOptions.publicUrl). */
+  publicUrl?: string;
 }
 
 export class SubakoServer {
@@ -42,6 +44,7 @@ export class SubakoServer {
     });
     this.router = new Router(this.routes, {
       platform,
+      publicUrl: options.publicUrl?.replace(/\/+$/, ''),
       onError: (err, route) => log(`error in ${route ? `${route.method} ${route.path}` : 'request'}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`),
     });
     this.http = createServer({ requestTimeout: 0, headersTimeout: 30_000 }, (req, res) => void this.handle(req, res));

@@ -27,6 +27,8 @@ export interface StartOptions {
   origins?: OriginPolicy;
   log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  /** The URL clients reach the server at, for URLs in answers. */
+  publicUrl?: string;
 }
 
 export interface Started {
@@ -52,7 +54,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   }
   try {
     const firstStart = await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir);
-    const server = await SubakoServer.start({ platform, host: options.host, port: options.port, origins: options.origins, log: options.log });
+    const server = await SubakoServer.start({ platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl });
     return { server, firstStart };
   } catch (err) {
     await platform.close(0);

@@ -52,10 +52,11 @@ export interface InProcess extends Api {
   close(): Promise<void>;
 }
 
-export async function startInProcess(options: { limits?: Partial<Limits>; dataDir?: string } = {}): Promise<InProcess> {
+export async function startInProcess(options: { limits?: Partial<Limits>; dataDir?: string; publicUrl?: string } = {}): Promise<InProcess> {
   const dataDir = options.dataDir ?? tempDir();
   const { server, firstStart } = await startServer({
     dataDir, port: 0, workers: 2, examplesDir: EXAMPLES, limits: options.limits, env: { ...process.env, ...TEST_KEY },
+    publicUrl: options.publicUrl,
   });
   if (!firstStart) throw new Error('expected a first start');
   return { ...makeApi(server.url, firstStart.apiKey), server, dataDir, agentId: firstStart.agentId!, close: () => server.close(5_000) };
