@@ -25,3 +25,7 @@ export {
   mcp, Secret, McpServerError, McpAuthError, CallError, defineTool, getMetadata, callTool, createToolboxHandler,
   type Auth, type DefineToolOptions,
 } from './mcp/index.js';
+
+// OAuth credentials made by `subako mcp login`, and typed bindings as `subako mcp pull` writes them.
+export { login, accessTokenFor, listCredentials, forgetCredential, type LoginOptions, type LoginResult } from './mcp/oauth/index.js';
+export { generateBindings, pullBindings, type GenerateBindingsOptions, type PullOptions } from './mcp/pull/index.js';
