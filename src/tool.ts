@@ -29,6 +29,8 @@ export interface CallReport {
   crash?: { reason: string; message: string; stderr: string };
   /** Outgoing HTTP requests the call made (function tools). */
   egress?: unknown[];
+  /** The last of what the function wrote to stderr (function tools), whatever the status. */
+  stderr?: string;
   durationMs: number;
 }
 

@@ -103,9 +103,9 @@ export async function callFunctionTool(
 
   if (crashed) {
     const info = { reason: crashed.reason, message: crashed.message, stderr };
-    return { status: 'crash', result: null, model: renderCrash(info), crash: info, durationMs: durationMs(), egress: egressLog };
+    return { status: 'crash', result: null, model: renderCrash(info), crash: info, durationMs: durationMs(), egress: egressLog, stderr };
   }
   const result = answer as CallToolResult;
   const model = await renderForModel(result, { tmp: ctx.tmpDir, data: ctx.dataDir });
-  return { status: result.isError === true ? 'tool_error' : 'ok', result, model, crash: null, durationMs: durationMs(), egress: egressLog };
+  return { status: result.isError === true ? 'tool_error' : 'ok', result, model, crash: null, durationMs: durationMs(), egress: egressLog, stderr };
 }

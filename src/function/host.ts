@@ -80,6 +80,7 @@ export class FunctionHost {
           status: outcome.status,
           crash: outcome.crash ?? undefined,
           egress: outcome.egress,
+          stderr: outcome.stderr,
           durationMs: outcome.durationMs,
         });
         return toModelResult(outcome);

@@ -85,4 +85,6 @@ export interface FunctionCallOutcome {
   durationMs: number;
   /** The call's egress log (method, url, status or error kind, bytes, time). */
   egress: unknown[];
+  /** The last 4 KiB of stderr, whatever the status (a crash also carries it in `crash`). */
+  stderr: string;
 }

@@ -94,7 +94,7 @@ function finish(record: CallRecord, result: CallToolResult, report: CallReport |
     outcome,
     crash: report?.crash ? { reason: report.crash.reason, message: redactText(report.crash.message, secrets) } : null,
     model: result.content.map((block) => loggable(block, secrets)),
-    stderrTail: redactText(report?.crash?.stderr ?? '', secrets),
+    stderrTail: redactText(report?.stderr ?? report?.crash?.stderr ?? '', secrets),
     egress: report?.egress ?? [],
     durationMs: Math.round(report?.durationMs ?? elapsed),
   };

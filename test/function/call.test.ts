@@ -38,6 +38,7 @@ describe('a call', () => {
     });
     assert.deepEqual(outcome.model, [{ type: 'text', text: '{"message":"Hello, Ada!"}' }]);
     assert.equal(outcome.crash, null);
+    assert.equal(outcome.stderr, 'greeted Ada\n');
   });
 
   test('the request carries _meta exactly as the page shows it, the name and the object arguments', async () => {
