@@ -16,6 +16,23 @@ export class SubakoError extends Error {
   }
 }
 
+/**
+ * A SubakoError whose `code` names the family (`mcp.auth_error`) and whose `reason` says which way it failed
+ * (`expired`), so callers match on either without parsing messages.
+ */
+export class ReasonedError<R extends string> extends SubakoError {
+  readonly reason: R;
+
+  constructor(code: string, reason: R, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.reason = reason;
+  }
+
+  override toJSON(): { code: string; message: string; reason: R } {
+    return { code: this.code, message: this.message, reason: this.reason };
+  }
+}
+
 /** A problem found while checking something (a module, a manifest, a tool list): data, not a throw. */
 export interface Problem {
   code: string;

@@ -3,7 +3,7 @@
  * reconnects), `mcp.auth_error` (retrying will not help: log in again) and the call error for arguments
  * that do not match a tool's input schema (raised before anything reaches the server).
  */
-import { SubakoError, type Problem } from '../errors.js';
+import { ReasonedError, SubakoError, type Problem } from '../errors.js';
 import type { CallToolResult } from '../tool.js';
 
 export const MCP_SERVER_ERROR = 'mcp.server_error';
@@ -21,8 +21,7 @@ export const SEAL_ERROR = 'seal_error';
  */
 export type McpServerErrorReason = 'rejected' | 'tool_error' | 'transport' | 'protocol';
 
-export class McpServerError extends SubakoError {
-  readonly reason: McpServerErrorReason;
+export class McpServerError extends ReasonedError<McpServerErrorReason> {
   readonly url?: string;
   readonly tool?: string;
   /** The JSON-RPC error code, when the server sent one. */
@@ -44,8 +43,7 @@ export class McpServerError extends SubakoError {
       cause?: unknown;
     } = {},
   ) {
-    super(MCP_SERVER_ERROR, message, { cause: details.cause });
-    this.reason = reason;
+    super(MCP_SERVER_ERROR, reason, message, { cause: details.cause });
     this.url = details.url;
     this.tool = details.tool;
     this.rpcCode = details.rpcCode;
@@ -67,14 +65,12 @@ export class McpServerError extends SubakoError {
  */
 export type McpAuthErrorReason = 'missing' | 'expired' | 'rejected' | 'unavailable';
 
-export class McpAuthError extends SubakoError {
-  readonly reason: McpAuthErrorReason;
+export class McpAuthError extends ReasonedError<McpAuthErrorReason> {
   /** The credential's name, as given to `mcp.oauth(name)`. */
   readonly credential?: string;
 
   constructor(reason: McpAuthErrorReason, message: string, details: { credential?: string; cause?: unknown } = {}) {
-    super(MCP_AUTH_ERROR, message, { cause: details.cause });
-    this.reason = reason;
+    super(MCP_AUTH_ERROR, reason, message, { cause: details.cause });
     this.credential = details.credential;
   }
 
@@ -110,12 +106,9 @@ export class CallError extends SubakoError {
 /** A sealed value could not be opened (wrong key, tampered, not ours) or the sealing key is unusable. */
 export type SealErrorReason = 'bad_key' | 'key_permissions' | 'tampered' | 'format';
 
-export class SealError extends SubakoError {
-  readonly reason: SealErrorReason;
-
+export class SealError extends ReasonedError<SealErrorReason> {
   constructor(reason: SealErrorReason, message: string, options?: { cause?: unknown }) {
-    super(SEAL_ERROR, message, options);
-    this.reason = reason;
+    super(SEAL_ERROR, reason, message, options);
   }
 }
 

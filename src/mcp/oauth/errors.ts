@@ -3,7 +3,7 @@
  * one — raises `McpAuthError` from ../errors.ts, as the spec names it; these are for `login` itself and
  * for a store that cannot be read.) Messages never carry a token, a code or a client secret.
  */
-import { SubakoError } from '../../errors.js';
+import { ReasonedError } from '../../errors.js';
 
 export const LOGIN_ERROR = 'mcp.login_error';
 export const CREDENTIAL_STORE_ERROR = 'mcp.credential_store_error';
@@ -17,16 +17,9 @@ export const CREDENTIAL_STORE_ERROR = 'mcp.credential_store_error';
  */
 export type LoginErrorReason = 'discovery' | 'registration' | 'authorization' | 'token';
 
-export class LoginError extends SubakoError {
-  readonly reason: LoginErrorReason;
-
+export class LoginError extends ReasonedError<LoginErrorReason> {
   constructor(reason: LoginErrorReason, message: string, options?: { cause?: unknown }) {
-    super(LOGIN_ERROR, message, options);
-    this.reason = reason;
-  }
-
-  override toJSON(): { code: string; message: string; reason: LoginErrorReason } {
-    return { code: this.code, message: this.message, reason: this.reason };
+    super(LOGIN_ERROR, reason, message, options);
   }
 }
 
@@ -37,11 +30,8 @@ export class LoginError extends SubakoError {
  */
 export type CredentialStoreErrorReason = 'invalid_name' | 'corrupt' | 'locked';
 
-export class CredentialStoreError extends SubakoError {
-  readonly reason: CredentialStoreErrorReason;
-
+export class CredentialStoreError extends ReasonedError<CredentialStoreErrorReason> {
   constructor(reason: CredentialStoreErrorReason, message: string, options?: { cause?: unknown }) {
-    super(CREDENTIAL_STORE_ERROR, message, options);
-    this.reason = reason;
+    super(CREDENTIAL_STORE_ERROR, reason, message, options);
   }
 }
