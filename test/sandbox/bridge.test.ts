@@ -15,13 +15,16 @@ import { MIB, cGuest, delay, limits, runToEnd, start, until } from './helpers.js
 
 const REQUEST = '{"url":"https://example.com/"}';
 
-/** Sends REQUEST, copies the answer to 1024 and writes it to stdout. */
-const HTTP_ECHO = `(module
+/** The imports, memory and request bytes both HTTP guests below start with. */
+const HTTP_GUEST_PRELUDE = `
   (import "subako_http" "request" (func $request (param i32 i32) (result i32)))
   (import "subako_http" "read_response" (func $read (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
-  (data (i32.const 0) ${JSON.stringify(REQUEST)})
+  (data (i32.const 0) ${JSON.stringify(REQUEST)})`;
+
+/** Sends REQUEST, copies the answer to 1024 and writes it to stdout. */
+const HTTP_ECHO = `(module${HTTP_GUEST_PRELUDE}
   (func (export "_start") (local $n i32)
     (local.set $n (call $request (i32.const 0) (i32.const ${REQUEST.length})))
     (drop (call $read (i32.const 1024) (local.get $n)))
@@ -30,12 +33,7 @@ const HTTP_ECHO = `(module
     (drop (call $fd_write (i32.const 1) (i32.const 8192) (i32.const 1) (i32.const 8200)))))`;
 
 /** Every misuse of the ABI, in order; the seven return values are written to stdout as i32s. */
-const HTTP_MISUSE = `(module
-  (import "subako_http" "request" (func $request (param i32 i32) (result i32)))
-  (import "subako_http" "read_response" (func $read (param i32 i32) (result i32)))
-  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
-  (memory (export "memory") 1)
-  (data (i32.const 0) ${JSON.stringify(REQUEST)})
+const HTTP_MISUSE = `(module${HTTP_GUEST_PRELUDE}
   (func (export "_start") (local $n i32)
     (i32.store (i32.const 4096) (call $read (i32.const 1024) (i32.const 10)))
     (i32.store (i32.const 4100) (call $request (i32.const 65530) (i32.const 100)))
