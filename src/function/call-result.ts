@@ -3,7 +3,6 @@
  * model cannot be shown it. Checked with Ajv against a schema compiled once.
  */
 import { Ajv } from 'ajv/dist/ajv.js';
-import type { CallToolResult } from '../tool.js';
 
 const stringField = { type: 'string' } as const;
 const requireWhen = (type: string, fields: string[]) => ({
@@ -45,5 +44,3 @@ export function callToolResultProblem(result: unknown): string | null {
   const at = error?.instancePath ? `at ${error.instancePath}` : 'at the top';
   return `the answer is not a CallToolResult: ${at}, ${error?.message ?? 'invalid'}`;
 }
-
-export const asCallToolResult = (result: unknown): CallToolResult => result as CallToolResult;

@@ -6,8 +6,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 
-export const VOLUME_SCHEME = 'volume:';
-
 export interface VolumeMounts {
   tmp: string;
   data?: string;
