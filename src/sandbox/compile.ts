@@ -1,6 +1,8 @@
 /**
- * Compiling a module for the sandbox, once, on the main thread: rewrite its memory maximum to the cap
- * (wasm/instrument), compile, and note whether it imports `subako_http` so workers link it only then.
+ * Compiling a module for the sandbox, in two steps that may run in different processes:
+ * `prepareModule` rewrites its caps into the bytes (wasm/instrument: pure, typed errors, done where the
+ * caller is), and `compilePrepared` compiles those bytes where the guest will run and notes whether the
+ * module imports `subako_http`, so workers link it only then.
  */
 import { SUBAKO_HTTP_MODULE } from '../wasi/preview1.js';
 import { instrumentModule } from '../wasm/instrument.js';
@@ -12,18 +14,33 @@ export interface CompileOptions {
   memoryBytes: number;
 }
 
+/** Bytes with the caps written in, ready to compile. */
+export interface PreparedModule {
+  readonly bytes: Uint8Array<ArrayBuffer>;
+  readonly memoryBytes: number;
+}
+
 let lastModuleId = 0;
+
+/** A module id unique in this process (a sandbox process's modules take their ids from its parent). */
+export function nextModuleId(): number {
+  return ++lastModuleId;
+}
 
 /**
  * Throws `MemoryCapError` (wasm/instrument, code `out_of_memory`) when the module's initial memory is
- * over the cap, `InstrumentError` when its memory cannot be capped (imported, shared, 64-bit, several),
- * and a SandboxError `sandbox.compile` when WebAssembly refuses the bytes.
+ * over the cap, and `InstrumentError` when its memory cannot be capped (imported, shared, 64-bit, several).
  */
-export async function compileModule(bytes: Uint8Array, options: CompileOptions): Promise<CompiledModule> {
+export function prepareModule(bytes: Uint8Array, options: CompileOptions): PreparedModule {
   const instrumented = instrumentModule(bytes, { maxMemoryBytes: options.memoryBytes });
+  return { bytes: instrumented, memoryBytes: options.memoryBytes };
+}
+
+/** Throws a SandboxError `sandbox.compile` when WebAssembly refuses the bytes. */
+export async function compilePrepared(prepared: PreparedModule, id = nextModuleId()): Promise<CompiledModule> {
   let module: WebAssembly.Module;
   try {
-    module = await WebAssembly.compile(instrumented as Uint8Array<ArrayBuffer>);
+    module = await WebAssembly.compile(prepared.bytes);
   } catch (error) {
     throw new SandboxError(
       SANDBOX_ERROR.compile,
@@ -32,5 +49,10 @@ export async function compileModule(bytes: Uint8Array, options: CompileOptions):
     );
   }
   const importsHttp = WebAssembly.Module.imports(module).some((entry) => entry.module === SUBAKO_HTTP_MODULE);
-  return Object.freeze({ id: ++lastModuleId, module, memoryBytes: options.memoryBytes, importsHttp });
+  return Object.freeze({ id, module, memoryBytes: prepared.memoryBytes, importsHttp });
+}
+
+/** Both steps in this process: what `SandboxPool.compile` does. */
+export async function compileModule(bytes: Uint8Array, options: CompileOptions): Promise<CompiledModule> {
+  return compilePrepared(prepareModule(bytes, options));
 }

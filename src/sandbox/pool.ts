@@ -11,7 +11,7 @@ import { compileModule, type CompileOptions } from './compile.js';
 import { SANDBOX_ERROR, SandboxError } from './errors.js';
 import type { WorkerMessage } from './protocol.js';
 import { SandboxRun, type RunOwner } from './run.js';
-import type { CompiledModule, RunHandle, RunRequest } from './types.js';
+import type { CompiledModule, ModuleHandle, RunHandle, RunRequest, Sandbox } from './types.js';
 import { WorkerSlot, type SlotEvents } from './worker-slot.js';
 
 export interface SandboxPoolOptions {
@@ -24,7 +24,7 @@ export interface SandboxPoolOptions {
 /** Workers that die before loading, in a row, before the pool stops replacing them. */
 const MAX_START_FAILURES = 3;
 
-export class SandboxPool implements RunOwner, SlotEvents {
+export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
   private readonly slots: WorkerSlot[] = [];
   private readonly idle: WorkerSlot[] = [];
   private readonly running = new Map<WorkerSlot, SandboxRun>();
@@ -58,9 +58,13 @@ export class SandboxPool implements RunOwner, SlotEvents {
     return compileModule(bytes, options);
   }
 
-  run(module: CompiledModule, request: RunRequest): RunHandle {
+  run(handle: ModuleHandle, request: RunRequest): RunHandle {
     if (this.closed) throw new SandboxError(SANDBOX_ERROR.closed, 'the sandbox pool is closed');
     if (this.broken) throw this.broken;
+    if (!('module' in handle)) {
+      throw new SandboxError(SANDBOX_ERROR.compile, 'this module was not compiled in this process; compile it with this pool first');
+    }
+    const module = handle as CompiledModule;
     if (request.limits.memoryBytes !== module.memoryBytes) {
       throw new SandboxError(
         SANDBOX_ERROR.memoryMismatch,

@@ -3,7 +3,9 @@
  * stderr's tail, serves bridge calls, enforces the deadline, and settles the result exactly once.
  *
  * States: `queued` (waiting for a worker), `ahead` (posted to a busy worker, which starts it as soon as
- * its current run ends, unless the pool takes it back), `running` (its deadline ticks), `done`.
+ * its current run ends, unless the pool takes it back), `running`, `done`. The deadline ticks from the
+ * moment the run is asked for: time spent waiting for a worker is the caller's time too, so a flood of
+ * runs cannot hold a queued one for longer than its own limit.
  */
 import { SubakoError } from '../errors.js';
 import { budgetIsFor, tryConsumeWriteBudget, writeBudgetUsed } from './control-block.js';
@@ -37,7 +39,7 @@ export interface RunOwner {
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** What a guest sees when a bridge handler fails: our own errors are written to be shown, others are not. */
-function safeBridgeMessage(error: unknown): string {
+export function safeBridgeMessage(error: unknown): string {
   if (error instanceof SubakoError) return error.message;
   return 'the host could not complete the request';
 }
@@ -92,6 +94,11 @@ export class SandboxRun implements RunHandle {
     // A caller that never looks at `result` must not turn a refused run into an unhandled rejection.
     this.result.catch(() => undefined);
     this.stderrTail = new ByteTail(request.limits.stderrTailBytes);
+    const { timeoutMs } = request.limits;
+    if (timeoutMs <= MAX_TIMER_MS) {
+      this.deadlineAt = Date.now() + timeoutMs;
+      this.timer = setTimeout(() => this.endEarly({ kind: 'timeout' }), Math.max(0, timeoutMs));
+    }
     if (request.stdin && request.stdin.length > 0) this.waitingStdin.push(ownCopy(request.stdin));
     const run = this;
     this.context = {
@@ -102,8 +109,7 @@ export class SandboxRun implements RunHandle {
       get signal(): AbortSignal {
         return run.abortSignal();
       },
-      remainingMs: () =>
-        this.state === 'running' ? Math.max(0, this.deadlineAt - Date.now()) : request.limits.timeoutMs,
+      remainingMs: () => Math.max(0, this.deadlineAt - Date.now()),
     };
   }
 
@@ -144,7 +150,7 @@ export class SandboxRun implements RunHandle {
 
   /**
    * Called by the pool to post this run to a busy worker, which starts it when its current run ends.
-   * Its deadline does not tick yet: `promote` starts it once the current run's end is seen.
+   * `promote` marks it running once the current run's end is seen.
    */
   postAhead(slot: WorkerSlot, current: SandboxRun): void {
     this.state = 'ahead';
@@ -265,16 +271,11 @@ export class SandboxRun implements RunHandle {
     return stdin;
   }
 
-  /** The run is running from now: its stdin may close and its deadline ticks. */
+  /** The run is running from now: its stdin may close. */
   private started(): void {
     const slot = this.slot!;
     if (this.stdinClosed) slot.closeStdin(this.id);
     this.startedAt = Date.now();
-    const { timeoutMs } = this.request.limits;
-    if (timeoutMs <= MAX_TIMER_MS) {
-      this.deadlineAt = this.startedAt + timeoutMs;
-      this.timer = setTimeout(() => this.endEarly({ kind: 'timeout' }), Math.max(0, timeoutMs));
-    }
   }
 
   /** The write budget counts for this run: it is running and its worker has started it. */

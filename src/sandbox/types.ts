@@ -44,6 +44,11 @@ export interface RunRequest {
   stdin?: Uint8Array;
   /** Called on the main thread as stdout chunks arrive (a chunk may hold part of a line, or several). */
   onStdout?: (chunk: Uint8Array) => void;
+  /**
+   * Streams stderr as it is written. Only the in-process pool (`SandboxPool`, for `subako wasi`) streams it:
+   * a sandbox process keeps stderr's tail for the result, so a guest's log flood never crosses the process
+   * boundary.
+   */
   onStderr?: (chunk: Uint8Array) => void;
   /**
    * Host imports bridged to the main thread. `subako_http` maps to the channel `http`: when absent, every
@@ -58,7 +63,9 @@ export type RunOutcome =
   | { kind: 'out_of_memory'; message: string }
   | { kind: 'timeout' }
   | { kind: 'stdout_limit' }
-  | { kind: 'killed'; reason: string };
+  | { kind: 'killed'; reason: string }
+  /** The sandbox process ended under the run (a fatal error in a guest's isolate, or the process was killed). */
+  | { kind: 'sandbox_crashed'; message: string };
 
 export interface RunResult {
   outcome: RunOutcome;
@@ -79,15 +86,29 @@ export interface RunHandle {
   readonly result: Promise<RunResult>;
 }
 
-/**
- * A module ready to run (made by `SandboxPool.compile`): instrumented for its memory cap and compiled
- * once on the main thread. Workers keep it by `id`, so it is posted to each worker at most once.
- */
-export interface CompiledModule {
+/** A module a sandbox can run, by id: instrumented for its caps and compiled once where it runs. */
+export interface ModuleHandle {
   readonly id: number;
-  readonly module: WebAssembly.Module;
   /** The memory cap this module was compiled with; runs must ask for the same `limits.memoryBytes`. */
   readonly memoryBytes: number;
   /** Whether the module imports `subako_http` (then it is linked, bridged to the `http` channel). */
   readonly importsHttp: boolean;
+}
+
+/**
+ * A module compiled in this process (made by `SandboxPool.compile`). Workers keep it by `id`, so it is
+ * posted to each worker at most once.
+ */
+export interface CompiledModule extends ModuleHandle {
+  readonly module: WebAssembly.Module;
+}
+
+/**
+ * What function/ runs guests on. `SandboxProcess` (guests in a supervised child process: the default) and
+ * `SandboxPool` (guests in worker threads of this process: the engine inside that child, and `subako wasi`).
+ */
+export interface Sandbox {
+  compile(bytes: Uint8Array, options: import('./compile.js').CompileOptions): Promise<ModuleHandle>;
+  run(module: ModuleHandle, request: RunRequest): RunHandle;
+  close(): Promise<void>;
 }

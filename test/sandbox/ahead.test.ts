@@ -19,20 +19,17 @@ const allOnWorkers = (pool: SandboxPool): boolean =>
   postedAhead(pool) === 0 && (pool as unknown as { queue: unknown[] }).queue.length === 0;
 
 describe('runs posted ahead to a busy worker', () => {
-  test('start when the current run ends, with the stdin written meanwhile; their deadline starts then', async () => {
+  test('start when the current run ends, with the stdin written meanwhile', async () => {
     const pool = new SandboxPool({ size: 1 });
     try {
       const echo = await pool.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
       const first = start(pool, echo, { stdin: Buffer.from('a\n') });
       await until(() => first.stdoutSoFar() === '1:a\n');
-      const second = start(pool, echo, {
-        stdin: Buffer.from('b1\n'),
-        limits: limits({ memoryBytes: echo.memoryBytes, timeoutMs: 400 }),
-      });
+      const second = start(pool, echo, { stdin: Buffer.from('b1\n') });
       assert.equal(postedAhead(pool), 1);
       second.handle.writeStdin(Buffer.from('b2\n'));
       second.handle.closeStdin();
-      await delay(700); // longer than the second run's deadline: it has not started, so it does not tick
+      await delay(50);
       first.handle.closeStdin();
       const [a, b] = await Promise.all([first.finished, second.finished]);
       assert.deepEqual(a.result.outcome, { kind: 'exit', code: 0 });
@@ -40,6 +37,28 @@ describe('runs posted ahead to a busy worker', () => {
       assert.deepEqual(b.result.outcome, { kind: 'exit', code: 0 });
       assert.equal(b.stdout, '1:b1\n2:b2\n');
       assert.equal(b.stderr, 'read 2 lines\n');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  test('time spent waiting for a worker counts against the deadline: a run that waits past it ends as timeout, never started', async () => {
+    const pool = new SandboxPool({ size: 1 });
+    try {
+      const echo = await pool.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+      const first = start(pool, echo, { stdin: Buffer.from('a\n') });
+      await until(() => first.stdoutSoFar() === '1:a\n');
+      const second = start(pool, echo, {
+        stdin: Buffer.from('b1\n'),
+        limits: limits({ memoryBytes: echo.memoryBytes, timeoutMs: 200 }),
+      });
+      second.handle.closeStdin();
+      const waited = await second.finished;
+      assert.deepEqual(waited.result.outcome, { kind: 'timeout' });
+      assert.equal(waited.stdout, '', 'the guest never ran');
+      first.handle.closeStdin();
+      const a = await first.finished;
+      assert.deepEqual(a.result.outcome, { kind: 'exit', code: 0 });
     } finally {
       await pool.close();
     }
