@@ -136,6 +136,8 @@ export function describeOutcome(outcome: RunOutcome, timeoutMs?: number): { stat
       return { status: WASI_EXIT.stdoutLimit, reason: 'the module wrote more to stdout than allowed' };
     case 'killed':
       return { status: WASI_EXIT.interrupted, reason: `the module was stopped: ${outcome.reason}` };
+    case 'sandbox_crashed':
+      return { status: WASI_EXIT.trap, reason: outcome.message };
   }
 }
 

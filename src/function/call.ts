@@ -4,8 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Limits } from '../config.js';
-import type { SandboxPool } from '../sandbox/pool.js';
-import type { CompiledModule } from '../sandbox/types.js';
+import type { ModuleHandle, Sandbox } from '../sandbox/index.js';
 import type { BridgeHandler } from '../sandbox/types.js';
 import { createHttpBridge, type ConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
@@ -37,22 +36,22 @@ export function forgetDirectory(dir: string): void {
   knownDirectories.delete(dir);
 }
 
-/** What a call runs on: the host's sandbox pool and its pool of outgoing HTTPS connections. */
+/** What a call runs on: the host's sandbox and its pool of outgoing HTTPS connections. */
 export interface CallRuntime {
-  pool: SandboxPool;
+  sandbox: Sandbox;
   connections: ConnectionPool;
 }
 
 export async function callFunctionTool(
   runtime: CallRuntime,
-  module: CompiledModule,
+  module: ModuleHandle,
   source: PackageSource,
   toolName: string,
   args: Record<string, unknown>,
   ctx: FunctionCallContext,
   limits: Limits,
 ): Promise<FunctionCallOutcome> {
-  const { pool } = runtime;
+  const { sandbox } = runtime;
   const started = performance.now();
   // Checked here first: a directory already known costs no promise on the call's path.
   if (!knownDirectories.has(ctx.tmpDir)) await ensureDirectory(ctx.tmpDir);
@@ -75,7 +74,7 @@ export async function callFunctionTool(
 
   const conversation = new GuestConversation(limits.exitGraceMs);
   const request = buildRequest('call', 'tools/call', { name: toolName, arguments: args });
-  const handle = pool.run(module, {
+  const handle = sandbox.run(module, {
     args: [source.name],
     env: [],
     preopens: callPreopens(source, ctx),

@@ -48,6 +48,8 @@ export function crashFromOutcome(outcome: RunOutcome, owedAnswer: boolean): Cras
       return crash(CrashReason.stdoutLimit, 'the module wrote more than the stdout limit');
     case 'killed':
       return crash(CrashReason.timeout, `the run was stopped: ${outcome.reason}`);
+    case 'sandbox_crashed':
+      return crash(CrashReason.sandboxCrashed, `${outcome.message} while this call ran; the host started a new one`);
   }
 }
 

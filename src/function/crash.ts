@@ -16,6 +16,8 @@ export const CrashReason = {
   timeout: 'timeout',
   stdoutLimit: 'stdout_limit',
   badResult: 'bad_result',
+  /** Ours: the sandbox process holding the run ended (a guest's fatal error in V8, or it was killed). */
+  sandboxCrashed: 'sandbox_crashed',
 } as const;
 
 export type CrashReasonCode = (typeof CrashReason)[keyof typeof CrashReason];

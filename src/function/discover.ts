@@ -5,8 +5,7 @@
  */
 import type { Problem } from '../errors.js';
 import type { Limits } from '../config.js';
-import type { SandboxPool } from '../sandbox/pool.js';
-import type { CompiledModule } from '../sandbox/types.js';
+import type { ModuleHandle, Sandbox } from '../sandbox/index.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
 import { checkDiscoverResult, checkTools, readToolsPage, TOOL_RULES } from './tool-rules.js';
@@ -14,8 +13,8 @@ import { packagePreopens } from './preopens.js';
 import type { DiscoveryResult, PackageSource } from './types.js';
 
 export async function discoverTools(
-  pool: SandboxPool,
-  module: CompiledModule,
+  sandbox: Sandbox,
+  module: ModuleHandle,
   source: PackageSource,
   limits: Limits,
 ): Promise<DiscoveryResult> {
@@ -29,7 +28,7 @@ export async function discoverTools(
 
   const conversation = new GuestConversation(limits.exitGraceMs);
   const first = buildRequest('discover', 'server/discover');
-  const handle = pool.run(module, {
+  const handle = sandbox.run(module, {
     args: [source.name],
     env: [],
     preopens: packagePreopens(source),

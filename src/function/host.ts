@@ -5,9 +5,8 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import { SandboxPool } from '../sandbox/pool.js';
+import { SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
 import { ConnectionPool } from '../egress/index.js';
-import type { CompiledModule } from '../sandbox/types.js';
 import type { Tool, ToolCallContext, Toolbox, CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
 import { callFunctionTool, forgetDirectory } from './call.js';
@@ -16,24 +15,38 @@ import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, Package
 export interface LoadedPackage {
   readonly source: PackageSource;
   readonly digest: string;
-  readonly module: CompiledModule;
+  readonly module: ModuleHandle;
 }
 
 export interface FunctionHostOptions {
+  /** Sandbox worker threads; default: one per core, at least two. */
   poolSize?: number;
   limits?: Partial<Limits>;
+  /**
+   * Where guests run: `process` (the default) in a supervised sandbox process, so that a guest that takes
+   * its V8 isolate down ends that process and not this one; `thread` in worker threads of this process
+   * (for a one-shot local run, where the process is the person's own and a crash is theirs).
+   */
+  isolation?: 'process' | 'thread';
+  /** Node flags for the sandbox process (isolation `process`). */
+  sandboxExecArgv?: string[];
+  /** Told when the sandbox process ends unexpectedly (a new one is started). */
+  onSandboxCrash?: (reason: string) => void;
 }
 
 export class FunctionHost {
   readonly limits: Limits;
-  private readonly pool: SandboxPool;
+  private readonly sandbox: Sandbox;
   /** Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same. */
   private readonly connections = new ConnectionPool();
-  private readonly compiled = new Map<string, Promise<CompiledModule>>();
+  private readonly compiled = new Map<string, Promise<ModuleHandle>>();
 
   constructor(options: FunctionHostOptions = {}) {
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.pool = new SandboxPool({ size: options.poolSize ?? Math.max(2, availableParallelism()) });
+    const size = options.poolSize ?? Math.max(2, availableParallelism());
+    this.sandbox = options.isolation === 'thread'
+      ? new SandboxPool({ size })
+      : new SandboxProcess({ size, execArgv: options.sandboxExecArgv, onCrash: options.onSandboxCrash });
   }
 
   /** Compiles the module once per distinct bytes; later loads of the same bytes share it. */
@@ -41,7 +54,7 @@ export class FunctionHost {
     const digest = createHash('sha256').update(source.moduleBytes).digest('hex');
     let compiling = this.compiled.get(digest);
     if (!compiling) {
-      compiling = this.pool.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes });
+      compiling = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes });
       this.compiled.set(digest, compiling);
       // A module that failed to compile is not cached: the next load reports the failure afresh.
       compiling.catch(() => this.compiled.delete(digest));
@@ -50,12 +63,12 @@ export class FunctionHost {
   }
 
   discover(loaded: LoadedPackage): Promise<DiscoveryResult> {
-    return discoverTools(this.pool, loaded.module, loaded.source, this.limits);
+    return discoverTools(this.sandbox, loaded.module, loaded.source, this.limits);
   }
 
   call(loaded: LoadedPackage, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext): Promise<FunctionCallOutcome> {
     const limits = ctx.limits ? { ...this.limits, ...ctx.limits } : this.limits;
-    return callFunctionTool({ pool: this.pool, connections: this.connections }, loaded.module, loaded.source, tool, args, ctx, limits);
+    return callFunctionTool({ sandbox: this.sandbox, connections: this.connections }, loaded.module, loaded.source, tool, args, ctx, limits);
   }
 
   /** The package's tools as Tools; `context()` gives each call its mounts and egress. */
@@ -97,7 +110,7 @@ export class FunctionHost {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.pool.close(), this.connections.close()]);
+    await Promise.all([this.sandbox.close(), this.connections.close()]);
   }
 }
 

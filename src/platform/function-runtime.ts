@@ -15,6 +15,9 @@ import type { InspectedPackage, PackageRuntime, StoredPackageRef } from './packa
 export interface FunctionRuntimeOptions {
   poolSize?: number;
   limits?: Partial<Limits>;
+  /** The sandbox process's V8 heap limit, in MiB (Node's default when absent). */
+  sandboxHeapMiB?: number;
+  onSandboxCrash?: (reason: string) => void;
 }
 
 export class FunctionRuntime implements PackageRuntime {
@@ -22,7 +25,12 @@ export class FunctionRuntime implements PackageRuntime {
   private readonly loaded = new Map<string, Promise<LoadedPackage>>();
 
   constructor(options: FunctionRuntimeOptions = {}) {
-    this.host = new FunctionHost({ poolSize: options.poolSize, limits: options.limits });
+    this.host = new FunctionHost({
+      poolSize: options.poolSize,
+      limits: options.limits,
+      sandboxExecArgv: options.sandboxHeapMiB ? [`--max-old-space-size=${options.sandboxHeapMiB}`] : [],
+      onSandboxCrash: options.onSandboxCrash,
+    });
   }
 
   async inspect(dir: string): Promise<InspectedPackage> {

@@ -8,6 +8,8 @@ export const SANDBOX_ERROR = Object.freeze({
   memoryMismatch: 'sandbox.memory_mismatch',
   /** The pool was closed. */
   closed: 'sandbox.closed',
+  /** The sandbox process ended while it compiled the module (a new one serves the next request). */
+  crashed: 'sandbox.crashed',
   /** Sandbox workers keep failing to start, so no run can be served. */
   workerFailed: 'sandbox.worker_failed',
 });

@@ -22,6 +22,8 @@ export interface StartOptions {
   /** Worker threads for function calls. */
   workers?: number;
   limits?: Partial<Limits>;
+  /** The sandbox process's V8 heap limit, in MiB. */
+  sandboxHeapMiB?: number;
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
   examplesDir?: string | null;
   origins?: OriginPolicy;
@@ -44,7 +46,13 @@ export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
-  const runtime = new FunctionRuntime({ poolSize: options.workers, limits: options.limits });
+  const runtime = new FunctionRuntime({
+    poolSize: options.workers,
+    limits: options.limits,
+    sandboxHeapMiB: options.sandboxHeapMiB,
+    // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
+    onSandboxCrash: (reason) => process.stderr.write(`subako: ${reason}; a new sandbox process was started\n`),
+  });
   let platform: Platform;
   try {
     platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits });

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { wat } from '../helpers/wat.js';
 import { SandboxPool } from '../../src/sandbox/pool.js';
+import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
 import { SubakoError } from '../../src/errors.js';
-import type { BridgeHandler, CompiledModule, RunContext } from '../../src/sandbox/types.js';
+import type { BridgeHandler, ModuleHandle, RunContext, Sandbox } from '../../src/sandbox/types.js';
 import { MIB, cGuest, delay, limits, runToEnd, start, until } from './helpers.js';
 
 const REQUEST = '{"url":"https://example.com/"}';
@@ -49,12 +50,19 @@ const HTTP_MISUSE = `(module${HTTP_GUEST_PRELUDE}
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
-describe('the bridge and subako_http', () => {
-  let pool: SandboxPool;
-  let echo: CompiledModule;
+// The same rules hold where guests run in this process's threads and where they run in a sandbox process
+// (there the handler runs in this process and the guest in the child, the budget drawn across the boundary).
+const SANDBOXES: [string, () => Sandbox][] = [
+  ['worker threads of this process', () => new SandboxPool({ size: 2 })],
+  ['a sandbox process', () => new SandboxProcess({ size: 2 })],
+];
+
+for (const [where, makeSandbox] of SANDBOXES) describe(`the bridge and subako_http, guests in ${where}`, () => {
+  let pool: Sandbox;
+  let echo: ModuleHandle;
 
   before(async () => {
-    pool = new SandboxPool({ size: 2 });
+    pool = makeSandbox();
     echo = await pool.compile(await wat(HTTP_ECHO), { memoryBytes: 64 * MIB });
   });
   after(() => pool.close());

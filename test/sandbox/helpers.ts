@@ -1,8 +1,7 @@
 /** Shared pieces of the sandbox tests: limits, loading fixtures, running a guest to its end. */
 import { readFileSync } from 'node:fs';
 import { fixture } from '../helpers/paths.js';
-import type { SandboxPool } from '../../src/sandbox/pool.js';
-import type { CompiledModule, RunHandle, RunLimits, RunRequest, RunResult } from '../../src/sandbox/types.js';
+import type { ModuleHandle, RunHandle, RunLimits, RunRequest, RunResult, Sandbox } from '../../src/sandbox/types.js';
 
 export const MIB = 1024 * 1024;
 
@@ -29,8 +28,8 @@ export interface Finished {
 
 /** Starts a run that collects its output as text; `finished` settles with everything once it ends. */
 export function start(
-  pool: SandboxPool,
-  module: CompiledModule,
+  pool: Pick<Sandbox, 'run'>,
+  module: ModuleHandle,
   request: Partial<RunRequest> = {},
 ): { handle: RunHandle; finished: Promise<Finished>; stdoutSoFar(): string } {
   const out: Buffer[] = [];
@@ -53,8 +52,8 @@ export function start(
 }
 
 export async function runToEnd(
-  pool: SandboxPool,
-  module: CompiledModule,
+  pool: Pick<Sandbox, 'run'>,
+  module: ModuleHandle,
   request: Partial<RunRequest> = {},
   stdin?: string,
 ): Promise<Finished> {
