@@ -30,7 +30,8 @@ export const MAX_IMAGE_EDGE = 2000;
 /**
  * Images read and decoded at once in the whole host process, across every call: one render holds at most one,
  * and a flood of concurrent results waits its turn (under each call's deadline) instead of holding a file
- * buffer and a decode each. Two keeps two of libuv's four threads free for the file system.
+ * buffer and a decode each. Two keeps two of libuv's four threads free for the file system, and bounds what
+ * rendering holds at once to about 2 × (64 MiB of file + 40 Mpx × 4 bytes) ≈ 450 MiB in the worst case.
  */
 export const IMAGES_DECODED_AT_ONCE = 2;
 
