@@ -64,7 +64,8 @@ async function watched(calls: () => Promise<FunctionCallOutcome>[]): Promise<{ o
   }
 }
 
-const answering = (content: ContentBlock[]) => () => host.call(loaded, 'raw', { result: { content } }, { tmpDir: volumeTmp });
+const answering = (content: ContentBlock[], callTimeoutMs = CALL_TIMEOUT_MS) => () =>
+  host.call(loaded, 'raw', { result: { content } }, { tmpDir: volumeTmp, limits: { callTimeoutMs } });
 const links = (n: number, file: string): ContentBlock[] =>
   Array.from({ length: n }, (_, i) => ({ type: 'resource_link', uri: `volume:///tmp/${file}`, name: `${file} ${i}` }));
 const texts = (outcome: FunctionCallOutcome) => outcome.model.filter((b) => b.type === 'text').map((b) => b.text as string);
@@ -89,15 +90,15 @@ describe('a result full of links to a 16000×16000 PNG', () => {
   }
 
   // Measured: about 320 MiB of growth with two decodes at once in the process; 550 MiB without the gate.
+  // The twelve decodes wait for each other, so on a loaded machine they get a longer deadline than the rest.
   test('links to a 36 Mpx image that may be decoded: only the pixel budget\'s worth is, six calls at once', async () => {
-    const { outcomes, growth } = await watched(() => Array.from({ length: 6 }, () => answering(links(3000, 'photo.png'))()));
+    const { outcomes, growth } = await watched(() => Array.from({ length: 6 }, () => answering(links(3000, 'photo.png'), 90_000)()));
     for (const outcome of outcomes) {
       assert.equal(outcome.status, 'ok');
       assert.equal(outcome.model.filter((b) => b.type === 'image').length, 2, 'two of 36 Mpx fit in 100 Mpx');
       const notes = texts(outcome);
       assert.equal(notes.filter((t) => /would take the result's images past 100 Mpx together/.test(t)).length, 14);
       assert.equal(notes.at(-1), '[2984 images were left out: a result shows at most 16 images]');
-      assert.ok(outcome.durationMs < CALL_TIMEOUT_MS, `a call took ${outcome.durationMs} ms`);
     }
     assert.ok(growth < RSS_GROWTH_BOUND, `resident memory grew by ${mib(growth)}`);
   });

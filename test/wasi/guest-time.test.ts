@@ -57,7 +57,7 @@ describe('the clocks of a run', () => {
     const clock = new Clock();
     clock.reset();
     const first = clock.monotonic();
-    assert.ok(first < 50_000_000n, `${first} ns after a reset`);
+    assert.ok(first < 1_000_000_000n, `${first} ns after a reset`);
     assert.equal(clock.realtime() % BigInt(REALTIME_RESOLUTION_NS), 0n);
     assert.equal(clock.cpuTime() % BigInt(R), 0n);
   });
