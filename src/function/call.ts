@@ -105,6 +105,8 @@ export async function callFunctionTool(
     return { status: 'crash', result: null, model: renderCrash(info), crash: info, durationMs: durationMs(), egress: egressLog, stderr };
   }
   const result = answer as CallToolResult;
-  const model = await renderForModel(result, { tmp: ctx.tmpDir, data: ctx.dataDir });
+  // Rendering is part of the call: it gets what the guest left of the deadline, and the call's duration counts it.
+  const deadline = started + limits.callTimeoutMs;
+  const model = await renderForModel(result, { tmp: ctx.tmpDir, data: ctx.dataDir }, { deadline, signal: ctx.signal });
   return { status: result.isError === true ? 'tool_error' : 'ok', result, model, crash: null, durationMs: durationMs(), egress: egressLog, stderr };
 }

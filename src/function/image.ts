@@ -1,10 +1,17 @@
 /**
  * Images the model may see: PNG, JPEG, GIF or WebP, told by their bytes (never by a claimed mimeType),
  * and at most 2000 px on their long edge (larger ones are downscaled, keeping the aspect ratio).
+ * The size is read from the header first, so the renderer can refuse an image before anything decodes it.
  */
 import sharp from 'sharp';
+import { IMAGE_THREADS, MAX_IMAGE_EDGE, MAX_IMAGE_PIXELS } from './render-limits.js';
 
-export const MAX_IMAGE_EDGE = 2000;
+export { MAX_IMAGE_EDGE };
+
+// Process-wide settings of libvips: one thread per image operation, so one decode cannot take every core;
+// no operation cache, since every guest image is seen once and a cache would only keep its pixels alive.
+sharp.concurrency(IMAGE_THREADS);
+sharp.cache(false);
 
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
@@ -18,6 +25,13 @@ export function sniffImageType(bytes: Uint8Array): ImageType | null {
   return null;
 }
 
+/** What an image's header says: its type and the size of its first frame. */
+export interface ImageHeader {
+  mimeType: ImageType;
+  width: number;
+  height: number;
+}
+
 export interface ModelImage {
   mimeType: ImageType;
   data: Buffer;
@@ -26,27 +40,44 @@ export interface ModelImage {
   downscaled: boolean;
 }
 
+const firstLine = (err: unknown): string => String((err as Error)?.message ?? err).split('\n')[0];
+
 /**
- * Decodes just enough to know the size; re-encodes only when the long edge is over the limit. A file that
- * claims a type by its magic bytes but does not decode is refused (returns a reason instead).
+ * Reads the type and size without decoding any pixel: libvips parses only the header here, whatever size it
+ * declares (the pixel limit is the caller's to apply, with the numbers in hand). A reason when the bytes are
+ * not one of the four types or their header does not parse.
  */
-export async function prepareImage(bytes: Uint8Array): Promise<ModelImage | string> {
-  const type = sniffImageType(bytes);
-  if (!type) return 'not a PNG, JPEG, GIF or WebP image';
+export async function readImageHeader(bytes: Uint8Array): Promise<ImageHeader | string> {
+  const mimeType = sniffImageType(bytes);
+  if (!mimeType) return 'not a PNG, JPEG, GIF or WebP image';
   try {
-    const image = sharp(bytes, { animated: false, limitInputPixels: 268_402_689 });
-    const meta = await image.metadata();
+    const meta = await sharp(bytes, { animated: false, limitInputPixels: false }).metadata();
     const width = meta.width ?? 0;
     const height = meta.height ?? 0;
     if (width === 0 || height === 0) return 'an image without a size';
-    if (Math.max(width, height) <= MAX_IMAGE_EDGE) {
-      return { mimeType: type, data: Buffer.from(bytes), width, height, downscaled: false };
-    }
+    return { mimeType, width, height };
+  } catch (err) {
+    return `an image that does not decode (${firstLine(err)})`;
+  }
+}
+
+/**
+ * The image as the model sees it: the bytes as they are when the long edge is within the limit, otherwise
+ * decoded and re-encoded smaller in the same format. sharp refuses to decode past MAX_IMAGE_PIXELS even if
+ * the caller did not check. A reason instead when the bytes do not decode.
+ */
+export async function prepareImage(bytes: Uint8Array, header: ImageHeader): Promise<ModelImage | string> {
+  const { mimeType, width, height } = header;
+  if (Math.max(width, height) <= MAX_IMAGE_EDGE) {
+    return { mimeType, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), width, height, downscaled: false };
+  }
+  try {
+    const image = sharp(bytes, { animated: false, limitInputPixels: MAX_IMAGE_PIXELS, sequentialRead: true });
     const resized = image.resize({ width: MAX_IMAGE_EDGE, height: MAX_IMAGE_EDGE, fit: 'inside' });
     // GIF and WebP keep their format; PNG stays lossless; JPEG stays JPEG.
-    const encoded = await resized.toFormat(type.slice('image/'.length) as 'png' | 'jpeg' | 'gif' | 'webp').toBuffer({ resolveWithObject: true });
-    return { mimeType: type, data: encoded.data, width: encoded.info.width, height: encoded.info.height, downscaled: true };
+    const encoded = await resized.toFormat(mimeType.slice('image/'.length) as 'png' | 'jpeg' | 'gif' | 'webp').toBuffer({ resolveWithObject: true });
+    return { mimeType, data: encoded.data, width: encoded.info.width, height: encoded.info.height, downscaled: true };
   } catch (err) {
-    return `an image that does not decode (${(err as Error).message.split('\n')[0]})`;
+    return `an image that does not decode (${firstLine(err)})`;
   }
 }

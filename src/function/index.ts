@@ -1,7 +1,7 @@
 export { FunctionHost, toModelResult, type LoadedPackage, type FunctionHostOptions } from './host.js';
 export { CrashReason, type CrashReasonCode } from './crash.js';
 export { TOOL_RULES, checkTools, checkDiscoverResult } from './tool-rules.js';
-export { renderForModel, renderCrash } from './render.js';
+export { renderForModel, renderCrash, type RenderOptions } from './render.js';
 export { sniffImageType, MAX_IMAGE_EDGE } from './image.js';
 export { PROTOCOL_VERSION } from './protocol.js';
 export type * from './types.js';

@@ -7,6 +7,10 @@
 import type { WasiOptions } from './types.js';
 import { GuestMemory } from './memory.js';
 import { DescriptorTable } from './descriptors.js';
+import type { Clock } from './guest-time.js';
+
+/** The clocks of a run: each starts near zero for every run, in coarse ticks (guest-time.ts says why). */
+export { Clock } from './guest-time.js';
 
 export interface WasiContext {
   options: WasiOptions;
@@ -18,34 +22,6 @@ export interface WasiContext {
 /** A preview 1 function as the import object holds it (wasm passes i32 as number, i64 as bigint). */
 export type HostFunction = (...args: never[]) => number | void;
 export type FunctionFamily = Record<string, HostFunction>;
-
-/**
- * Time as the guest sees it. Monotonic is the host's high-resolution clock; realtime is the wall
- * clock read once at start and advanced by the monotonic clock (so it never jumps within a run);
- * the CPU-time clocks count from the start of the run on the monotonic clock.
- */
-export class Clock {
-  private startMonotonic = process.hrtime.bigint();
-  private startRealtime = BigInt(Date.now()) * 1_000_000n;
-
-  /** Starts the clocks afresh for a new run. */
-  reset(): void {
-    this.startMonotonic = process.hrtime.bigint();
-    this.startRealtime = BigInt(Date.now()) * 1_000_000n;
-  }
-
-  monotonic(): bigint {
-    return process.hrtime.bigint();
-  }
-
-  realtime(): bigint {
-    return this.startRealtime + (process.hrtime.bigint() - this.startMonotonic);
-  }
-
-  sinceStart(): bigint {
-    return process.hrtime.bigint() - this.startMonotonic;
-  }
-}
 
 /**
  * An error thrown by a callback of the caller (stdout/stderr limits, the stdin source): it must end

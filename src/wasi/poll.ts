@@ -42,7 +42,8 @@ export function pollFunctions(ctx: WasiContext): FunctionFamily {
       const absolute = (view.getUint16(ptr + 40, true) & SUBCLOCK_ABSTIME) !== 0;
       const clockNow = readClock(clock, id);
       if (clockNow === undefined) return Errno.INVAL;
-      // Deadlines are kept on the monotonic clock whatever clock the guest named.
+      // Deadlines are kept on the guest's monotonic clock whatever clock the guest named: the same coarse,
+      // run-relative clock clock_time_get reads, so a guest that slept until a time reads at least that time after.
       subscription.deadline = absolute
         ? now + (timeout - (id === ClockId.MONOTONIC ? now : clockNow))
         : now + timeout;

@@ -8,6 +8,11 @@ import { renderForModel, renderCrash } from '../../src/function/render.js';
 import { sniffImageType } from '../../src/function/image.js';
 import { parseVolumeUri, resolveVolumeFile } from '../../src/function/volume-uri.js';
 import { callToolResultProblem } from '../../src/function/call-result.js';
+import { ImageBudget } from '../../src/function/render-budget.js';
+import {
+  MAX_IMAGE_PIXELS, MAX_IMAGES_PER_RESULT, MAX_RESULT_IMAGE_BYTES, MAX_RESULT_PIXELS,
+} from '../../src/function/render-limits.js';
+import { paddedPng, pngDeclaring } from '../helpers/png.js';
 
 const png = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 10, b: 10 } } }).png().toBuffer();
@@ -82,6 +87,96 @@ describe('what the model sees of each block', () => {
   test('a crash is one text block naming the reason with stderr', () => {
     const [block] = renderCrash({ reason: 'trap', message: 'the module trapped: unreachable', stderr: 'boom\n' });
     assert.match(block.text as string, /^The function crashed \(trap\): the module trapped: unreachable\.\nThe last of its stderr:\nboom/);
+  });
+});
+
+describe('rendering is bounded: images, pixels, bytes and time', () => {
+  const inline = (bytes: Uint8Array) => ({ type: 'image', mimeType: 'image/png', data: Buffer.from(bytes).toString('base64') });
+  const link = (file: string) => ({ type: 'resource_link', uri: `volume:///tmp/${file}`, name: file });
+  const images = (model: { type: string }[]) => model.filter((b) => b.type === 'image').length;
+  const texts = (model: { type: string; text?: unknown }[]) => model.filter((b) => b.type === 'text').map((b) => b.text as string);
+
+  test(`at most ${MAX_IMAGES_PER_RESULT} images per result; the rest are one note with their count, and the text stays`, async () => {
+    const small = await png(8, 8);
+    const content = [{ type: 'text', text: 'before' }, ...Array.from({ length: 20 }, () => inline(small)), { type: 'text', text: 'after' }];
+    const model = await renderForModel({ content }, { tmp });
+    assert.equal(images(model), 16);
+    assert.deepEqual(texts(model), ['before', '[4 images were left out: a result shows at most 16 images]', 'after']);
+  });
+
+  test('inline images and linked files share the same places', async () => {
+    writeFileSync(join(tmp, 'small.png'), await png(8, 8));
+    const small = await png(8, 8);
+    const content = [...Array.from({ length: 10 }, () => inline(small)), ...Array.from({ length: 10 }, () => link('small.png'))];
+    const model = await renderForModel({ content }, { tmp });
+    assert.equal(images(model), 16);
+    assert.deepEqual(texts(model), ['[4 images were left out: a result shows at most 16 images]']);
+  });
+
+  test(`an image declaring more than ${MAX_IMAGE_PIXELS / 1e6} Mpx is refused from its header, never decoded`, async () => {
+    // 100000×100000 declared over one row of pixels: decoding would fail; the note shows the header was enough.
+    const [block] = await renderForModel({ content: [inline(pngDeclaring(100_000, 100_000))] }, null);
+    assert.equal(block.text, '[an image was left out: it is 100000×100000 px (10000 Mpx); an image may have at most 40 Mpx]');
+  });
+
+  test(`the images of one result may declare ${MAX_RESULT_PIXELS / 1e6} Mpx together`, async () => {
+    writeFileSync(join(tmp, 'photo.png'), await sharp({ create: { width: 6000, height: 6000, channels: 3, background: '#369' } }).png().toBuffer());
+    const model = await renderForModel({ content: [link('photo.png'), link('photo.png'), link('photo.png')] }, { tmp });
+    assert.equal(images(model), 2);
+    assert.match(texts(model)[0], /^\[the file \/volume\/tmp\/photo.png was left out: its 36 Mpx would take the result's images past 100 Mpx together \(72 Mpx already shown\)/);
+  });
+
+  test(`the images shown of one result hold at most ${MAX_RESULT_IMAGE_BYTES >> 20} MiB together`, async () => {
+    writeFileSync(join(tmp, 'padded.png'), paddedPng(10, 10, 20 << 20));
+    const model = await renderForModel({ content: [link('padded.png'), link('padded.png')] }, { tmp });
+    assert.equal(images(model), 1);
+    assert.match(texts(model)[0], /its 20 MiB would take the result's images past 32 MiB together \(20 MiB already shown\)/);
+  });
+
+  test('past the call\'s deadline the images are one note, and the text is still shown', async () => {
+    const small = await png(8, 8);
+    const content = [inline(small), { type: 'text', text: 'the answer' }, inline(small)];
+    const model = await renderForModel({ content }, null, { deadline: performance.now() - 1 });
+    assert.deepEqual(model, [
+      { type: 'text', text: "[2 images were left out: the call's deadline passed before they were rendered]" },
+      { type: 'text', text: 'the answer' },
+    ]);
+  });
+
+  test('a deadline that passes while an image decodes stops rendering there', async () => {
+    writeFileSync(join(tmp, 'slow.png'), await sharp({ create: { width: 6000, height: 6000, channels: 3, background: '#963' } }).png().toBuffer());
+    // A 36 Mpx decode takes tens of milliseconds; the deadline is one millisecond away.
+    const content = [...Array.from({ length: 16 }, () => link('slow.png')), { type: 'text', text: 'done' }];
+    const model = await renderForModel({ content }, { tmp }, { deadline: performance.now() + 1 });
+    assert.equal(images(model), 0);
+    assert.deepEqual(texts(model), ["[16 images were left out: the call's deadline passed before they were rendered]", 'done']);
+  });
+
+  test('a cancelled call\'s images are one note', async () => {
+    const cancel = new AbortController();
+    cancel.abort();
+    const model = await renderForModel({ content: [inline(await png(8, 8)), { type: 'text', text: 't' }] }, null, { signal: cancel.signal });
+    assert.deepEqual(texts(model), ['[1 image was left out: the call was cancelled]', 't']);
+  });
+});
+
+describe('the image budget', () => {
+  test('places are taken one by one until none is left', () => {
+    const budget = new ImageBudget({ images: 2, pixelsPerImage: 100, pixelsPerResult: 150, bytesPerResult: 10 });
+    assert.deepEqual([budget.takeImage(), budget.takeImage(), budget.takeImage()], [true, true, false]);
+  });
+  test('pixels: one image over its limit is refused without being counted; the total counts what was accepted', () => {
+    const budget = new ImageBudget({ images: 9, pixelsPerImage: 100, pixelsPerResult: 150, bytesPerResult: 10 });
+    assert.match(budget.spendPixels(11, 10) ?? '', /11×10 px/);
+    assert.equal(budget.spendPixels(10, 10), null);
+    assert.match(budget.spendPixels(10, 6) ?? '', /past/);
+    assert.equal(budget.spendPixels(10, 5), null);
+  });
+  test('bytes: an image past the total is refused; one that fits exactly is shown', () => {
+    const budget = new ImageBudget({ images: 9, pixelsPerImage: 100, pixelsPerResult: 150, bytesPerResult: 10 });
+    assert.equal(budget.spendBytes(6), null);
+    assert.match(budget.spendBytes(5) ?? '', /past/);
+    assert.equal(budget.spendBytes(4), null);
   });
 });
 
