@@ -23,6 +23,10 @@ export interface Limits {
   stderrTailBytes: number;
   /** Bytes a call may write to files, counted across files (EDQUOT past it). */
   writeBudgetBytes: number;
+  /** Bytes a session's /volume/tmp holds across its calls, each entry counted at a fixed cost (EDQUOT past it). */
+  sessionVolumeBytes: number;
+  /** Bytes an agent's /volume/data holds across all its sessions' calls, counted the same way. */
+  agentVolumeBytes: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
@@ -33,6 +37,8 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   stdoutBytes: 1024 * 1024,
   stderrTailBytes: 4 * 1024,
   writeBudgetBytes: 1024 * 1024 * 1024,
+  sessionVolumeBytes: 2 * 1024 ** 3,
+  agentVolumeBytes: 8 * 1024 ** 3,
 });
 
 export interface ServerConfig {

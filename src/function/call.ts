@@ -78,7 +78,11 @@ export async function callFunctionTool(
     args: [source.name],
     env: [],
     preopens: callPreopens(source, ctx),
-    limits: { ...limits, timeoutMs: limits.callTimeoutMs },
+    limits: {
+      ...limits,
+      timeoutMs: limits.callTimeoutMs,
+      writeBudgetBytes: Math.min(limits.writeBudgetBytes, ctx.volumeBudget?.bytes ?? Number.POSITIVE_INFINITY),
+    },
     stdin: Buffer.from(request.line),
     onStdout: conversation.onStdout,
     bridge,
@@ -93,6 +97,7 @@ export async function callFunctionTool(
     if (!(err instanceof ConversationCrashed)) throw err;
   }
   const end = await conversation.finish();
+  ctx.volumeBudget?.settle(end.run.writtenBytes);
   ctx.signal?.removeEventListener('abort', abort);
 
   const badResult = end.crash === null ? callToolResultProblem(answer) : null;

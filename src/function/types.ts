@@ -64,6 +64,11 @@ export interface FunctionCallContext {
   egress?: EgressGrant;
   /** Per-call limits. The memory cap is the host's, fixed when the module is compiled. */
   limits?: Partial<Omit<Limits, 'memoryBytes'>>;
+  /**
+   * What the volumes' quotas leave this call to write (reserved by the platform before the call): the run's
+   * write budget is at most `bytes`, and `settle` is told what the run wrote when it ends.
+   */
+  volumeBudget?: { readonly bytes: number; settle(written: number): void };
   signal?: AbortSignal;
 }
 

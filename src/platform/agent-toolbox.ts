@@ -7,7 +7,7 @@
  * Toolboxes are cached per session; those with remote servers are rebuilt after a minute (remote tool lists
  * and OAuth tokens change), those without live until the session goes.
  */
-import type { Limits } from '../config.js';
+import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import type { FunctionCallContext, ToolInfo } from '../function/types.js';
 import type { Tool, Toolbox } from '../tool.js';
 import type { PackageService } from './packages.js';
@@ -19,6 +19,7 @@ import { publishToolNames, type SourceTools } from './tool-names.js';
 import type { VaultService } from './vaults.js';
 import type { Volumes } from './volumes.js';
 import { NotFoundError } from './errors.js';
+import type { QuotaVolume, VolumeQuotas } from './volume-quota.js';
 
 export interface AgentToolbox {
   tools: Toolbox;
@@ -36,6 +37,7 @@ export interface SessionToolboxDeps {
   vaults: VaultService;
   volumes: Volumes;
   remote: RemoteMcp;
+  quotas: VolumeQuotas;
   limits?: Partial<Limits>;
 }
 
@@ -111,12 +113,29 @@ export class SessionToolboxes {
       source: { kind: 'function', package: ref.name, version: ref.version },
       call: async (args, ctx) => {
         const context = await this.callContext(session, spec, grant);
-        const box = await runtime.toolbox(ref, [info], () => ({ ...context, signal: ctx?.signal }));
-        const tool = box[info.name];
-        if (!tool) throw new NotFoundError(`tool ${info.name} of package ${ref.name}@${ref.version}`);
-        return tool.call(args, ctx);
+        const volumeBudget = await this.deps.quotas.reserve(this.quotaVolumes(context), this.limits.writeBudgetBytes);
+        try {
+          const box = await runtime.toolbox(ref, [info], () => ({ ...context, volumeBudget, signal: ctx?.signal }));
+          const tool = box[info.name];
+          if (!tool) throw new NotFoundError(`tool ${info.name} of package ${ref.name}@${ref.version}`);
+          return await tool.call(args, ctx);
+        } finally {
+          volumeBudget.settle(0); // a call that never ran wrote nothing; after a run this is a no-op
+        }
       },
     };
+  }
+
+  private get limits(): Limits {
+    return { ...DEFAULT_LIMITS, ...this.deps.limits };
+  }
+
+  /** The volumes a call mounts, each with its quota across calls. */
+  private quotaVolumes(context: FunctionCallContext): QuotaVolume[] {
+    const { sessionVolumeBytes, agentVolumeBytes } = this.limits;
+    const volumes = [{ dir: context.tmpDir, limitBytes: sessionVolumeBytes }];
+    if (context.dataDir) volumes.push({ dir: context.dataDir, limitBytes: agentVolumeBytes });
+    return volumes;
   }
 
   private async callContext(session: SessionRecord, spec: AgentSpec, grant: AgentToolGrant): Promise<FunctionCallContext> {

@@ -11,6 +11,7 @@ import { DEFAULT_BUNDLE_LIMITS, type BundleLimits } from '../package/bundle.js';
 import { ContentStore } from '../package/store.js';
 import { AgentService } from './agents.js';
 import { SessionToolboxes } from './agent-toolbox.js';
+import { VolumeQuotas } from './volume-quota.js';
 import { ApiKeys } from './api-keys.js';
 import { CallLog } from './call-log.js';
 import type { PackageRuntime } from './package-runtime.js';
@@ -45,6 +46,8 @@ export class Platform {
   readonly vaults: VaultService;
   readonly sessions: SessionService;
   readonly toolboxes: SessionToolboxes;
+  /** Each volume's quota across calls. */
+  readonly quotas = new VolumeQuotas();
   readonly calls: CallLog;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
@@ -65,7 +68,7 @@ export class Platform {
     this.sessions = new SessionService(store, volumes);
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
-      remote: options.remote, limits: options.limits,
+      remote: options.remote, limits: options.limits, quotas: this.quotas,
     });
     this.calls = new CallLog(store);
     this.sessions.onGone((id) => this.toolboxes.evict(id));

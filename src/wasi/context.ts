@@ -8,6 +8,7 @@ import type { WasiOptions } from './types.js';
 import { GuestMemory } from './memory.js';
 import { DescriptorTable } from './descriptors.js';
 import type { Clock } from './guest-time.js';
+import type { EntryBudget } from './entry-budget.js';
 
 /** The clocks of a run: each starts near zero for every run, in coarse ticks (guest-time.ts says why). */
 export { Clock } from './guest-time.js';
@@ -17,6 +18,8 @@ export interface WasiContext {
   readonly memory: GuestMemory;
   readonly table: DescriptorTable;
   readonly clock: Clock;
+  /** Directory entries this run created (each charged to its write budget). */
+  readonly entries: EntryBudget;
 }
 
 /** A preview 1 function as the import object holds it (wasm passes i32 as number, i64 as bigint). */

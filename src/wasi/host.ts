@@ -23,6 +23,7 @@ import {
 } from './constants.js';
 import { DescriptorTable } from './descriptors.js';
 import { GuestMemory } from './memory.js';
+import { EntryBudget } from './entry-budget.js';
 import { CallerError, Clock, type FunctionFamily, type HostFunction, type WasiContext } from './context.js';
 import { fdIoFunctions } from './fd-io.js';
 import { fdMetaFunctions } from './fd-meta.js';
@@ -41,7 +42,9 @@ export class WasiHost implements WasiHostApi {
   private readonly context: WasiContext;
 
   constructor(options: WasiOptions) {
-    this.context = { options, memory: new GuestMemory(), table: new DescriptorTable(), clock: new Clock() };
+    this.context = {
+      options, memory: new GuestMemory(), table: new DescriptorTable(), clock: new Clock(), entries: new EntryBudget(),
+    };
     openDescriptors(this.context);
     this.imports = buildImports(this.context);
   }
@@ -56,6 +59,7 @@ export class WasiHost implements WasiHostApi {
     this.close();
     this.context.options = options;
     this.context.clock.reset();
+    this.context.entries.reset();
     openDescriptors(this.context);
   }
 

@@ -4,7 +4,7 @@
  * Only regular files and directories are handed out; every host open carries O_NONBLOCK so that a
  * FIFO or device placed in a host directory can never block the worker.
  */
-import { closeSync, constants, fstatSync, openSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync } from 'node:fs';
 import { Errno, fail } from './errno.js';
 import {
   DIR_READ_RIGHTS, DIR_WRITE_RIGHTS, FDFLAGS_ALL, FILE_READ_RIGHTS, FILE_WRITE_RIGHTS, Fdflags,
@@ -81,6 +81,10 @@ export function pathOpenFunctions(ctx: WasiContext): FunctionFamily {
         if (fdflags & Fdflags.SYNC) flags |= constants.O_SYNC;
         else if (fdflags & (Fdflags.DSYNC | Fdflags.RSYNC)) flags |= constants.O_DSYNC;
 
+        // A file about to be created is an entry, charged before it exists (EDQUOT past the budget).
+        if (create && lstatSync(at(resolved.parent, resolved.name), { throwIfNoEntry: false }) === undefined) {
+          ctx.entries.charge(ctx.options.writeBudget);
+        }
         const hostFd = openSync(at(resolved.parent, resolved.name), flags, 0o666);
         let newFd = -1;
         try {

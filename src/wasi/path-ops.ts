@@ -44,11 +44,17 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
     if (stat !== undefined && !stat.isDirectory()) fail(Errno.NOTDIR);
   }
 
+  /** A name that does not exist yet is about to be made: it is charged first (EDQUOT past the budget). */
+  function chargeNewEntry(r: Resolved): void {
+    if (lstatSync(target(r), { throwIfNoEntry: false }) === undefined) ctx.entries.charge(ctx.options.writeBudget);
+  }
+
   return {
     path_create_directory(fd: number, ptr: number, len: number): number {
       const dir = writableDir(fd);
       return withPath(dir, ptr, len, false, (r) => {
         if (r.name === '.') return Errno.EXIST;
+        chargeNewEntry(r);
         mkdirSync(target(r));
         return Errno.SUCCESS;
       });
@@ -106,6 +112,7 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
           if (destination.name === '.') return Errno.EXIST;
           if (source.trailingSlash) return Errno.NOTDIR;
           if (destination.trailingSlash) return Errno.NOENT;
+          chargeNewEntry(destination);
           linkSync(target(source), target(destination)); // link(2) never follows the source's final link
           return Errno.SUCCESS;
         }));
@@ -127,6 +134,7 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
         if (r.trailingSlash) {
           return lstatSync(target(r), { throwIfNoEntry: false }) === undefined ? Errno.NOENT : Errno.EXIST;
         }
+        chargeNewEntry(r);
         symlinkSync(contents, target(r));
         return Errno.SUCCESS;
       });
