@@ -5,7 +5,7 @@ export { instrumentModule, InstrumentError, MemoryCapError, GROW_FAILED_EXPORT, 
 export type { InstrumentOptions } from './instrument.js';
 export { MODULE_LIMITS, MODULE_LIMIT_INFO, moduleLimitRows, formatLimit } from './module-limits.js';
 export type { ModuleLimits, ModuleLimitName, ModuleLimitInfo, ModuleLimitRow, LimitOverrun } from './module-limits.js';
-export { ModuleLimitError, findLimitOverruns, limitProblem } from './check-limits.js';
+export { ModuleLimitError } from './check-limits.js';
 export { parseModule } from './parse-module.js';
 export type { ParseResult, ParseOptions, MalformedNote } from './parse-module.js';
 export { readHeader } from './header.js';

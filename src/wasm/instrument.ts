@@ -5,7 +5,7 @@
  *   do not cover wasm memory, so this is the only limit that holds);
  * - every table's maximum becomes min(declared maximum, `limits.tableElements`), so `table.grow` past it
  *   returns -1, as the spec allows, before the engine allocates anything (a table without a maximum
- *   would otherwise grow to V8's 10,000,000 slots, about 280 MB each);
+ *   would otherwise grow to V8's 10,000,000 slots, about 550 MB each when grown at run time);
  * - every `memory.grow` becomes a call to an appended function that grows and, when growing fails
  *   (-1), sets an appended global exported as `__subako_grow_failed` to 1.
  * A module past any cap of `module-limits.ts` is refused here too (`ModuleLimitError`, with the code

@@ -5,8 +5,9 @@
  * (`instrument.ts`), and the README's limits table is checked against `MODULE_LIMIT_INFO`.
  *
  * Why these numbers. A few bytes of a module can ask the engine for a lot: a table's size is one LEB128
- * number, and V8 allocates about 28 bytes per table slot at instantiation (measured on Node 20), so 40
- * tables of 10,000,000 slots in 294 bytes ended the process ("Reached heap limit"). The engine's own
+ * number, and V8 allocates about 28 bytes per table slot at instantiation and about 55 per slot grown by
+ * `table.grow` (measured on Node 20), so 40 tables of 10,000,000 slots in 294 bytes ended the process
+ * ("Reached heap limit"). The engine's own
  * limits are no defence; they are the shared JS API limits, which V8 enforces in
  * `src/wasm/wasm-limits.h` (Node 20, V8 11.3): kV8MaxWasmTables 100,000, kV8MaxWasmTableSize 10,000,000,
  * kV8MaxWasmFunctions 1,000,000, kV8MaxWasmGlobals 1,000,000, kV8MaxWasmTypes 1,000,000,
@@ -21,7 +22,8 @@
  * types, 2 globals and a largest function body of 226 KB; wasi-sdk C guests have one table of under 10
  * elements and one global; AssemblyScript emits a data segment per static object (257 in a small guest)
  * and a global per static variable. The table caps are what bound memory: a module's tables hold at most
- * 10 x 100,000 slots (about 28 MB per instance); the others bound the decoder's and the engine's work.
+ * 10 x 100,000 slots (30 to 55 MB per instance, a tenth of the default memory cap); the others bound the
+ * decoder's and the engine's work.
  */
 import { LIMIT_CODES } from './problem-codes.js';
 
