@@ -5,12 +5,13 @@
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Problem } from '../errors.js';
+import { MODULE_LIMITS } from '../wasm/index.js';
 import { MANIFEST_FILE, MANIFEST_PROBLEMS, MAX_MANIFEST_BYTES, parseManifest, type PackageManifest } from './manifest.js';
 
 export const MODULE_FILE = 'module.wasm';
 export const ASSETS_DIR = 'assets';
-/** Larger modules are refused before being read into memory. */
-export const MAX_MODULE_BYTES = 64 * 1024 * 1024;
+/** Larger modules are refused before being read into memory: the module size cap of wasm/module-limits. */
+export const MAX_MODULE_BYTES = MODULE_LIMITS.moduleBytes;
 
 export const PACKAGE_PROBLEMS = {
   notFound: 'package.not-found',

@@ -1,13 +1,16 @@
 /**
  * `checkModule(bytes, rules)`: decides whether bytes are a WebAssembly 2.0 core module this host
- * runs, and (with function-package rules) whether it has the exports and only the imports ABI 1
- * allows. Every problem is reported at once; nothing in the bytes can make it throw.
+ * runs, within the caps on what a module may declare (`module-limits.ts`), and (with function-package
+ * rules) whether it has the exports and only the imports ABI 1 allows. Every problem is reported at once;
+ * nothing in the bytes can make it throw, or make it hold much more memory than the bytes themselves.
  */
 import type { Problem } from '../errors.js';
 import { describeNonWasm } from './header.js';
 import { parseModule, type ParseResult } from './parse-module.js';
 import { FEATURE_ADVICE, FEATURE_CODES, FORMAT_COMPONENT, FORMAT_MALFORMED, FORMAT_NOT_WASM, type RefusedFeature } from './problem-codes.js';
 import { checkExports, checkImports } from './check-interface.js';
+import { findLimitOverruns, limitProblem } from './check-limits.js';
+import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
 import type { ExternKind, Limits } from './module-types.js';
 
 /** A function signature in text value types, e.g. `{ params: ['i32', 'i64'], results: ['i32'] }`. */
@@ -24,6 +27,8 @@ export interface ModuleRules {
   imports: Readonly<Record<string, Readonly<Record<string, Signature>>>> | null;
   /** Require `_start: () -> ()` and `memory` exports (a WASI command that is a function package). */
   requireFunctionExports: boolean;
+  /** The caps on what the module declares; `MODULE_LIMITS` when left out. */
+  limits?: ModuleLimits;
 }
 
 /** Format and feature checks only. */
@@ -50,17 +55,25 @@ export interface ModuleCheck {
 const MAX_MALFORMED = 10;
 
 export function checkModule(bytes: Uint8Array, rules: ModuleRules = FORMAT_ONLY_RULES): ModuleCheck {
+  const limits = rules.limits ?? MODULE_LIMITS;
+  if (bytes.length > limits.moduleBytes) {
+    // Not decoded at all: whatever else is wrong with it, a module this large is refused.
+    return result([limitProblem({ limit: 'moduleBytes', found: bytes.length }, limits)], null);
+  }
   let parsed: ParseResult;
   try {
-    parsed = parseModule(bytes);
+    parsed = parseModule(bytes, { limits });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return result([{ code: FORMAT_MALFORMED, message: `The module could not be decoded (internal decoder error: ${message}).` }], null);
   }
   const problems = [...formatProblems(bytes, parsed), ...featureProblems(parsed)];
   if (parsed.header.kind === 'module') {
-    if (rules.imports) problems.push(...checkImports(parsed.module, rules.imports));
-    if (rules.requireFunctionExports) problems.push(...checkExports(parsed, parsed.malformed.length > 0));
+    problems.push(...findLimitOverruns(parsed, bytes.length, limits).map((overrun) => limitProblem(overrun, limits)));
+    if (rules.imports) problems.push(...checkImports(parsed.module, rules.imports, !parsed.brokenSections.has(1)));
+    // A section left undecoded (malformed, or past a cap) may hold the exports: do not claim they are missing.
+    const incomplete = parsed.malformed.length > 0 || parsed.brokenSections.size > 0;
+    if (rules.requireFunctionExports) problems.push(...checkExports(parsed, incomplete));
     if (problems.length === 0) problems.push(...engineProblems(bytes));
   }
   return result(problems, parsed);
@@ -84,7 +97,7 @@ function formatProblems(bytes: Uint8Array, parsed: ParseResult): Problem[] {
     code: FORMAT_MALFORMED,
     message: `The module is malformed at byte offset 0x${note.offset.toString(16)}: ${note.message}. A valid WebAssembly 2.0 binary is required; rebuild it, or check that the file was copied whole.`,
   }));
-  const more = parsed.malformed.length - MAX_MALFORMED;
+  const more = parsed.malformed.length + parsed.malformedOmitted - MAX_MALFORMED;
   if (more > 0) notes.push({ code: FORMAT_MALFORMED, message: `The module has ${more} more malformed parts not listed here.` });
   return notes;
 }

@@ -45,3 +45,44 @@ export function concatBytes(parts: ReadonlyArray<Uint8Array | readonly number[]>
 export function encodeSection(id: number, content: Uint8Array): Uint8Array<ArrayBuffer> {
   return concatBytes([[id, ...encodeU32(content.length)], content]);
 }
+
+/**
+ * An output buffer that grows by doubling: the rewrite writes a module of tens of megabytes through it
+ * without keeping a chunk object per rewritten instruction.
+ */
+export class ByteWriter {
+  private buffer = new Uint8Array(1024);
+  private used = 0;
+
+  get length(): number {
+    return this.used;
+  }
+
+  write(bytes: ArrayLike<number>): void {
+    this.reserve(bytes.length);
+    this.buffer.set(bytes, this.used);
+    this.used += bytes.length;
+  }
+
+  u32(value: number): void {
+    this.write(encodeU32(value));
+  }
+
+  clear(): void {
+    this.used = 0;
+  }
+
+  /** The bytes written so far (a view, valid until the next write). */
+  view(): Uint8Array {
+    return this.buffer.subarray(0, this.used);
+  }
+
+  private reserve(more: number): void {
+    if (this.used + more <= this.buffer.length) return;
+    let size = this.buffer.length * 2;
+    while (size < this.used + more) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buffer.subarray(0, this.used));
+    this.buffer = next;
+  }
+}

@@ -1,19 +1,28 @@
 /**
- * Rewrites a module before the sandbox compiles it, so its memory cannot pass the cap and the host
- * can tell "ran out of memory" from any other failure:
+ * Rewrites a module before the sandbox compiles it, so what it can allocate stays under the caps at run
+ * time, and the host can tell "ran out of memory" from any other failure:
  * - the memory's maximum becomes min(declared maximum, cap), in 64 KiB pages (worker resource limits
  *   do not cover wasm memory, so this is the only limit that holds);
+ * - every table's maximum becomes min(declared maximum, `limits.tableElements`), so `table.grow` past it
+ *   returns -1, as the spec allows, before the engine allocates anything (a table without a maximum
+ *   would otherwise grow to V8's 10,000,000 slots, about 550 MB each when grown at run time);
  * - every `memory.grow` becomes a call to an appended function that grows and, when growing fails
  *   (-1), sets an appended global exported as `__subako_grow_failed` to 1.
+ * A module past any cap of `module-limits.ts` is refused here too (`ModuleLimitError`, with the code
+ * the upload check gives), so a module that reached the sandbox unchecked is held to the same caps.
  * Nothing is inserted before an existing entry, so no existing function, type or global index moves.
  */
 import { SubakoError } from '../errors.js';
 import { parseModule } from './parse-module.js';
 import { ByteReader } from './reader.js';
 import { HEADER_SIZE } from './header.js';
-import { concatBytes, encodeName, encodeS32, encodeSection, encodeU32 } from './encode.js';
-import { importCount, SECTION_ORDER, type CodeSpan, type ParsedModule, type SectionSpan } from './module-types.js';
+import { ByteWriter, concatBytes, encodeName, encodeS32, encodeSection, encodeU32 } from './encode.js';
+import { importCount, SECTION_ORDER, type ParsedModule, type SectionSpan } from './module-types.js';
 import { OP_MEMORY_GROW } from './opcodes.js';
+import { walkInstructions } from './code-walker.js';
+import { FeatureLog } from './feature-log.js';
+import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
+import { findLimitOverruns, ModuleLimitError } from './check-limits.js';
 
 export const GROW_FAILED_EXPORT = '__subako_grow_failed';
 export const PAGE_BYTES = 65536;
@@ -30,7 +39,7 @@ export class MemoryCapError extends SubakoError {
   }
 }
 
-/** The module is not one the rewrite can handle (malformed, an imported, shared, 64-bit or second memory). */
+/** The module is not one the rewrite can handle (malformed; an imported, shared, 64-bit or second memory; an imported or 64-bit table). */
 export class InstrumentError extends SubakoError {
   constructor(message: string) {
     super('instrument.unsupported', message);
@@ -39,37 +48,56 @@ export class InstrumentError extends SubakoError {
 
 export interface InstrumentOptions {
   maxMemoryBytes: number;
+  /** The caps the module is held to, `tableElements` among them; `MODULE_LIMITS` when left out. */
+  limits?: ModuleLimits;
 }
 
-type Sites = Map<number, Array<{ start: number; end: number }>>;
+/** The new content of each section the rewrite changes or adds, by section id. */
+type Rewrites = Record<number, (section: SectionSpan | null) => Uint8Array>;
 
 export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): Uint8Array<ArrayBuffer> {
-  const sites: Sites = new Map();
-  const parsed = parseModule(bytes, {
-    visit: (instruction, functionIndex) => {
-      if (instruction.byte !== OP_MEMORY_GROW) return;
-      const list = sites.get(functionIndex) ?? [];
-      list.push({ start: instruction.start, end: instruction.end });
-      sites.set(functionIndex, list);
-    },
-  });
+  const limits = options.limits ?? MODULE_LIMITS;
+  if (bytes.length > limits.moduleBytes) throw new ModuleLimitError({ limit: 'moduleBytes', found: bytes.length }, limits);
+  const parsed = parseModule(bytes, { limits });
   if (parsed.header.kind !== 'module' || parsed.malformed.length > 0) {
     throw new InstrumentError(`The module cannot be instrumented: ${parsed.malformed[0]?.message ?? 'it is not a WebAssembly core module'}.`);
   }
+  const overrun = findLimitOverruns(parsed, bytes.length, limits)[0];
+  if (overrun) throw new ModuleLimitError(overrun, limits);
   const { module } = parsed;
   if (importCount(module, 'memory') > 0) throw new InstrumentError('The module imports its memory; only a memory it defines can be capped.');
-  if (module.memories.length === 0) return bytes.slice();
-  const memory = module.memories[0];
-  if (module.memories.length > 1 || memory.shared || memory.is64) {
-    throw new InstrumentError('The module has more than one memory, or a shared or 64-bit one; only one plain 32-bit memory can be capped.');
+  if (importCount(module, 'table') > 0) {
+    throw new InstrumentError('The module imports a table; Subako provides none, and only a table the module defines can be capped.');
   }
-  if (module.exports.some((e) => e.name === GROW_FAILED_EXPORT)) {
-    throw new InstrumentError(`The module already exports "${GROW_FAILED_EXPORT}", a name the host reserves.`);
+  const rewrites: Rewrites = {
+    ...(module.tables.length > 0 ? tableRewrites(bytes, module, limits.tableElements) : {}),
+    ...(module.memories.length > 0 ? memoryRewrites(bytes, module, options.maxMemoryBytes) : {}),
+  };
+  if (Object.keys(rewrites).length === 0) return bytes.slice();
+  return rebuild(bytes, module, rewrites);
+}
+
+/** Each table's limits, re-encoded with the maximum lowered to the cap (initial sizes were checked against it). */
+function tableRewrites(bytes: Uint8Array, module: ParsedModule, cap: number): Rewrites {
+  for (const table of module.tables) {
+    if (table.limits.is64 || table.limits.shared) {
+      throw new InstrumentError('The module has a 64-bit or shared table; only plain 32-bit tables can be capped.');
+    }
   }
-  const capPages = Math.floor(Math.max(0, options.maxMemoryBytes) / PAGE_BYTES);
-  if (memory.min > capPages) throw new MemoryCapError(memory.min, capPages);
-  const maxPages = Math.min(memory.max ?? capPages, capPages);
-  return rebuild(bytes, module, sites, { min: memory.min, max: maxPages });
+  return {
+    4: (section) => {
+      if (!section) throw new InstrumentError('The module declares tables but has no table section.');
+      const out = new ByteWriter();
+      let at = section.contentStart;
+      for (const { limits, limitsSpan } of module.tables) {
+        out.write(bytes.subarray(at, limitsSpan.start));
+        out.write([0x01, ...encodeU32(limits.min), ...encodeU32(Math.min(limits.max ?? cap, cap))]);
+        at = limitsSpan.end;
+      }
+      out.write(bytes.subarray(at, section.end));
+      return out.view().slice();
+    },
+  };
 }
 
 interface Added {
@@ -78,33 +106,46 @@ interface Added {
   globalIndex: number;
 }
 
-function rebuild(bytes: Uint8Array, module: ParsedModule, sites: Sites, limits: { min: number; max: number }): Uint8Array<ArrayBuffer> {
+function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes: number): Rewrites {
+  const memory = module.memories[0];
+  if (module.memories.length > 1 || memory.shared || memory.is64) {
+    throw new InstrumentError('The module has more than one memory, or a shared or 64-bit one; only one plain 32-bit memory can be capped.');
+  }
+  if (module.exports.some((e) => e.name === GROW_FAILED_EXPORT)) {
+    throw new InstrumentError(`The module already exports "${GROW_FAILED_EXPORT}", a name the host reserves.`);
+  }
+  const capPages = Math.floor(Math.max(0, maxMemoryBytes) / PAGE_BYTES);
+  if (memory.min > capPages) throw new MemoryCapError(memory.min, capPages);
+  const maxPages = Math.min(memory.max ?? capPages, capPages);
   const added: Added = {
     typeIndex: module.types.length,
     functionIndex: importCount(module, 'func') + module.functions.length,
     globalIndex: importCount(module, 'global') + module.globals.length,
   };
-  const contents: Record<number, (section: SectionSpan | null) => Uint8Array> = {
+  return {
     1: (s) => appendEntry(bytes, s, [0x60, 1, 0x7f, 1, 0x7f]), // (i32) -> (i32)
     3: (s) => appendEntry(bytes, s, encodeU32(added.typeIndex)),
-    5: () => concatBytes([[1, 0x01], encodeU32(limits.min), encodeU32(limits.max)]),
+    5: () => concatBytes([[1, 0x01], encodeU32(memory.min), encodeU32(maxPages)]),
     6: (s) => appendEntry(bytes, s, [0x7f, 0x01, 0x41, 0x00, 0x0b]), // mutable i32 = 0
     7: (s) => appendEntry(bytes, s, [...encodeName(GROW_FAILED_EXPORT), 0x03, ...encodeU32(added.globalIndex)]),
-    10: () => rewriteCode(bytes, module, sites, added),
+    10: () => rewriteCode(bytes, module, added),
   };
-  const pending = new Set(Object.keys(contents).map(Number));
+}
+
+function rebuild(bytes: Uint8Array, module: ParsedModule, rewrites: Rewrites): Uint8Array<ArrayBuffer> {
+  const pending = new Set(Object.keys(rewrites).map(Number));
   const out: Uint8Array[] = [bytes.subarray(0, HEADER_SIZE)];
   const flushBefore = (rank: number): void => {
     for (const id of [...pending].sort((a, b) => SECTION_ORDER[a] - SECTION_ORDER[b])) {
       if (SECTION_ORDER[id] >= rank) break;
-      out.push(encodeSection(id, contents[id](null)));
+      out.push(encodeSection(id, rewrites[id](null)));
       pending.delete(id);
     }
   };
   for (const section of module.sections) {
     if (section.id !== 0) flushBefore(SECTION_ORDER[section.id]);
     if (pending.has(section.id)) {
-      out.push(encodeSection(section.id, contents[section.id](section)));
+      out.push(encodeSection(section.id, rewrites[section.id](section)));
       pending.delete(section.id);
     } else {
       out.push(bytes.subarray(section.start, section.end));
@@ -138,21 +179,37 @@ function growFunctionBody(globalIndex: number): number[] {
   return [...encodeU32(code.length), ...code];
 }
 
-function rewriteCode(bytes: Uint8Array, module: ParsedModule, sites: Sites, added: Added): Uint8Array {
+/**
+ * The code section with every `memory.grow` replaced by a call to the appended function. Each body is
+ * walked again here and written straight out, so a module made of millions of `memory.grow` costs its
+ * output's size, not an object per site.
+ */
+function rewriteCode(bytes: Uint8Array, module: ParsedModule, added: Added): Uint8Array {
   const call = [0x10, ...encodeU32(added.functionIndex)];
-  const firstIndex = importCount(module, 'func');
-  const bodies = module.codes.map((span: CodeSpan, i) => {
-    const found = sites.get(firstIndex + i);
-    if (!found) return bytes.subarray(span.start, span.end);
-    const parts: Array<Uint8Array | number[]> = [];
+  const out = new ByteWriter();
+  const body = new ByteWriter();
+  const log = new FeatureLog();
+  out.u32(module.codes.length + 1);
+  for (const span of module.codes) {
     let at = span.bodyStart;
-    for (const site of found) {
-      parts.push(bytes.subarray(at, site.start), call);
-      at = site.end;
+    body.clear();
+    walkInstructions(new ByteReader(bytes, span.codeStart, span.end), {
+      log, where: '', typeCount: module.types.length,
+      visit: (instruction) => {
+        if (instruction.byte !== OP_MEMORY_GROW) return;
+        body.write(bytes.subarray(at, instruction.start));
+        body.write(call);
+        at = instruction.end;
+      },
+    });
+    if (at === span.bodyStart) {
+      out.write(bytes.subarray(span.start, span.end));
+      continue;
     }
-    parts.push(bytes.subarray(at, span.end));
-    const body = concatBytes(parts);
-    return concatBytes([encodeU32(body.length), body]);
-  });
-  return concatBytes([encodeU32(module.codes.length + 1), ...bodies, growFunctionBody(added.globalIndex)]);
+    body.write(bytes.subarray(at, span.end));
+    out.u32(body.length);
+    out.write(body.view());
+  }
+  out.write(growFunctionBody(added.globalIndex));
+  return out.view();
 }

@@ -20,6 +20,8 @@ export interface Limits {
 export interface TableType {
   element: ValueType;
   limits: Limits;
+  /** Where the limits are encoded, for the rewrite that lowers the maximum. */
+  limitsSpan: { start: number; end: number };
 }
 
 export interface GlobalType {
@@ -58,6 +60,8 @@ export interface CodeSpan {
   bodyStart: number;
   codeStart: number;
   end: number;
+  /** The locals the body declares (not counting parameters), as far as they could be read. */
+  locals: number;
 }
 
 export interface ParsedModule {
@@ -68,19 +72,28 @@ export interface ParsedModule {
   /** The type index of each function the module defines. */
   functions: number[];
   tables: TableType[];
+  /** The first two memories the module defines (one is all it may have). */
   memories: Limits[];
+  /** How many memories the memory section declares. */
+  memoriesDeclared: number;
   globals: GlobalType[];
   exports: Export[];
   start: number | null;
   dataCount: number | null;
   dataSegments: number;
+  /** The bytes of every data segment, added up. */
+  dataBytes: number;
+  elementSegments: number;
+  /** The entries of every element segment, added up. */
+  elementEntries: number;
   codes: CodeSpan[];
 }
 
 export function emptyModule(): ParsedModule {
   return {
-    sections: [], types: [], imports: [], functions: [], tables: [], memories: [], globals: [],
-    exports: [], start: null, dataCount: null, dataSegments: 0, codes: [],
+    sections: [], types: [], imports: [], functions: [], tables: [], memories: [], memoriesDeclared: 0, globals: [],
+    exports: [], start: null, dataCount: null, dataSegments: 0, dataBytes: 0, elementSegments: 0, elementEntries: 0,
+    codes: [],
   };
 }
 

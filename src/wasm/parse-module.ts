@@ -8,6 +8,7 @@ import { FeatureLog } from './feature-log.js';
 import { HEADER_SIZE, readHeader, type Header } from './header.js';
 import type { Instruction } from './code-walker.js';
 import { emptyModule, importCount, type ParsedModule, SECTION_NAMES, SECTION_ORDER } from './module-types.js';
+import { MODULE_LIMITS, type LimitOverrun, type ModuleLimits } from './module-limits.js';
 import * as sections from './sections.js';
 
 export interface MalformedNote {
@@ -19,15 +20,28 @@ export interface ParseResult {
   header: Header;
   module: ParsedModule;
   features: FeatureLog;
+  /** The first notes of what could not be decoded (at most `MAX_MALFORMED_NOTES`). */
   malformed: MalformedNote[];
-  /** Ids of sections whose content could not be decoded: what they declare may be missing from `module`. */
+  /** How many more malformed parts there were than `malformed` keeps. */
+  malformedOmitted: number;
+  /** Sections that declare more than a cap: each stopped the decoding of its section. */
+  overruns: LimitOverrun[];
+  /**
+   * Ids of sections whose content could not be decoded, or was not because it declares more than a cap:
+   * what they declare may be missing from `module`.
+   */
   brokenSections: Set<number>;
 }
 
 export interface ParseOptions {
   /** Called for every instruction of every function body (not for constant expressions). */
   visit?: (instruction: Instruction, functionIndex: number) => void;
+  /** The caps past which a section is not decoded (by default, `MODULE_LIMITS`). */
+  limits?: ModuleLimits;
 }
+
+/** A module broken everywhere must not make the decoder keep a note per broken function body. */
+export const MAX_MALFORMED_NOTES = 100;
 
 type SectionReader = (r: ByteReader, ctx: sections.SectionContext) => void;
 
@@ -43,8 +57,8 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
 
 export function parseModule(bytes: Uint8Array, options: ParseOptions = {}): ParseResult {
   const result: ParseResult = {
-    header: readHeader(bytes), module: emptyModule(), features: new FeatureLog(), malformed: [],
-    brokenSections: new Set(),
+    header: readHeader(bytes), module: emptyModule(), features: new FeatureLog(), malformed: [], malformedOmitted: 0,
+    overruns: [], brokenSections: new Set(),
   };
   if (result.header.kind !== 'module') return result;
   try {
@@ -53,14 +67,21 @@ export function parseModule(bytes: Uint8Array, options: ParseOptions = {}): Pars
   } catch (error) {
     // A bug in a decoder must still not escape as an exception: report it as malformed input.
     const message = error instanceof Error ? error.message : String(error);
-    result.malformed.push({ message: `could not be decoded (internal decoder error: ${message})`, offset: 0 });
+    noteMalformed(result, `could not be decoded (internal decoder error: ${message})`, 0);
   }
   return result;
 }
 
+function noteMalformed(result: ParseResult, message: string, offset: number): void {
+  if (result.malformed.length < MAX_MALFORMED_NOTES) result.malformed.push({ message, offset });
+  else result.malformedOmitted++;
+}
+
 function readSections(bytes: Uint8Array, result: ParseResult, options: ParseOptions): void {
   const r = new ByteReader(bytes, HEADER_SIZE);
-  const { module, features, malformed } = result;
+  const { module, features } = result;
+  const limits = options.limits ?? MODULE_LIMITS;
+  const malformed = { push: (note: MalformedNote): void => noteMalformed(result, note.message, note.offset) };
   let lastRank = 0;
   while (!r.atEnd()) {
     const start = r.pos;
@@ -104,7 +125,7 @@ function readSections(bytes: Uint8Array, result: ParseResult, options: ParseOpti
     lastRank = rank;
     const content = new ByteReader(bytes, contentStart, end);
     const ctx: sections.SectionContext = {
-      module, log: features,
+      module, log: features, limits, typesIncomplete: result.brokenSections.has(1),
       reportBody: (error, functionIndex) => {
         malformed.push({ message: `in function ${functionIndex}: ${error.message}`, offset: error.offset });
       },
@@ -114,8 +135,13 @@ function readSections(bytes: Uint8Array, result: ParseResult, options: ParseOpti
       reader(content, ctx);
       if (!content.atEnd()) content.fail(`${content.remaining} unexpected bytes at the end of the section`);
     } catch (error) {
-      if (!(error instanceof DecodeError)) throw error;
-      malformed.push({ message: `in the ${name} section: ${error.message}`, offset: error.offset });
+      if (error instanceof sections.OverLimit) {
+        result.overruns.push(error.overrun);
+      } else if (error instanceof DecodeError) {
+        malformed.push({ message: `in the ${name} section: ${error.message}`, offset: error.offset });
+      } else {
+        throw error;
+      }
       result.brokenSections.add(id);
     }
   }
@@ -126,13 +152,14 @@ function readCustomSection(bytes: Uint8Array, start: number, end: number, result
     new ByteReader(bytes, start, end).name();
   } catch (error) {
     if (!(error instanceof DecodeError)) throw error;
-    result.malformed.push({ message: `in a custom section's name: ${error.message}`, offset: error.offset });
+    noteMalformed(result, `in a custom section's name: ${error.message}`, error.offset);
   }
 }
 
 /** Checks that span sections: counts that must agree, indices that must exist. */
 function crossCheck(result: ParseResult): void {
-  const { module, malformed, brokenSections, features } = result;
+  const { module, brokenSections, features } = result;
+  const malformed = { push: (note: MalformedNote): void => noteMalformed(result, note.message, note.offset) };
   const bodiesBroken = brokenSections.has(3) || brokenSections.has(10);
   if (!bodiesBroken && module.functions.length !== module.codes.length) {
     malformed.push({
@@ -146,7 +173,7 @@ function crossCheck(result: ParseResult): void {
       offset: HEADER_SIZE,
     });
   }
-  const memoryCount = importCount(module, 'memory') + module.memories.length;
+  const memoryCount = importCount(module, 'memory') + module.memoriesDeclared;
   if (memoryCount > 1) features.note('multi-memory', `${memoryCount} memories are declared`);
   const spaces: Record<string, number> = {
     func: importCount(module, 'func') + module.functions.length,

@@ -63,3 +63,28 @@ export const FEATURE_ADVICE: Readonly<Record<RefusedFeature, { what: string; ins
     instead: 'use a plain constant, global.get, ref.null or ref.func as the initializer',
   },
 };
+
+/**
+ * What a module declares past one of the caps in `module-limits.ts`: one code per cap, so a refusal says
+ * exactly which count was too large.
+ */
+export const LIMIT_CODES = {
+  moduleBytes: 'limit.module-bytes',
+  types: 'limit.types',
+  typeParams: 'limit.params',
+  typeResults: 'limit.results',
+  imports: 'limit.imports',
+  exports: 'limit.exports',
+  functions: 'limit.functions',
+  tables: 'limit.tables',
+  tableElements: 'limit.table-elements',
+  globals: 'limit.globals',
+  elementSegments: 'limit.element-segments',
+  elementEntries: 'limit.elements',
+  dataSegments: 'limit.data-segments',
+  dataBytes: 'limit.data-bytes',
+  functionLocals: 'limit.locals',
+  functionBodyBytes: 'limit.function-bytes',
+} as const;
+
+export type LimitCode = (typeof LIMIT_CODES)[keyof typeof LIMIT_CODES];

@@ -4,13 +4,33 @@
  */
 import type { FeatureLog } from './feature-log.js';
 import { walkInstructions, type Instruction } from './code-walker.js';
-import type { ExternKind, GlobalType, ParsedModule, TableType } from './module-types.js';
+import { importCount, type ExternKind, type GlobalType, type ParsedModule, type TableType } from './module-types.js';
+import type { LimitOverrun, ModuleLimitName, ModuleLimits } from './module-limits.js';
 import { readLimits, readRefType, readValueType, type TypeContext } from './value-types.js';
 import { ByteReader, DecodeError } from './reader.js';
+
+/**
+ * Thrown when a section declares more of something than its cap: the decoder stops there rather than
+ * store millions of entries, and the parser reports the overrun (a `limit.*` problem, not malformed input).
+ */
+export class OverLimit extends Error {
+  readonly overrun: LimitOverrun;
+
+  constructor(overrun: LimitOverrun) {
+    super(`${overrun.limit} ${overrun.found}`);
+    this.overrun = overrun;
+  }
+}
 
 export interface SectionContext {
   module: ParsedModule;
   log: FeatureLog;
+  limits: ModuleLimits;
+  /**
+   * The type section could not be decoded whole (malformed, or past a cap): type indices cannot be
+   * checked, and are not, rather than report every use of a type as one that does not exist.
+   */
+  typesIncomplete: boolean;
   /** A body that fails to decode is reported here and skipped; the next one is still checked. */
   reportBody: (error: DecodeError, functionIndex: number) => void;
   visit?: (instruction: Instruction, functionIndex: number) => void;
@@ -18,11 +38,26 @@ export interface SectionContext {
 
 const typeCtx = (ctx: SectionContext, where: string): TypeContext => ({ log: ctx.log, where });
 
+/** Stops decoding the section when `found` is past the cap (checked before anything is stored). */
+function cap(ctx: SectionContext, limit: ModuleLimitName, found: number, where?: string): void {
+  if (found > ctx.limits[limit]) throw new OverLimit(where === undefined ? { limit, found } : { limit, found, where });
+}
+
+/** The vector count at the start of a section, checked against the cap on what it adds up to. */
+function capped(r: ByteReader, ctx: SectionContext, what: string, limit: ModuleLimitName, already = 0): number {
+  const count = r.count(what);
+  cap(ctx, limit, already + count);
+  return count;
+}
+
+const knownTypes = (ctx: SectionContext): number => (ctx.typesIncomplete ? Infinity : ctx.module.types.length);
+
 function readConstantExpression(r: ByteReader, ctx: SectionContext, where: string): void {
-  walkInstructions(r, { log: ctx.log, where, typeCount: ctx.module.types.length, constant: true });
+  walkInstructions(r, { log: ctx.log, where, typeCount: knownTypes(ctx), constant: true });
 }
 
 function checkFuncTypeIndex(r: ByteReader, ctx: SectionContext, index: number, at: number): void {
+  if (ctx.typesIncomplete) return;
   if (index >= ctx.module.types.length) r.fail(`type ${index} does not exist`, at);
   if (ctx.module.types[index] === null) r.fail(`type ${index} is not a function type`, at);
 }
@@ -39,8 +74,13 @@ function readCompositeType(r: ByteReader, ctx: SectionContext, tc: TypeContext):
   const at = r.pos;
   const form = r.u8();
   if (form === 0x60) {
-    const params = Array.from({ length: r.count('parameter') }, () => readValueType(r, tc));
-    const results = Array.from({ length: r.count('result') }, () => readValueType(r, tc));
+    const where = `type ${ctx.module.types.length}`;
+    const paramCount = r.count('parameter');
+    cap(ctx, 'typeParams', paramCount, where);
+    const params = Array.from({ length: paramCount }, () => readValueType(r, tc));
+    const resultCount = r.count('result');
+    cap(ctx, 'typeResults', resultCount, where);
+    const results = Array.from({ length: resultCount }, () => readValueType(r, tc));
     ctx.module.types.push({ params, results });
     return;
   }
@@ -69,13 +109,14 @@ function readSubType(r: ByteReader, ctx: SectionContext, tc: TypeContext): void 
 }
 
 export function readTypeSection(r: ByteReader, ctx: SectionContext): void {
-  const count = r.count('type');
+  const count = capped(r, ctx, 'type', 'types');
   for (let i = 0; i < count; i++) {
     const tc = typeCtx(ctx, `in type ${ctx.module.types.length}`);
     if (r.peekU8() === 0x4e) {
       r.u8();
       ctx.log.note('gc', `recursive type group ${tc.where}`);
       const members = r.count('rec group member');
+      cap(ctx, 'types', ctx.module.types.length + members + (count - i - 1));
       for (let j = 0; j < members; j++) readSubType(r, ctx, tc);
     } else {
       readSubType(r, ctx, tc);
@@ -85,7 +126,9 @@ export function readTypeSection(r: ByteReader, ctx: SectionContext): void {
 
 function readTableType(r: ByteReader, tc: TypeContext): TableType {
   const element = readRefType(r, tc);
-  return { element, limits: readLimits(r, tc, 'table') };
+  const start = r.pos;
+  const limits = readLimits(r, tc, 'table');
+  return { element, limits, limitsSpan: { start, end: r.pos } };
 }
 
 function readGlobalType(r: ByteReader, tc: TypeContext): GlobalType {
@@ -105,7 +148,7 @@ function readKind(r: ByteReader): ExternKind {
 }
 
 export function readImportSection(r: ByteReader, ctx: SectionContext): void {
-  const count = r.count('import');
+  const count = capped(r, ctx, 'import', 'imports');
   for (let i = 0; i < count; i++) {
     const module = r.name();
     const name = r.name();
@@ -133,7 +176,7 @@ export function readImportSection(r: ByteReader, ctx: SectionContext): void {
 }
 
 export function readFunctionSection(r: ByteReader, ctx: SectionContext): void {
-  const count = r.count('function');
+  const count = capped(r, ctx, 'function', 'functions', importCount(ctx.module, 'func'));
   for (let i = 0; i < count; i++) {
     const at = r.pos;
     const typeIndex = r.u32();
@@ -143,7 +186,7 @@ export function readFunctionSection(r: ByteReader, ctx: SectionContext): void {
 }
 
 export function readTableSection(r: ByteReader, ctx: SectionContext): void {
-  const count = r.count('table');
+  const count = capped(r, ctx, 'table', 'tables', importCount(ctx.module, 'table'));
   for (let i = 0; i < count; i++) {
     const where = `in table ${ctx.module.tables.length}`;
     const tc = typeCtx(ctx, where);
@@ -159,10 +202,15 @@ export function readTableSection(r: ByteReader, ctx: SectionContext): void {
   }
 }
 
+/** A module may have one memory; a second is kept to say so, and the rest are only counted. */
+const MEMORIES_KEPT = 2;
+
 export function readMemorySection(r: ByteReader, ctx: SectionContext): void {
   const count = r.count('memory');
+  ctx.module.memoriesDeclared = count;
   for (let i = 0; i < count; i++) {
-    ctx.module.memories.push(readLimits(r, typeCtx(ctx, `in memory ${ctx.module.memories.length}`), 'memory'));
+    const memory = readLimits(r, typeCtx(ctx, `in memory ${i}`), 'memory');
+    if (ctx.module.memories.length < MEMORIES_KEPT) ctx.module.memories.push(memory);
   }
 }
 
@@ -176,16 +224,17 @@ export function readTagSection(r: ByteReader, ctx: SectionContext): void {
 }
 
 export function readGlobalSection(r: ByteReader, ctx: SectionContext): void {
-  const count = r.count('global');
+  const imported = importCount(ctx.module, 'global');
+  const count = capped(r, ctx, 'global', 'globals', imported);
   for (let i = 0; i < count; i++) {
-    const index = ctx.module.imports.filter((imp) => imp.kind === 'global').length + ctx.module.globals.length;
+    const index = imported + i;
     ctx.module.globals.push(readGlobalType(r, typeCtx(ctx, `in global ${index}`)));
     readConstantExpression(r, ctx, `in the initializer of global ${index}`);
   }
 }
 
 export function readExportSection(r: ByteReader, ctx: SectionContext): void {
-  const count = r.count('export');
+  const count = capped(r, ctx, 'export', 'exports');
   const names = new Set<string>();
   for (let i = 0; i < count; i++) {
     const at = r.pos;
@@ -224,6 +273,8 @@ export function readElementSection(r: ByteReader, ctx: SectionContext): void {
       if (usesExpressions) readConstantExpression(r, ctx, `in element ${j} of segment ${i}`);
       else r.u32();
     }
+    ctx.module.elementSegments++;
+    ctx.module.elementEntries += items;
   }
 }
 
@@ -242,14 +293,16 @@ export function readDataSection(r: ByteReader, ctx: SectionContext): void {
       if (memory !== 0) ctx.log.note('multi-memory', `data segment ${i} for memory ${memory}`);
     }
     if (flags !== 1) readConstantExpression(r, ctx, `in the offset of data segment ${i}`);
-    r.skip(r.u32());
+    const size = r.u32();
+    r.skip(size);
     ctx.module.dataSegments++;
+    ctx.module.dataBytes += size;
   }
 }
 
 export function readCodeSection(r: ByteReader, ctx: SectionContext): void {
-  const count = r.count('function body');
-  const firstIndex = ctx.module.imports.filter((imp) => imp.kind === 'func').length;
+  const firstIndex = importCount(ctx.module, 'func');
+  const count = capped(r, ctx, 'function body', 'functions', firstIndex);
   for (let i = 0; i < count; i++) {
     const start = r.pos;
     const size = r.u32();
@@ -259,10 +312,10 @@ export function readCodeSection(r: ByteReader, ctx: SectionContext): void {
     const functionIndex = firstIndex + i;
     const body = new ByteReader(r.bytes, bodyStart, end);
     let codeStart = bodyStart;
+    let locals = 0;
     try {
       const where = `in function ${functionIndex}`;
       const decls = body.count('local declaration');
-      let locals = 0;
       for (let j = 0; j < decls; j++) {
         locals += body.u32();
         if (locals > 0xffffffff) body.fail('too many locals');
@@ -270,7 +323,7 @@ export function readCodeSection(r: ByteReader, ctx: SectionContext): void {
       }
       codeStart = body.pos;
       walkInstructions(body, {
-        log: ctx.log, where, typeCount: ctx.module.types.length,
+        log: ctx.log, where, typeCount: knownTypes(ctx),
         visit: ctx.visit ? (instruction) => ctx.visit?.(instruction, functionIndex) : undefined,
       });
       if (!body.atEnd()) body.fail(`${body.remaining} bytes follow the final end of function ${functionIndex}`);
@@ -278,7 +331,7 @@ export function readCodeSection(r: ByteReader, ctx: SectionContext): void {
       if (!(error instanceof DecodeError)) throw error;
       ctx.reportBody(error, functionIndex);
     }
-    ctx.module.codes.push({ start, bodyStart, codeStart, end });
+    ctx.module.codes.push({ start, bodyStart, codeStart, end, locals });
     r.pos = end;
   }
 }

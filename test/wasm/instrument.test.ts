@@ -1,11 +1,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  checkModule, GROW_FAILED_EXPORT, InstrumentError, instrumentModule, MemoryCapError, PAGE_BYTES, parseModule,
+  checkModule, FORMAT_ONLY_RULES, GROW_FAILED_EXPORT, InstrumentError, instrumentModule, MemoryCapError, MODULE_LIMITS,
+  ModuleLimitError, PAGE_BYTES, parseModule,
 } from '../../src/wasm/index.js';
+import { concatBytes, encodeU32 } from '../../src/wasm/encode.js';
 import { FUNCTION_MODULE_RULES } from '../../src/package/module-rules.js';
 import { wat } from '../helpers/wat.js';
-import { builtFixture } from './module-builder.js';
+import { builtFixture, HEADER } from './module-builder.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- exports are called as the WAT above defines them
 type Exports = Record<string, any>;
@@ -135,5 +137,91 @@ describe('a failed memory.grow is recorded in __subako_grow_failed', () => {
   test('a module without a memory is returned unchanged', async () => {
     const bytes = await wat('(module (func (export "_start")))');
     assert.deepEqual(instrumentModule(bytes, { maxMemoryBytes: PAGE_BYTES }), bytes);
+  });
+});
+
+describe('every table\'s maximum is lowered to the table cap, so table.grow past it returns -1', () => {
+  const CAP = MODULE_LIMITS.tableElements;
+  const tablesOf = (bytes: Uint8Array) => parseModule(bytes).module.tables.map((t) => [t.element, t.limits.min, t.limits.max]);
+  const GROWABLE = `(module
+    (table $f 1 funcref) (table $e 0 externref) (table $small 1 5 funcref) (table $big 2 4000000000 funcref)
+    (func (export "grow") (param i32) (result i32) (table.grow $f (ref.null func) (local.get 0)))
+    (func (export "growExtern") (param i32) (result i32) (table.grow $e (ref.null extern) (local.get 0)))
+    (func (export "growBig") (param i32) (result i32) (table.grow $big (ref.null func) (local.get 0)))
+    (func (export "size") (result i32) (table.size $f)))`;
+
+  test('no maximum gets the cap, one above it is lowered, one below it is kept; with or without a memory', async () => {
+    const bytes = await wat(GROWABLE);
+    const expected = [['funcref', 1, CAP], ['externref', 0, CAP], ['funcref', 1, 5], ['funcref', 2, CAP]];
+    assert.deepEqual(tablesOf(instrumentModule(bytes, { maxMemoryBytes: PAGE_BYTES })), expected);
+    const withMemory = await wat(GROWABLE.replace('(module', '(module (memory 1)'));
+    const out = instrumentModule(withMemory, { maxMemoryBytes: PAGE_BYTES });
+    assert.deepEqual(tablesOf(out), expected);
+    assert.equal(WebAssembly.validate(out), true);
+  });
+
+  test('growing past the cap returns -1 and leaves the table as it was; up to the cap it grows', async () => {
+    const exports = await run(instrumentModule(await wat(GROWABLE), { maxMemoryBytes: PAGE_BYTES }));
+    assert.equal(exports.grow(CAP), -1);
+    assert.equal(exports.size(), 1);
+    assert.equal(exports.grow(CAP - 1), 1);
+    assert.equal(exports.size(), CAP);
+    assert.equal(exports.grow(1), -1);
+    assert.equal(exports.growExtern(CAP + 1), -1);
+    assert.equal(exports.growBig(CAP), -1);
+    assert.equal(exports.growBig(CAP - 2), 2);
+  });
+
+  test('the original module grows past the cap: the rewrite is what stops it', async () => {
+    const exports = await run(await wat(GROWABLE));
+    assert.equal(exports.grow(CAP), 1);
+    assert.equal(exports.size(), CAP + 1);
+  });
+
+  test('asking for 2^32-1 slots at once fails without allocating them', async () => {
+    const exports = await run(instrumentModule(await wat(GROWABLE), { maxMemoryBytes: PAGE_BYTES }));
+    const before = process.memoryUsage().rss;
+    for (let i = 0; i < 100; i++) assert.equal(exports.grow(-1), -1);
+    assert.ok(process.memoryUsage().rss - before < 64 * 1024 * 1024);
+  });
+
+  test('a module past any cap is a ModuleLimitError with the check\'s code, before anything is compiled', async () => {
+    const cases: Array<[string, string, Partial<typeof MODULE_LIMITS>]> = [
+      [`(module (table ${CAP + 1} funcref))`, 'limit.table-elements', {}],
+      [`(module ${'(table 0 funcref) '.repeat(MODULE_LIMITS.tables + 1)})`, 'limit.tables', {}],
+      ['(module (func) (func) (func))', 'limit.functions', { functions: 2 }],
+    ];
+    for (const [text, code, limits] of cases) {
+      const bytes = await wat(text);
+      assert.throws(() => instrumentModule(bytes, { maxMemoryBytes: PAGE_BYTES, limits: { ...MODULE_LIMITS, ...limits } }), (error: unknown) => {
+        assert.ok(error instanceof ModuleLimitError, String(error));
+        assert.equal(error.code, code);
+        assert.equal(error.message, checkModule(bytes, { ...FORMAT_ONLY_RULES, limits: { ...MODULE_LIMITS, ...limits } }).problems[0].message);
+        return true;
+      }, text);
+    }
+  });
+
+  test('an imported table is an InstrumentError: the host provides none', async () => {
+    const bytes = await wat('(module (import "wasi_snapshot_preview1" "t" (table 1 funcref)))');
+    assert.throws(() => instrumentModule(bytes, { maxMemoryBytes: PAGE_BYTES }), InstrumentError);
+  });
+
+  test('a module of 1,500,000 memory.grow sites is rewritten without an object per site', async () => {
+    const sites = 1_500_000;
+    const code = new Uint8Array(2 + 5 * sites);
+    for (let i = 0; i < sites; i++) code.set([0x41, 0x00, 0x40, 0x00, 0x1a], 1 + 5 * i); // drop (memory.grow (i32.const 0))
+    code[code.length - 1] = 0x0b;
+    const body = concatBytes([encodeU32(code.length), code]);
+    const module = concatBytes([HEADER, [1, 4, 1, 0x60, 0, 0], [3, 2, 1, 0], [5, 3, 1, 0, 1], [10], encodeU32(1 + body.length), [1], body]);
+    const heapBefore = process.memoryUsage().heapUsed;
+    const out = instrumentModule(module, { maxMemoryBytes: PAGE_BYTES });
+    const grownMiB = (process.memoryUsage().heapUsed - heapBefore) / (1024 * 1024);
+    // Before the rewrite wrote straight to one buffer, this held about 290 MB of heap.
+    assert.ok(grownMiB < 64, `the heap grew by ${grownMiB.toFixed(0)} MiB`);
+    assert.equal(WebAssembly.validate(out), true);
+    let left = 0;
+    parseModule(out, { visit: (instruction) => { if (instruction.byte === 0x40) left++; } });
+    assert.equal(left, 1, 'only the appended function grows memory itself');
   });
 });
