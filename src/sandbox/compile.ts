@@ -6,12 +6,15 @@
  */
 import { SUBAKO_HTTP_MODULE } from '../wasi/preview1.js';
 import { instrumentModule } from '../wasm/instrument.js';
+import type { ModuleLimits } from '../wasm/index.js';
 import { SANDBOX_ERROR, SandboxError } from './errors.js';
 import type { CompiledModule } from './types.js';
 
 export interface CompileOptions {
   /** The memory cap, in bytes (rounded down to whole 64 KiB pages). */
   memoryBytes: number;
+  /** The caps on what the module declares (tables among them); wasm's MODULE_LIMITS when absent. */
+  limits?: ModuleLimits;
 }
 
 /** Bytes with the caps written in, ready to compile. */
@@ -29,10 +32,12 @@ export function nextModuleId(): number {
 
 /**
  * Throws `MemoryCapError` (wasm/instrument, code `out_of_memory`) when the module's initial memory is
- * over the cap, and `InstrumentError` when its memory cannot be capped (imported, shared, 64-bit, several).
+ * over the cap, `InstrumentError` when its memory cannot be capped (imported, shared, 64-bit, several), and
+ * `ModuleLimitError` (`limit.*`) when it declares more than a cap allows; every table's maximum is lowered
+ * to the table cap, so `table.grow` past it fails.
  */
 export function prepareModule(bytes: Uint8Array, options: CompileOptions): PreparedModule {
-  const instrumented = instrumentModule(bytes, { maxMemoryBytes: options.memoryBytes });
+  const instrumented = instrumentModule(bytes, { maxMemoryBytes: options.memoryBytes, limits: options.limits });
   return { bytes: instrumented, memoryBytes: options.memoryBytes };
 }
 

@@ -2,6 +2,7 @@
  * The bridge and `subako_http`: the guest blocks in `request` while the main thread awaits the
  * run's `http` handler; the reply is held until `read_response` copies it.
  */
+import { ENTRY_COST_BYTES } from '../../src/wasi/index.js';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -138,10 +139,11 @@ for (const [where, makeSandbox] of SANDBOXES) describe(`the bridge and subako_ht
             },
           },
         });
-      const roomy = await run(200, 100);
+      // The guest's new file costs ENTRY_COST_BYTES before its 64 bytes.
+      const roomy = await run(ENTRY_COST_BYTES + 200, 100);
       assert.match(roomy.stdout, /answer\(0\): \{"took":true,"used":100\}\nwrite: ok\n/);
-      assert.equal(roomy.result.writtenBytes, 164);
-      const tight = await run(120, 100);
+      assert.equal(roomy.result.writtenBytes, 100 + ENTRY_COST_BYTES + 64);
+      const tight = await run(120, 100); // out.txt exists now: no entry to pay for, only its bytes
       assert.match(tight.stdout, /answer\(0\): \{"took":true,"used":100\}\n/);
       assert.doesNotMatch(tight.stdout, /write: ok/);
       assert.equal(tight.result.writtenBytes, 100);
