@@ -46,6 +46,7 @@ export function sessionRoutes(): Route[] {
       responses: {
         200: { description: 'The call ran; its record and the result the model would see.', schema: CALL_ANSWER_SCHEMA },
         404: error('No such session or tool.'), 422: error('The arguments do not match the tool\'s input schema.'),
+        429: error('The session, or its agent, runs as many calls as it may and its queue of waiting calls is full; nothing ran. Retry after the Retry-After header\'s seconds.'),
       },
       async handler({ platform, params, body, signal }) {
         const session = await platform.sessions.get(params.id);
