@@ -157,7 +157,6 @@ export class CallAdmission {
       agent.waiting += 1;
       agent.queue.push(entry);
       entry.timer = setTimeout(() => this.leaveQueue(entry, 'timeout'), Math.max(0, entry.deadline - arrived));
-      entry.timer.unref?.();
       if (signal) {
         const onAbort = (): void => this.leaveQueue(entry, 'cancelled');
         if (signal.aborted) onAbort();
