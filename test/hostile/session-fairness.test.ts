@@ -49,7 +49,7 @@ describe('one session cannot stall the others', () => {
     // Wait until the flood holds the session: its running call and its queue are all taken.
     await until(async () => (await server.call('GET', `/v1/sessions/${flooder.id}/calls`)).body.items.length === 1 + SESSION_QUEUE);
 
-    const refused = await server.call('POST', `/v1/sessions/${flooder.id}/calls`, { tool: 'timeout', arguments: {} });
+    const refused = await server.call('POST', `/v1/sessions/${flooder.id}/calls`, { tool: 'echo', arguments: {} }, { 'idempotency-key': 'retry-me' });
     finished.push('refused');
     const instant = await server.call('POST', `/v1/sessions/${bystander.id}/calls`, { tool: 'echo', arguments: { hello: 'world' } });
     finished.push('bystander');
@@ -89,10 +89,11 @@ describe('one session cannot stall the others', () => {
     assert.equal(waited.length, 3, JSON.stringify(log.map((c) => c.crash.message)));
   });
 
-  it('once the flood is over, the session takes calls again', async () => {
-    const again = await server.call('POST', `/v1/sessions/${flooder.id}/calls`, { tool: 'echo', arguments: {} });
+  it('once the flood is over, the refused call retried with its Idempotency-Key runs (a 429 is not replayed)', async () => {
+    const again = await server.call('POST', `/v1/sessions/${flooder.id}/calls`, { tool: 'echo', arguments: {} }, { 'idempotency-key': 'retry-me' });
     assert.equal(again.status, 200);
     assert.equal(again.body.call.outcome, 'ok');
+    assert.equal(again.headers.get('idempotent-replayed'), null);
   });
 });
 

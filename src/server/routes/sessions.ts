@@ -41,7 +41,8 @@ export function sessionRoutes(): Route[] {
     },
     {
       method: 'POST', path: '/v1/sessions/{id}/calls', operationId: 'callTool', tag: 'calls', auth: 'api_key_or_session',
-      summary: 'Call one of the session\'s tools. The call is logged; a tool failure is a result with isError, not an HTTP error.',
+      summary: 'Call one of the session\'s tools. The call is logged; a tool failure is a result with isError, not an HTTP error. ' +
+        'A call waits its turn while its session or agent runs as many calls as it may (its deadline counts the wait); past the queue it is refused with 429.',
       body: { kind: 'json', schema: CALL_INPUT_SCHEMA, maxBytes: 4 * 1024 * 1024 },
       responses: {
         200: { description: 'The call ran; its record and the result the model would see.', schema: CALL_ANSWER_SCHEMA },
