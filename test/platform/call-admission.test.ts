@@ -72,7 +72,7 @@ describe('call admission', () => {
     const doomed = admission.admit('s1', 'a1', 30);
     const patient = admission.admit('s1', 'a1', 10_000);
     assert.equal(await doomed.started, 'timeout');
-    assert.equal(doomed.remainingMs(), 0);
+    assert.ok(doomed.remainingMs() < 2, 'nothing (or a timer tick) is left of its deadline');
     assert.ok(doomed.waitedMs() >= 25, `waited ${doomed.waitedMs()} ms`);
     doomed.end();
     assert.equal(await turnOf(patient), 'waiting');
