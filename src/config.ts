@@ -56,7 +56,39 @@ export interface ServerConfig {
   /** Call limits a server may set: the deadline and the memory cap. The ABI fixes the rest. */
   callTimeoutMs: number;
   memoryMiB: number;
+  /**
+   * Call admission (platform/call-admission.ts): calls one session, and all sessions of one agent, may run
+   * at once and may have waiting. Undefined: sized from the workers (a session half of them, an agent all),
+   * queues of 16 per session and 64 per agent.
+   */
+  sessionConcurrency?: number;
+  sessionQueue?: number;
+  agentConcurrency?: number;
+  agentQueue?: number;
+  /**
+   * Connection limits (server/connection-limits.ts). Undefined: half the process's file-descriptor limit (at
+   * most 4096) connections, 256 per client address (0: none), 10 s to send headers, 300 s to send a whole
+   * request, 5 s idle keep-alive.
+   */
+  maxConnections?: number;
+  maxConnectionsPerAddress?: number;
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
 }
+
+/** The fairness and connection limits: each setting's environment variable. */
+export const LIMIT_ENV_NAMES: Readonly<Record<string, string>> = Object.freeze({
+  sessionConcurrency: 'SUBAKO_SESSION_CONCURRENCY',
+  sessionQueue: 'SUBAKO_SESSION_QUEUE',
+  agentConcurrency: 'SUBAKO_AGENT_CONCURRENCY',
+  agentQueue: 'SUBAKO_AGENT_QUEUE',
+  maxConnections: 'SUBAKO_MAX_CONNECTIONS',
+  maxConnectionsPerAddress: 'SUBAKO_MAX_CONNECTIONS_PER_ADDRESS',
+  headersTimeoutMs: 'SUBAKO_HEADERS_TIMEOUT_MS',
+  requestTimeoutMs: 'SUBAKO_REQUEST_TIMEOUT_MS',
+  keepAliveTimeoutMs: 'SUBAKO_KEEP_ALIVE_TIMEOUT_MS',
+});
 
 /** What any one source (the file, the environment, the flags) may say: every key optional. */
 export type ServerConfigInput = Partial<ServerConfig>;
@@ -101,6 +133,15 @@ const FIELDS: Record<keyof ServerConfig, Check> = {
   publicUrl: httpUrl,
   callTimeoutMs: wholeNumber(100, 3_600_000),
   memoryMiB: wholeNumber(16, 4096),
+  sessionConcurrency: wholeNumber(1, 1024),
+  sessionQueue: wholeNumber(0, 10_000),
+  agentConcurrency: wholeNumber(1, 4096),
+  agentQueue: wholeNumber(0, 100_000),
+  maxConnections: wholeNumber(1, 1_000_000),
+  maxConnectionsPerAddress: wholeNumber(0, 1_000_000),
+  headersTimeoutMs: wholeNumber(100, 3_600_000),
+  requestTimeoutMs: wholeNumber(0, 86_400_000),
+  keepAliveTimeoutMs: wholeNumber(100, 3_600_000),
 };
 
 /** Checks one source; `where` names it in every problem ("subako.config.json", "SUBAKO_PORT", "--port"). */
@@ -119,13 +160,16 @@ export function checkConfigInput(input: Record<string, unknown>, where: (key: st
   return problems;
 }
 
-/** The environment's say: SUBAKO_PORT, SUBAKO_HOST, SUBAKO_DATA_DIR, SUBAKO_WORKERS, SUBAKO_CALL_TIMEOUT_MS, SUBAKO_MEMORY_MIB. */
+/**
+ * The environment's say: SUBAKO_PORT, SUBAKO_HOST, SUBAKO_DATA_DIR, SUBAKO_WORKERS, SUBAKO_CALL_TIMEOUT_MS,
+ * SUBAKO_MEMORY_MIB, and the limits' SUBAKO_SESSION_CONCURRENCY, SUBAKO_MAX_CONNECTIONS, … (LIMIT_ENV_NAMES).
+ */
 export function configFromEnv(env: NodeJS.ProcessEnv): { input: ServerConfigInput; names: Record<string, string> } {
   const names: Record<string, string> = {
     port: 'SUBAKO_PORT', host: 'SUBAKO_HOST', dataDir: 'SUBAKO_DATA_DIR', workers: 'SUBAKO_WORKERS', publicUrl: 'SUBAKO_PUBLIC_URL',
-    callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB',
+    callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB', ...LIMIT_ENV_NAMES,
   };
-  const numeric = new Set(['port', 'workers', 'callTimeoutMs', 'memoryMiB']);
+  const numeric = new Set(['port', 'workers', 'callTimeoutMs', 'memoryMiB', ...Object.keys(LIMIT_ENV_NAMES)]);
   const input: Record<string, unknown> = {};
   for (const [key, name] of Object.entries(names)) {
     const raw = env[name];

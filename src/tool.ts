@@ -37,6 +37,11 @@ export interface CallReport {
 export interface ToolCallContext {
   /** Cancels the call; the tool stops its work and rejects. */
   signal?: AbortSignal;
+  /**
+   * What is left of the call's deadline, in milliseconds, when the caller counts one (a session call that
+   * waited for a turn): the tool gives its work no longer than this (and never longer than its own limit).
+   */
+  timeoutMs?: number;
   /** Receives how the call ended, before `call` resolves (used by the call log). */
   report?: (report: CallReport) => void;
 }

@@ -42,9 +42,37 @@ describe('configuration: flags over environment over subako.config.json over def
         assert.ok(err instanceof ValidationError);
         assert.deepEqual(err.problems.map((p) => p.message), [
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
-          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB',
+          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
+            'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
+            'requestTimeoutMs, keepAliveTimeoutMs',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
           '--workers is 0; it takes a whole number from 1 to 256',
+        ]);
+        return true;
+      },
+    );
+  });
+
+  test('the fairness and connection limits come from the file, the environment and the flags, and are checked', () => {
+    const config = resolveServerConfig({
+      defaults,
+      file: { path: 'subako.config.json', input: { sessionConcurrency: 2, agentQueue: 10, headersTimeoutMs: 4000 } },
+      env: { SUBAKO_SESSION_QUEUE: '3', SUBAKO_MAX_CONNECTIONS_PER_ADDRESS: '0', SUBAKO_HEADERS_TIMEOUT_MS: '5000' },
+      flags: { input: { maxConnections: 900 }, names: { maxConnections: '--max-connections' } },
+    });
+    assert.deepEqual(
+      [config.sessionConcurrency, config.sessionQueue, config.agentQueue, config.maxConnections, config.maxConnectionsPerAddress, config.headersTimeoutMs],
+      [2, 3, 10, 900, 0, 5000],
+    );
+    // Unset limits stay unset: the server sizes them (from the workers, from the open-file limit).
+    assert.equal(resolveServerConfig({ defaults }).sessionConcurrency, undefined);
+    assert.throws(
+      () => resolveServerConfig({ defaults, env: { SUBAKO_SESSION_CONCURRENCY: '0', SUBAKO_KEEP_ALIVE_TIMEOUT_MS: 'soon' } }),
+      (err: unknown) => {
+        assert.ok(err instanceof ValidationError);
+        assert.deepEqual(err.problems.map((p) => p.message), [
+          'SUBAKO_SESSION_CONCURRENCY is 0; it takes a whole number from 1 to 1024',
+          'SUBAKO_KEEP_ALIVE_TIMEOUT_MS is "soon"; it takes a whole number from 100 to 3600000',
         ]);
         return true;
       },
@@ -74,5 +102,8 @@ describe('configuration: flags over environment over subako.config.json over def
     const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', 'eighty'], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(run.status, 2);
     assert.match(run.stderr, /--port is "eighty"; it takes a whole number from 0 to 65535/);
+    const limit = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--session-queue', 'many'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(limit.status, 2);
+    assert.match(limit.stderr, /--session-queue is "many"; it takes a whole number from 0 to 10000/);
   });
 });

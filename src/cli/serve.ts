@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError, ValidationError } from '../errors.js';
-import { CONFIG_FILE, defaultServerConfig, readConfigFile, resolveServerConfig } from '../config.js';
+import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../server/start.js';
 import type { FirstStart } from '../platform/bootstrap.js';
 import type { CommandContext } from './main.js';
@@ -21,7 +21,21 @@ interface ServeFlags {
   allowOrigin: string[];
   config?: string;
   publicUrl?: string;
+  [limit: string]: unknown;
 }
+
+/** The fairness and connection limits' flags: setting, flag, what it sets (its default, its variable is added). */
+const LIMIT_FLAGS: [keyof ServerConfig, string, string][] = [
+  ['sessionConcurrency', '--session-concurrency <n>', 'calls one session may run at once (default: half the workers)'],
+  ['sessionQueue', '--session-queue <n>', 'calls one session may have waiting; more are refused with 429 (default 16)'],
+  ['agentConcurrency', '--agent-concurrency <n>', 'calls all sessions of one agent may run at once (default: the workers)'],
+  ['agentQueue', '--agent-queue <n>', 'calls all sessions of one agent may have waiting (default 64)'],
+  ['maxConnections', '--max-connections <n>', 'connections held at once (default: half the open-file limit, at most 4096)'],
+  ['maxConnectionsPerAddress', '--max-connections-per-address <n>', 'connections one client address may hold; 0 for no limit, behind a proxy (default 256)'],
+  ['headersTimeoutMs', '--headers-timeout-ms <ms>', 'time a connection has to send request headers (default 10000)'],
+  ['requestTimeoutMs', '--request-timeout-ms <ms>', 'time a connection has to send a whole request, body included; 0 for none (default 300000)'],
+  ['keepAliveTimeoutMs', '--keep-alive-timeout-ms <ms>', 'how long an idle keep-alive connection is kept (default 5000)'],
+];
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -30,7 +44,7 @@ const numeric = (value: string | undefined): number | string | undefined =>
   value === undefined ? undefined : /^[0-9]+$/.test(value) ? Number(value) : value;
 
 export function registerServe(program: Command, ctx: CommandContext): void {
-  program
+  const serve = program
     .command('serve')
     .description('Run the platform server: packages, agents, vaults, sessions and their MCP endpoints.')
     .option('--port <port>', 'TCP port to listen on (default 7070; $SUBAKO_PORT)')
@@ -42,7 +56,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
-    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
+    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`);
+  for (const [key, flag, description] of LIMIT_FLAGS) serve.option(flag, `${description}; $${LIMIT_ENV_NAMES[key]}`);
+  serve
     .action(async (flags: ServeFlags, command: Command) => {
       let config;
       try {
@@ -57,10 +73,12 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
               publicUrl: flags.publicUrl,
+              ...Object.fromEntries(LIMIT_FLAGS.map(([key]) => [key, numeric(flags[key] as string | undefined)])),
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
               memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url',
+              ...Object.fromEntries(LIMIT_FLAGS.map(([key, flag]) => [key, flag.split(' ')[0]])),
             },
           },
         });
@@ -75,6 +93,14 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         limits: { callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024 },
         examplesDir: config.examples ? bundledExamplesDir() : null,
         origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
+        admission: {
+          sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
+          agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
+        },
+        connections: {
+          maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+          headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+        },
       });
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));

@@ -88,7 +88,9 @@ export async function callFunctionTool(
     bridge,
   });
   const abort = (): void => handle.kill('the call was cancelled');
-  ctx.signal?.addEventListener('abort', abort, { once: true });
+  // A signal that aborted while the call was being prepared would never fire again: stop the run at once.
+  if (ctx.signal?.aborted) abort();
+  else ctx.signal?.addEventListener('abort', abort, { once: true });
 
   let answer: unknown = null;
   try {

@@ -87,7 +87,13 @@ export class FunctionHost {
       outputSchema: info.outputSchema,
       source: { kind: 'function', package: loaded.source.name, version: loaded.source.version },
       async call(args: Record<string, unknown>, callCtx?: ToolCallContext): Promise<CallToolResult> {
-        const ctx = { ...(await context()), signal: callCtx?.signal };
+        const base = await context();
+        const ctx: FunctionCallContext = { ...base, signal: callCtx?.signal };
+        // A caller that counts a deadline of its own (time spent waiting for a turn) shortens the call's.
+        if (callCtx?.timeoutMs !== undefined) {
+          const own = base.limits?.callTimeoutMs ?? host.limits.callTimeoutMs;
+          ctx.limits = { ...base.limits, callTimeoutMs: Math.max(1, Math.min(own, Math.floor(callCtx.timeoutMs))) };
+        }
         const outcome = await host.call(loaded, info.name, args, ctx);
         callCtx?.report?.({
           status: outcome.status,

@@ -41,7 +41,10 @@ export { headers, oauth, isAuth, setAccessTokenSource, type Auth, type HeadersAu
 export { tools, call, getMetadata, callTool, type ServerOptions, type DirectCall, type ToolMetadata } from './client-api.js';
 export { ConnectionPool, defaultPool, type Descriptor } from './connection.js';
 export { defineTool, type DefineToolOptions } from './define-tool.js';
-export { createToolboxHandler, DEFAULT_MAX_BODY_BYTES, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
+export {
+  createToolboxHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES, CALL_REFUSED_RPC_CODE, ToolCallRefusedError,
+  type ToolboxHandler, type ToolboxHandlerOptions,
+} from './toolbox-handler.js';
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
 export { serve, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';

@@ -58,7 +58,8 @@ export class RemoteTool implements Tool {
             { name: listed.name, arguments: args },
             {
               signal: ctx.signal,
-              timeout: this.#pool.timeoutMs,
+              // A caller's remaining deadline (a session call that waited for a turn) shortens the pool's.
+              timeout: ctx.timeoutMs === undefined ? this.#pool.timeoutMs : Math.max(1, Math.min(this.#pool.timeoutMs, Math.floor(ctx.timeoutMs))),
               // The definition from our listing: the SDK uses it for header mirroring and output validation
               // even on a connection made after the listing.
               toolDefinition: listed as never,

@@ -7,6 +7,14 @@
  * one per session. Before the SDK sees a request, the Origin is checked (403) and a declared body size over
  * the limit is refused (413); the SDK enforces the same limit on bodies without a declared size.
  *
+ * A JSON-RPC batch (an array body, which only 2025-03-26 clients send; later revisions removed batching) is
+ * answered only when it carries at most `maxBatchMessages` messages; a larger one is refused whole (400,
+ * -32600) before anything in it runs, so one POST cannot start more calls than a client may make at once.
+ *
+ * A tool that throws ToolCallRefusedError (the platform's per-session limits: too many calls waiting) is
+ * answered with a JSON-RPC error (-32000, `data.retryAfterMs`) instead of a tool result: nothing ran, and a
+ * model reading "try later" as the tool's own failure would be misled.
+ *
  * Two faces, one endpoint: the web-standard one (`handler(request)`) and `handler.handleNode(req, res)` for
  * node:http, which reads the body once, hands the SDK the parsed JSON and writes a JSON answer in one piece
  * (see nodeFace below for why it does not go through a generic Node-to-fetch adapter).
@@ -14,11 +22,26 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
 import type { CallToolResult, Toolbox } from '../tool.js';
+import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
 import { originCheck, type OriginPolicy } from './origin.js';
 
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Messages one JSON-RPC batch may carry (2025-03-26 clients batch; later revisions do not). */
+export const DEFAULT_MAX_BATCH_MESSAGES = 8;
+/** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
+export const CALL_REFUSED_RPC_CODE = -32000;
+
+/**
+ * Thrown by a tool to refuse a call before anything ran (a rate or queue limit); the endpoint answers a
+ * JSON-RPC error carrying `data` (e.g. `{ retryAfterMs, limit }`) rather than a tool result.
+ */
+export class ToolCallRefusedError extends SubakoError {
+  constructor(message: string, readonly data: { retryAfterMs: number; [key: string]: unknown }, code = 'tool_call_refused') {
+    super(code, message);
+  }
+}
 const DEFAULT_PAGE_SIZE = 100;
 
 export interface ToolboxHandlerOptions extends OriginPolicy {
@@ -28,6 +51,8 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
   maxBodyBytes?: number;
   /** Tools per `tools/list` page (default 100). */
   pageSize?: number;
+  /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
+  maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
   onerror?: (error: Error) => void;
 }
@@ -44,6 +69,13 @@ function jsonRpcError(status: number, code: number, message: string): Response {
     status,
     headers: { 'content-type': 'application/json' },
   });
+}
+
+/** The refusal of a batch larger than `max`, or null when `body` is no batch or a small enough one. */
+function batchRefusal(body: unknown, max: number): string | null {
+  if (!Array.isArray(body) || body.length <= max) return null;
+  return `Invalid Request: a JSON-RPC batch may carry at most ${max} messages; this one carries ${body.length}. ` +
+    'Send fewer per POST (protocol revisions after 2025-03-26 carry one message per POST)';
 }
 
 /** What the SDK's handler face takes besides the request: a body the caller already parsed. */
@@ -91,8 +123,26 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<string | typ
   });
 }
 
+/** A web request's body as text, or TOO_LARGE as soon as more than `limit` bytes have arrived. */
+async function readWebBody(request: Request, limit: number): Promise<string | typeof TOO_LARGE> {
+  const reader = request.body!.getReader();
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    received += value.byteLength;
+    if (received > limit) {
+      void reader.cancel().catch(() => undefined);
+      return TOO_LARGE;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, received).toString('utf8');
+}
+
 function writeJsonRpcError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const code = status === 500 ? -32603 : message.startsWith('Parse error') ? -32700 : -32000;
+  const code = status === 500 ? -32603 : message.startsWith('Parse error') ? -32700 : message.startsWith('Invalid Request') ? -32600 : -32000;
   const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
   res.end(body);
@@ -194,9 +244,9 @@ function requestView(req: IncomingMessage, method: string, signal: AbortSignal):
  */
 function nodeFace(
   mcp: { fetch: McpFetch },
-  settings: { maxBodyBytes: number; isOriginAllowed: (origin: string | null | undefined) => boolean; report: (error: Error) => void },
+  settings: { maxBodyBytes: number; maxBatchMessages: number; isOriginAllowed: (origin: string | null | undefined) => boolean; report: (error: Error) => void },
 ): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
-  const { maxBodyBytes, isOriginAllowed, report } = settings;
+  const { maxBodyBytes, maxBatchMessages, isOriginAllowed, report } = settings;
   const tooLarge = `Request body larger than ${maxBodyBytes} bytes`;
   return async (req, res) => {
     if (!isOriginAllowed(req.headers.origin)) {
@@ -240,6 +290,12 @@ function nodeFace(
         parsed = undefined;
       }
     }
+    const refused = parsed === undefined ? null : batchRefusal(parsed.value, maxBatchMessages);
+    if (refused) {
+      report(new Error(refused));
+      writeJsonRpcError(res, 400, refused);
+      return;
+    }
     let request: Request;
     try {
       request = parsed !== undefined ? requestView(req, method, abort.signal) : webRequest(req, method, abort.signal, text);
@@ -270,6 +326,7 @@ function decodeCursor(cursor: string): number | undefined {
 
 export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOptions = {}): ToolboxHandler {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBatchMessages = Math.max(1, options.maxBatchMessages ?? DEFAULT_MAX_BATCH_MESSAGES);
   const pageSize = Math.max(1, options.pageSize ?? DEFAULT_PAGE_SIZE);
   const serverInfo = options.serverInfo ?? { name: 'subako', version: SUBAKO_VERSION };
   const report = options.onerror ?? (() => undefined);
@@ -313,6 +370,7 @@ export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOp
         // too would change what a function's own validation says, and keep refused calls out of the call log.
         result = await tool.call(args, { signal: ctx.mcpReq.signal });
       } catch (err) {
+        if (err instanceof ToolCallRefusedError) throw new ProtocolError(CALL_REFUSED_RPC_CODE, err.message, err.data);
         if (err instanceof Error) report(err);
         result = errorResult(err);
       }
@@ -336,8 +394,25 @@ export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOp
     if (declared !== null && Number(declared) > maxBodyBytes) {
       return jsonRpcError(413, -32000, `Request body larger than ${maxBodyBytes} bytes`);
     }
-    return mcp.fetch(request);
+    if (request.method.toUpperCase() !== 'POST' || request.body === null) return mcp.fetch(request);
+    // The body is read here (bounded, as the SDK would) to see whether it is a batch too large to serve.
+    const text = await readWebBody(request, maxBodyBytes);
+    if (text === TOO_LARGE) return jsonRpcError(413, -32000, `Request body larger than ${maxBodyBytes} bytes`);
+    let parsed: { value: unknown } | undefined;
+    try {
+      parsed = text.length > 0 ? { value: JSON.parse(text) } : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    const refused = parsed === undefined ? null : batchRefusal(parsed.value, maxBatchMessages);
+    if (refused) {
+      report(new Error(refused));
+      return jsonRpcError(400, -32600, refused);
+    }
+    // The original's body is spent: the SDK gets the same request again, with the parsed value or the text.
+    const again = new Request(request.url, { method: request.method, headers: request.headers, signal: request.signal, ...(parsed ? {} : { body: text }) });
+    return mcp.fetch(again, parsed !== undefined ? { parsedBody: parsed.value } : undefined);
   };
-  const handleNode = nodeFace(mcp, { maxBodyBytes, isOriginAllowed, report });
+  const handleNode = nodeFace(mcp, { maxBodyBytes, maxBatchMessages, isOriginAllowed, report });
   return Object.assign(handle, { handleNode, close: () => mcp.close() });
 }

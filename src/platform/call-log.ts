@@ -4,6 +4,12 @@
  * the next start), then with its outcome, what the model saw, the stderr tail, the egress log and the time.
  * Arguments and text are redacted before they are stored. The log also counts calls in flight so a
  * shutdown can wait for them.
+ *
+ * Before anything is recorded, the call asks call admission (call-admission.ts) for a turn. A refusal (the
+ * session's or agent's queue is full) is thrown as CallRefusedError and is not logged: nothing ran, and a flood
+ * of refused calls must not turn into a flood of rows. An admitted call is logged from its arrival; if its
+ * deadline passes while it waits it ends as a `timeout` crash without running, and when it runs the tool gets
+ * only what is left of the deadline (`timeoutMs`).
  */
 import { createHash } from 'node:crypto';
 import type { CallReport, CallToolResult, ContentBlock, Tool } from '../tool.js';
@@ -11,6 +17,7 @@ import { newId, nowIso } from './ids.js';
 import { redactArguments, redactText } from './redact.js';
 import type { CallRecord, Page, PageRequest, SessionRecord, Store } from './store.js';
 import { NotFoundError } from './errors.js';
+import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
 
 export interface LoggedCall {
   record: CallRecord;
@@ -21,7 +28,12 @@ export class CallLog {
   private inFlight = 0;
   private readonly idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly store: Store) {}
+  /** `callTimeoutMs`: a session call's deadline, counted from its arrival (waiting for a turn included). */
+  constructor(
+    private readonly store: Store,
+    readonly admission: CallAdmission,
+    private readonly callTimeoutMs: number,
+  ) {}
 
   get active(): number {
     return this.inFlight;
@@ -36,6 +48,8 @@ export class CallLog {
     secrets: readonly string[],
     signal?: AbortSignal,
   ): Promise<LoggedCall> {
+    // Throws before anything is recorded when the call may not even wait (CallRefusedError).
+    const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
     this.inFlight += 1;
     try {
       const record: CallRecord = {
@@ -43,11 +57,20 @@ export class CallLog {
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
       };
       await this.store.addCall(record);
+      let turn = await admitted.started;
+      // A turn that comes with no time left is a deadline passed while waiting.
+      if (turn === 'run' && admitted.remainingMs() <= 0) turn = 'timeout';
+      if (turn !== 'run') {
+        const result = notStartedResult(name, turn, admitted, this.callTimeoutMs);
+        const finished = finish(record, result.result, result.report, admitted.waitedMs(), secrets);
+        await this.store.finishCall(finished);
+        return { record: finished, result: result.result };
+      }
       const started = performance.now();
       let report: CallReport | null = null;
       let result: CallToolResult;
       try {
-        result = await tool.call(args, { signal, report: (r) => { report = r; } });
+        result = await tool.call(args, { signal: admitted.signal, timeoutMs: admitted.remainingMs(), report: (r) => { report = r; } });
       } catch (err) {
         // A tool that throws (a remote server gone, a transport failure) is a crash the model reads about.
         const message = redactText(err instanceof Error ? err.message : String(err), secrets);
@@ -55,10 +78,17 @@ export class CallLog {
         result = { content: [{ type: 'text', text: `The tool ${name} failed: ${message}` }], isError: true };
         report = { status: 'crash', crash: { reason: String(reason), message, stderr: '' }, durationMs: performance.now() - started };
       }
-      const finished = finish(record, result, report, performance.now() - started, secrets);
+      const ended = report as CallReport | null;
+      const stopped = admitted.stoppedBecause();
+      // The tool saw its signal abort and reports a crash; the log says why it was aborted.
+      const told = stopped !== null && ended?.status === 'crash'
+        ? { ...ended, crash: { reason: 'stopped', message: `the call was stopped: ${stopped}`, stderr: ended.crash?.stderr ?? '' } }
+        : ended;
+      const finished = finish(record, result, told, performance.now() - started, secrets);
       await this.store.finishCall(finished);
       return { record: finished, result };
     } finally {
+      admitted.end();
       this.inFlight -= 1;
       if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
@@ -85,6 +115,22 @@ export class CallLog {
     if (!rec) throw new NotFoundError(`call ${id} in session ${sessionId}`);
     return rec;
   }
+}
+
+/** The result and report of a call that never ran: its deadline passed while it waited, or it was stopped. */
+function notStartedResult(name: string, why: NotStarted, admitted: AdmittedCall, callTimeoutMs: number): { result: CallToolResult; report: CallReport } {
+  const waited = Math.round(admitted.waitedMs());
+  const message =
+    why === 'timeout'
+      ? `the call waited ${waited} ms for a turn (its session or agent was running as many calls as it may) and its deadline ` +
+        `of ${callTimeoutMs} ms, which counts the wait, passed before it could start`
+      : why === 'stopped'
+        ? `the call was stopped before it started: ${admitted.stoppedBecause() ?? 'its session was deleted'}`
+        : `the caller went away after ${waited} ms, before the call started`;
+  return {
+    result: { content: [{ type: 'text', text: `The tool ${name} did not run: ${message}.` }], isError: true },
+    report: { status: 'crash', crash: { reason: why, message, stderr: '' }, durationMs: waited },
+  };
 }
 
 function finish(record: CallRecord, result: CallToolResult, report: CallReport | null, elapsed: number, secrets: readonly string[]): CallRecord {

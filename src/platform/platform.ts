@@ -5,14 +5,16 @@
  * stops the workers and closes the store.
  */
 import { mkdir, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { Limits } from '../config.js';
+import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BundleLimits } from '../package/bundle.js';
 import { ContentStore } from '../package/store.js';
 import { AgentService } from './agents.js';
 import { SessionToolboxes } from './agent-toolbox.js';
 import { VolumeQuotas } from './volume-quota.js';
 import { ApiKeys } from './api-keys.js';
+import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './call-admission.js';
 import { CallLog } from './call-log.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
@@ -32,6 +34,8 @@ export interface PlatformOptions {
   sealingKey: Buffer;
   bundleLimits?: BundleLimits;
   limits?: Partial<Limits>;
+  /** Per-session and per-agent concurrency and queue limits; by default sized for one worker per core. */
+  admission?: CallAdmissionLimits;
   /** How often expired sessions are removed; 60 s by default. */
   sweepIntervalMs?: number;
   /** Injected store (tests of other back ends); the embedded SQLite file otherwise. */
@@ -49,6 +53,8 @@ export class Platform {
   /** Each volume's quota across calls. */
   readonly quotas = new VolumeQuotas();
   readonly calls: CallLog;
+  /** Who may run a call now; `stopSession` / `stopAgent` end a session's or an agent's calls. */
+  readonly admission: CallAdmission;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -70,8 +76,12 @@ export class Platform {
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
       remote: options.remote, limits: options.limits, quotas: this.quotas,
     });
-    this.calls = new CallLog(store);
+    this.admission = new CallAdmission(options.admission ?? defaultCallAdmissionLimits(Math.max(2, availableParallelism())));
+    this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_LIMITS.callTimeoutMs);
     this.sessions.onGone((id) => this.toolboxes.evict(id));
+    // A deleted or expired session's calls are aborted, running or waiting (deleting an agent deletes each
+    // of its sessions through the same notice).
+    this.sessions.onGone((id) => void this.admission.stopSession(id));
   }
 
   static async open(options: PlatformOptions): Promise<Platform> {

@@ -6,6 +6,7 @@
 import { SubakoError, ValidationError } from '../errors.js';
 import { BundleError } from '../package/bundle.js';
 import { ConflictError, InUseError, NotFoundError, UpstreamError } from '../platform/errors.js';
+import { CallRefusedError } from '../platform/call-admission.js';
 
 export class HttpError extends SubakoError {
   constructor(readonly status: number, code: string, message: string, readonly problems?: { code: string; message: string }[]) {
@@ -14,11 +15,36 @@ export class HttpError extends SubakoError {
 }
 
 export interface ErrorBody {
-  error: { code: string; message: string; problems?: { code: string; message: string }[] };
+  error: {
+    code: string;
+    message: string;
+    problems?: { code: string; message: string }[];
+    /** On 429: which limit refused the call (`session` or `agent`), and when to try again. */
+    limit?: string;
+    retry_after_ms?: number;
+  };
 }
 
-export function toHttpError(err: unknown): { status: number; body: ErrorBody; internal: boolean } {
+export interface MappedError {
+  status: number;
+  body: ErrorBody;
+  internal: boolean;
+  /** Headers the answer carries (Retry-After on 429, Connection: close on 413). */
+  headers?: Record<string, string>;
+}
+
+export function toHttpError(err: unknown): MappedError {
+  const mapped = statusOf(err);
+  if (mapped.status === 413) return { ...mapped, headers: { connection: 'close' } };
+  if (err instanceof CallRefusedError) return { ...mapped, headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) } };
+  return mapped;
+}
+
+function statusOf(err: unknown): MappedError {
   if (err instanceof HttpError) return { status: err.status, body: errorBody(err.code, err.message, err.problems), internal: false };
+  if (err instanceof CallRefusedError) {
+    return { status: 429, body: { error: { code: err.code, message: err.message, limit: err.limit, retry_after_ms: err.retryAfterMs } }, internal: false };
+  }
   if (err instanceof BundleError) return { status: 400, body: errorBody(err.code, err.message, err.problems), internal: false };
   if (err instanceof ValidationError) return { status: 422, body: errorBody(err.code, err.message, err.problems), internal: false };
   if (err instanceof NotFoundError) return { status: 404, body: errorBody(err.code, err.message), internal: false };

@@ -1,15 +1,16 @@
 /**
- * Each session's MCP endpoint: the session's toolbox, every call logged, served over Streamable HTTP for
- * both protocol eras by mcp/'s toolbox handler. Handlers are kept per session and rebuilt when the session's
+ * Each session's MCP endpoint: the session's toolbox, every call logged (and admitted: see call-admission.ts),
+ * served over Streamable HTTP for both protocol eras by mcp/'s toolbox handler. Handlers are kept per session and rebuilt when the session's
  * toolbox is (remote tool lists refresh), and dropped when the session goes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createToolboxHandler, type ToolboxHandler } from '../mcp/toolbox-handler.js';
+import { createToolboxHandler, ToolCallRefusedError, type ToolboxHandler } from '../mcp/index.js';
+import { CallRefusedError } from '../platform/call-admission.js';
 import type { AgentToolbox } from '../platform/agent-toolbox.js';
 import type { Platform } from '../platform/platform.js';
 import type { SessionRecord } from '../platform/store.js';
 import type { Tool, Toolbox } from '../tool.js';
-import type { OriginPolicy } from '../mcp/origin.js';
+import type { OriginPolicy } from '../mcp/index.js';
 
 interface Served {
   box: AgentToolbox;
@@ -60,7 +61,16 @@ export class SessionMcpEndpoints {
         inputSchema: tool.inputSchema,
         outputSchema: tool.outputSchema,
         source: tool.source,
-        call: async (args, ctx) => (await this.platform.calls.run(session, 'mcp', name, tool, args, box.secrets, ctx?.signal)).result,
+        call: async (args, ctx) => {
+          try {
+            return (await this.platform.calls.run(session, 'mcp', name, tool, args, box.secrets, ctx?.signal)).result;
+          } catch (err) {
+            // Refused before it ran (the session's or agent's queue is full): a JSON-RPC error with the retry
+            // hint, as REST answers 429; not a tool result the model would read as the tool failing.
+            if (err instanceof CallRefusedError) throw new ToolCallRefusedError(err.message, { retryAfterMs: err.retryAfterMs, limit: err.limit }, err.code);
+            throw err;
+          }
+        },
       };
       Object.defineProperty(out, name, { value: wrapped, enumerable: true });
     }

@@ -80,7 +80,7 @@ export class Router {
     } catch (err) {
       const mapped = toHttpError(err);
       if (mapped.internal) this.options.onError?.(err, route);
-      if (!res.headersSent) writeJson(res, mapped.status, mapped.body, mapped.status === 413 ? { connection: 'close' } : undefined);
+      if (!res.headersSent) writeJson(res, mapped.status, mapped.body, mapped.headers);
       else res.destroy();
     }
     return true;
@@ -139,7 +139,8 @@ export class Router {
         result = await route.handler(ctx);
       } catch (err) {
         const mapped = toHttpError(err);
-        if (mapped.internal) throw err;
+        // A refusal to try now (429) is not the request's answer: a retry with the same key must run it.
+        if (mapped.internal || mapped.status === 429) throw err;
         await store.putIdempotent({ scope, requestHash, status: mapped.status, body: mapped.body, createdAt: new Date().toISOString() });
         throw err;
       }

@@ -21,6 +21,8 @@ export const ERROR_SCHEMA: JsonSchema = {
         code: str(),
         message: str(),
         problems: { type: 'array', items: { type: 'object', properties: { code: str(), message: str() } } },
+        limit: { type: 'string', enum: ['session', 'agent'], description: 'On 429: the limit that refused the call.' },
+        retry_after_ms: { type: 'integer', description: 'On 429: when to try again, as Retry-After says in seconds.' },
       },
     },
   },

@@ -1,5 +1,6 @@
 /**
- * The HTTP server: node:http, the router over the route table, graceful shutdown. Closing stops accepting
+ * The HTTP server: node:http, the router over the route table, connection limits (connection-limits.ts),
+ * graceful shutdown. Closing stops accepting
  * connections, lets requests in flight (tool calls included) finish within a grace period, closes the MCP
  * handlers, then the platform (workers and store).
  */
@@ -8,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { OriginPolicy } from '../mcp/origin.js';
 import { DEFAULT_BUNDLE_LIMITS } from '../package/bundle.js';
 import type { Platform } from '../platform/platform.js';
+import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
 import type { Route } from './route.js';
 import { Router, writeJson } from './router.js';
@@ -24,10 +26,15 @@ export interface SubakoServerOptions {
   log?: (line: string) => void;
   /** The URL clients reach the server at, for URLs in answers (see RouterOptions.publicUrl). */
   publicUrl?: string;
+  /** Connection limits; each one not given takes its default (defaultConnectionLimits). */
+  connections?: Partial<ConnectionLimits>;
 }
 
 export class SubakoServer {
   readonly routes: Route[];
+  readonly connectionLimits: ConnectionLimits;
+  /** Connections held per client address (only counted when a per-address limit is set). */
+  readonly connectionsByAddress: Map<string, number>;
   private readonly endpoints: SessionMcpEndpoints;
   private readonly router: Router;
   private readonly http: Server;
@@ -47,7 +54,21 @@ export class SubakoServer {
       publicUrl: options.publicUrl?.replace(/\/+$/, ''),
       onError: (err, route) => log(`error in ${route ? `${route.method} ${route.path}` : 'request'}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`),
     });
-    this.http = createServer({ requestTimeout: 0, headersTimeout: 30_000 }, (req, res) => void this.handle(req, res));
+    const limits = { ...defaultConnectionLimits(), ...definedOnly(options.connections ?? {}) };
+    // Node refuses a header timeout longer than the request timeout: the request's includes the headers.
+    if (limits.requestTimeoutMs > 0) limits.headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
+    this.connectionLimits = limits;
+    this.http = createServer(
+      {
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
+        connectionsCheckingInterval: checkingIntervalMs(limits),
+      },
+      (req, res) => void this.handle(req, res),
+    );
+    this.http.maxConnections = limits.maxConnections;
+    this.connectionsByAddress = applyConnectionLimits(this.http, limits);
   }
 
   static async start(options: SubakoServerOptions): Promise<SubakoServer> {
@@ -114,4 +135,8 @@ export class SubakoServer {
     })();
     return this.closing;
   }
+}
+
+function definedOnly<T extends object>(input: T): Partial<T> {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

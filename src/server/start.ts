@@ -3,15 +3,18 @@
  * file in the data directory), the function runtime, remote MCP servers through mcp/'s client, the platform
  * on its data directory, the first-start bootstrap, and the HTTP server.
  */
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Limits } from '../config.js';
 import { headers } from '../mcp/auth.js';
 import { tools } from '../mcp/client-api.js';
 import { sealingKey } from '../mcp/seal.js';
 import { bootstrapIfFresh, type FirstStart } from '../platform/bootstrap.js';
+import { defaultCallAdmissionLimits, type CallAdmissionLimits } from '../platform/call-admission.js';
 import { FunctionRuntime } from '../platform/function-runtime.js';
 import { Platform } from '../platform/platform.js';
 import type { RemoteMcp } from '../platform/remote-mcp.js';
+import type { ConnectionLimits } from './connection-limits.js';
 import { SubakoServer } from './server.js';
 import type { OriginPolicy } from '../mcp/origin.js';
 
@@ -31,6 +34,10 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** The URL clients reach the server at, for URLs in answers. */
   publicUrl?: string;
+  /** Per-session and per-agent call limits; each one not given is sized from the workers. */
+  admission?: Partial<CallAdmissionLimits>;
+  /** Connection limits; each one not given takes its default. */
+  connections?: Partial<ConnectionLimits>;
 }
 
 export interface Started {
@@ -46,8 +53,11 @@ export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
+  // One worker per core, at least two; the call limits are sized from the same number.
+  const workers = options.workers ?? Math.max(2, availableParallelism());
+  const admission = { ...defaultCallAdmissionLimits(workers), ...defined(options.admission ?? {}) };
   const runtime = new FunctionRuntime({
-    poolSize: options.workers,
+    poolSize: workers,
     limits: options.limits,
     sandboxHeapMiB: options.sandboxHeapMiB,
     // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
@@ -55,14 +65,17 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let platform: Platform;
   try {
-    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits });
+    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission });
   } catch (err) {
     await runtime.close();
     throw err;
   }
   try {
     const firstStart = await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir);
-    const server = await SubakoServer.start({ platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl });
+    const server = await SubakoServer.start({
+      platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
+      connections: options.connections,
+    });
     return { server, firstStart };
   } catch (err) {
     await platform.close(0);
@@ -73,4 +86,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
 /** Where the repository's example packages are, from this compiled file (dist/src/server). */
 export function bundledExamplesDir(): string {
   return fileURLToPath(new URL('../../../examples/packages', import.meta.url));
+}
+
+function defined<T extends object>(input: T): Partial<T> {
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -57,6 +57,16 @@ const probes: Probe[] = [
     headers: { ...JSON_HEADERS, 'mcp-protocol-version': '2025-06-18' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'double', arguments: { value: 5 } } }),
   },
+  {
+    what: 'a 2025-03-26 batch within the limit',
+    headers: { ...JSON_HEADERS, 'mcp-protocol-version': '2025-03-26' },
+    body: JSON.stringify([1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'double', arguments: { value: id } } }))),
+  },
+  {
+    what: 'a batch over the limit',
+    headers: { ...JSON_HEADERS, 'mcp-protocol-version': '2025-03-26' },
+    body: JSON.stringify(Array.from({ length: 9 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'double', arguments: { value: id } } }))),
+  },
   { what: 'a body that is not JSON', headers: JSON_HEADERS, body: '{"jsonrpc": "2.0", ' },
   { what: 'an empty body', headers: JSON_HEADERS, body: '' },
   { what: 'a body that is not application/json', headers: { ...JSON_HEADERS, 'content-type': 'text/plain' }, body: '{}' },

@@ -41,11 +41,13 @@ export function sessionRoutes(): Route[] {
     },
     {
       method: 'POST', path: '/v1/sessions/{id}/calls', operationId: 'callTool', tag: 'calls', auth: 'api_key_or_session',
-      summary: 'Call one of the session\'s tools. The call is logged; a tool failure is a result with isError, not an HTTP error.',
+      summary: 'Call one of the session\'s tools. The call is logged; a tool failure is a result with isError, not an HTTP error. ' +
+        'A call waits its turn while its session or agent runs as many calls as it may (its deadline counts the wait); past the queue it is refused with 429.',
       body: { kind: 'json', schema: CALL_INPUT_SCHEMA, maxBytes: 4 * 1024 * 1024 },
       responses: {
         200: { description: 'The call ran; its record and the result the model would see.', schema: CALL_ANSWER_SCHEMA },
         404: error('No such session or tool.'), 422: error('The arguments do not match the tool\'s input schema.'),
+        429: error('The session, or its agent, runs as many calls as it may and its queue of waiting calls is full; nothing ran. Retry after the Retry-After header\'s seconds.'),
       },
       async handler({ platform, params, body, signal }) {
         const session = await platform.sessions.get(params.id);
