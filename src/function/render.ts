@@ -4,10 +4,9 @@
  * image file it points at, read after the module exited; any other link as one line naming it; anything
  * else as a note that it was left out. A crash becomes one text block with the reason and stderr's tail.
  */
-import { readFile } from 'node:fs/promises';
 import type { CallToolResult, ContentBlock } from '../tool.js';
 import { prepareImage } from './image.js';
-import { isVolumeUri, resolveVolumeFile, type VolumeMounts } from './volume-uri.js';
+import { isVolumeUri, readVolumeFile, resolveVolumeFile, type VolumeMounts } from './volume-uri.js';
 import type { CrashInfo } from './types.js';
 
 /** A linked image larger than this is not read at all. */
@@ -34,7 +33,9 @@ async function renderBlock(block: ContentBlock, mounts: VolumeMounts | null): Pr
       const file = mounts ? resolveVolumeFile(uri, mounts) : { ok: false as const, why: 'no volume is mounted' };
       if (!file.ok) return text(`[link ${uri} was left out: ${file.why}]`);
       if (file.size > MAX_LINKED_FILE_BYTES) return text(`[link ${uri} was left out: the file is over ${MAX_LINKED_FILE_BYTES >> 20} MiB]`);
-      return imageBlock(await readFile(file.hostPath), `the file ${file.guestPath}`);
+      const bytes = await readVolumeFile(file, MAX_LINKED_FILE_BYTES);
+      if (typeof bytes === 'string') return text(`[link ${uri} was left out: ${bytes}]`);
+      return imageBlock(bytes, `the file ${file.guestPath}`);
     }
     default:
       return text(`[a "${String(block.type).slice(0, 40)}" block was left out: the model is shown text and images only]`);
