@@ -4,7 +4,7 @@
  * previous process left running as interrupted; `close` stops the sweeper, lets calls in flight finish,
  * stops the workers and closes the store.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Limits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BundleLimits } from '../package/bundle.js';
@@ -13,6 +13,7 @@ import { AgentService } from './agents.js';
 import { SessionToolboxes } from './agent-toolbox.js';
 import { ApiKeys } from './api-keys.js';
 import { CallLog } from './call-log.js';
+import { sweepLeftovers } from './leftovers.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
 import type { RemoteMcp } from './remote-mcp.js';
@@ -73,8 +74,6 @@ export class Platform {
 
   static async open(options: PlatformOptions): Promise<Platform> {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    // Leftovers of uploads cut off by a previous crash.
-    await rm(join(options.dataDir, 'scratch'), { recursive: true, force: true });
     for (const dir of ['volumes/sessions', 'volumes/agents']) {
       await mkdir(join(options.dataDir, dir), { recursive: true });
     }
@@ -85,11 +84,14 @@ export class Platform {
     await skillBlobs.init();
     const store = options.store ?? new SqliteStore(join(options.dataDir, 'subako.db'));
     const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')), packageBlobs, skillBlobs);
+    // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
+    await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));
     await store.interruptRunningCalls();
     await platform.sessions.sweepExpired();
     const interval = options.sweepIntervalMs ?? 60_000;
     platform.sweeper = setInterval(() => {
       void platform.sessions.sweepExpired().catch(() => undefined);
+      void platform.volumes.emptyTrash().catch(() => undefined);
       void store.pruneIdempotent(new Date(Date.now() - 24 * 3600_000).toISOString()).catch(() => undefined);
     }, interval);
     platform.sweeper.unref();
