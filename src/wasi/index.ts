@@ -10,4 +10,4 @@ export {
   openFileForReading, openFileForWriting, readFileUnder, statFile,
   type HostPathProblem, type PathUnder, type WritableFile,
 } from './host-files.js';
-export { removeTree, MAX_EXTRA_PASSES, type TreeRemoval } from './remove-tree.js';
+export { removeTree, MAX_EXTRA_PASSES, type RemoveTreeOptions, type TreeRemoval } from './remove-tree.js';

@@ -12,10 +12,11 @@
  * Whatever a racing guest does, everything removed was reachable by that guest itself.
  *
  * One descriptor is held per walk (plus one while a directory is listed), whatever the depth: only each
- * level's device, inode, name and the names of its subdirectories still to visit are remembered. The work
- * is done in short synchronous slices between turns of the event loop. A guest that keeps refilling the
- * tree cannot keep the walk going: past MAX_EXTRA_PASSES re-listings it stops and reports the tree
- * incomplete, for a later sweep to finish.
+ * level's device, inode, name and the names of (at most LISTING_BATCH) subdirectories still to visit are
+ * remembered. The work is done in short synchronous slices between turns of the event loop. A guest that
+ * keeps refilling the tree cannot keep the walk going: past MAX_EXTRA_PASSES re-listings of directories
+ * already listed whole, or `maxEntries` entries handled, it stops and reports the tree incomplete; each
+ * call makes progress, and a later sweep finishes it.
  */
 import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, rmdirSync, unlinkSync } from 'node:fs';
 import { at, type Anchor } from './resolver.js';
@@ -25,14 +26,27 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOL
 /** System calls made between two turns of the event loop. */
 const SLICE = 256;
 
-/** Listings of a directory after its first, and restarts from the top, allowed in one removal. */
-export const MAX_EXTRA_PASSES = 64;
+/** Listings of a directory after one that read it whole, and restarts from the top, allowed in one removal. */
+export const MAX_EXTRA_PASSES = 16;
+
+/** Entries read from one listing; a larger directory is listed again for the rest (not an extra pass). */
+export const LISTING_BATCH = 4096;
+
+/** Entries (files, links, directories) one removal handles before it stops, by default. */
+export const DEFAULT_MAX_ENTRIES = 1_000_000;
 
 export interface TreeRemoval {
   /** Nothing of the tree is left. */
   complete: boolean;
   /** Entries removed (files, links and directories). */
   removed: number;
+}
+
+export interface RemoveTreeOptions {
+  /** Entries handled before the removal stops, incomplete (DEFAULT_MAX_ENTRIES). */
+  maxEntries?: number;
+  /** Entries read per listing (LISTING_BATCH); smaller only to test large directories cheaply. */
+  listingBatch?: number;
 }
 
 interface Level {
@@ -43,6 +57,8 @@ interface Level {
   hostPath: string;
   /** Subdirectories still to visit, or null until the directory has been listed. */
   subdirs: string[] | null;
+  /** The last listing stopped at LISTING_BATCH entries: the next one continues it. */
+  cutOff: boolean;
   listings: number;
 }
 
@@ -76,9 +92,12 @@ function enter(dir: Anchor, name: string, expected: { dev: bigint; ino: bigint }
  * Removes `<parentDir>/<name>` and everything below it. `parentDir` is the host's own directory (the
  * volumes' trash), outside every guest's reach.
  */
-export async function removeTree(parentDir: string, name: string): Promise<TreeRemoval> {
+export async function removeTree(parentDir: string, name: string, options: RemoveTreeOptions = {}): Promise<TreeRemoval> {
   const parent: Anchor = { fd: openSync(parentDir, constants.O_RDONLY | constants.O_DIRECTORY), hostPath: parentDir };
+  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  const listingBatch = options.listingBatch ?? LISTING_BATCH;
   let removed = 0;
+  let handled = 0;
   let extraPasses = 0;
   let calls = 0;
   const tick = async (): Promise<void> => {
@@ -104,7 +123,9 @@ export async function removeTree(parentDir: string, name: string): Promise<TreeR
     if (top === undefined) return { complete: true, removed };
     if (!top.isDirectory()) return { complete: unlinkEntry(parent, name) === 'done', removed };
     const rootDev = top.dev;
-    const rootLevel = (): Level => ({ dev: top.dev, ino: top.ino, name, hostPath: `${parentDir}/${name}`, subdirs: null, listings: 0 });
+    const rootLevel = (): Level => ({
+      dev: top.dev, ino: top.ino, name, hostPath: `${parentDir}/${name}`, subdirs: null, cutOff: false, listings: 0,
+    });
     const openRoot = (): Anchor | null => {
       const fd = enter(parent, name, top);
       return fd === null ? null : { fd, hostPath: `${parentDir}/${name}` };
@@ -116,13 +137,20 @@ export async function removeTree(parentDir: string, name: string): Promise<TreeR
     for (;;) {
       const level = stack[stack.length - 1];
       if (level.subdirs === null) {
-        if (level.listings++ > 0 && ++extraPasses > MAX_EXTRA_PASSES) return { complete: false, removed };
+        const continuing = level.cutOff;
+        if (level.listings++ > 0 && !continuing && ++extraPasses > MAX_EXTRA_PASSES) return { complete: false, removed };
         level.subdirs = [];
+        level.cutOff = false;
         // Non-directories go while the listing streams; only subdirectory names are kept.
         const listing = opendirSync(at(current, '.'), { bufferSize: 64 });
         try {
-          for (let entry = listing.readSync(); entry !== null; entry = listing.readSync()) {
+          for (let entry = listing.readSync(), read = 1; entry !== null; entry = listing.readSync(), read++) {
+            if (++handled > maxEntries) return { complete: false, removed };
             if (entry.isDirectory() || unlinkEntry(current, entry.name) === 'directory') level.subdirs.push(entry.name);
+            if (read >= listingBatch) {
+              level.cutOff = true;
+              break;
+            }
             await tick();
           }
         } finally {
@@ -143,11 +171,15 @@ export async function removeTree(parentDir: string, name: string): Promise<TreeR
         if (fd === null) continue; // replaced meanwhile: the next listing of this directory sees what is there
         closeQuietly(current.fd);
         current = { fd, hostPath: `${level.hostPath}/${child}` };
-        stack.push({ dev: stat.dev, ino: stat.ino, name: child, hostPath: current.hostPath, subdirs: null, listings: 0 });
+        stack.push({ dev: stat.dev, ino: stat.ino, name: child, hostPath: current.hostPath, subdirs: null, cutOff: false, listings: 0 });
         await tick();
         continue;
       }
 
+      if (level.cutOff) {
+        level.subdirs = null; // the rest of a large directory
+        continue;
+      }
       // Every entry seen is handled: the directory goes from its parent.
       if (stack.length === 1) {
         try {
