@@ -3,7 +3,6 @@
  * the limit) or streamed straight into a volume file (never through guest memory), each chunk drawn from
  * the call's write budget before it is written.
  */
-import { unlink } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { EgressError } from './errors.js';
 import { openVolumeFileForWrite, type VolumeMount } from './volume-path.js';
@@ -52,7 +51,8 @@ export async function readInlineBody(body: Readable): Promise<BodyResult> {
 /**
  * Streams the body into the volume file at `guestPath` (parents created, an existing file overwritten).
  * On any failure the partial file is removed, so a file that exists after a failed request was never
- * mistaken for a complete download.
+ * mistaken for a complete download: relative to its held directory, and only while the name still is the
+ * file we wrote (a name swapped meanwhile is left alone, and nothing outside the volume is ever removed).
  */
 export async function writeBodyToVolume(
   body: Readable,
@@ -87,8 +87,7 @@ export async function writeBodyToVolume(
     }
     completed = true;
   } finally {
-    await target.handle.close().catch(() => {});
-    if (!completed) await unlink(target.hostPath).catch(() => {});
+    await target.finish(!completed);
   }
   return { body: { type: 'file', path: target.guestPath, bytes: written }, bytesIn: written };
 }

@@ -2,11 +2,14 @@
  * Volume files for `file` bodies and outputs: a guest path under `/volume/tmp` or `/volume/data` (when
  * mounted) resolved against its host directory without ever leaving it. `..` is refused outright and no
  * component may be a symbolic link, so neither the text nor the tree can lead outside the volume.
- * Anything else is `bad_path`.
+ * The files are opened through the WASI room's confined host operations (wasi/host-files.ts): each
+ * directory is held by descriptor and the file opened relative to it, so a second call of the session that
+ * swaps a directory for a link mid-way redirects nothing. Anything refused is `bad_path`.
  */
-import { constants } from 'node:fs';
-import { lstat, mkdir, open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import type { FileHandle } from 'node:fs/promises';
+import {
+  HostPathError, MAX_HOST_PATH_BYTES, openFileForReading, openFileForWriting, type HostPathProblem,
+} from '../wasi/index.js';
 import { EgressError } from './errors.js';
 import { quote } from './request.js';
 
@@ -36,6 +39,7 @@ function badPath(path: string, why: string): EgressError {
 export function resolveVolumePath(path: string, mounts: readonly VolumeMount[]): ResolvedVolumePath {
   if (!path.startsWith('/')) throw badPath(path, 'is not an absolute path under /volume/tmp or /volume/data');
   if (path.includes('\0')) throw badPath(path, 'contains a NUL character');
+  if (Buffer.byteLength(path) > MAX_HOST_PATH_BYTES) throw badPath(path, `is longer than ${MAX_HOST_PATH_BYTES} bytes`);
   const parts = path.split('/').filter((p) => p !== '' && p !== '.');
   if (parts.includes('..')) throw badPath(path, 'contains ".."');
   if (parts.some((p) => Buffer.byteLength(p) > 255)) throw badPath(path, 'has a component longer than 255 bytes');
@@ -51,32 +55,31 @@ export function resolveVolumePath(path: string, mounts: readonly VolumeMount[]):
   throw badPath(path, 'is not under a mounted /volume/tmp or /volume/data');
 }
 
-function codeOf(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
+/** The words of a refusal on the directories above the file, the same for reading and writing. */
+const ON_THE_WAY: Partial<Record<HostPathProblem, string>> = {
+  missing_directory: 'has a missing directory',
+  cannot_create_directory: 'cannot have its directory created',
+  link_in_path: 'goes through a symbolic link',
+  not_directory: 'goes through something that is not a directory',
+  outside: 'leads outside the volume',
+};
+
+const READ_WORDS: Partial<Record<HostPathProblem, string>> = {
+  ...ON_THE_WAY, missing: 'does not exist', link: 'is a symbolic link', not_file: 'is not a regular file',
+};
+
+const WRITE_WORDS: Partial<Record<HostPathProblem, string>> = {
+  ...ON_THE_WAY, link: 'exists and is not a regular file', not_file: 'exists and is not a regular file',
+};
+
+function refusal(error: unknown, path: string, words: Partial<Record<HostPathProblem, string>>, otherwise: string): EgressError {
+  const why = error instanceof HostPathError ? words[error.reason] : undefined;
+  return badPath(path, why ?? otherwise);
 }
 
-/** Walks the directories above the file, refusing symbolic links; creates missing ones when asked. */
-async function walkParents(resolved: ResolvedVolumePath, create: boolean): Promise<string> {
-  let dir = resolved.mount.hostPath;
-  for (const segment of resolved.segments.slice(0, -1)) {
-    dir = join(dir, segment);
-    let stats;
-    try {
-      stats = await lstat(dir);
-    } catch (error) {
-      if (codeOf(error) !== 'ENOENT' || !create) throw badPath(resolved.guestPath, 'has a missing directory');
-      try {
-        await mkdir(dir);
-      } catch (mkdirError) {
-        if (codeOf(mkdirError) !== 'EEXIST') throw badPath(resolved.guestPath, 'cannot have its directory created');
-      }
-      stats = await lstat(dir);
-    }
-    if (stats.isSymbolicLink()) throw badPath(resolved.guestPath, 'goes through a symbolic link');
-    if (!stats.isDirectory()) throw badPath(resolved.guestPath, 'goes through something that is not a directory');
-  }
-  return join(dir, resolved.segments[resolved.segments.length - 1]);
-}
+const under = (resolved: ResolvedVolumePath) => ({
+  root: resolved.mount.hostPath, path: resolved.segments.join('/'), links: 'refuse' as const,
+});
 
 /** Opens a volume file to stream a request body from; returns the handle and the file's size. */
 export async function openVolumeFileForRead(
@@ -84,40 +87,37 @@ export async function openVolumeFileForRead(
   mounts: readonly VolumeMount[],
 ): Promise<{ handle: FileHandle; size: number }> {
   const resolved = resolveVolumePath(path, mounts);
-  const hostFile = await walkParents(resolved, false);
-  let handle: FileHandle;
   try {
-    handle = await open(hostFile, constants.O_RDONLY | constants.O_NOFOLLOW);
+    return await openFileForReading(under(resolved));
   } catch (error) {
-    const code = codeOf(error);
-    throw badPath(path, code === 'ENOENT' ? 'does not exist' : code === 'ELOOP' ? 'is a symbolic link' : 'cannot be opened');
+    throw refusal(error, path, READ_WORDS, 'cannot be opened');
   }
-  const stats = await handle.stat();
-  if (!stats.isFile()) {
-    await handle.close();
-    throw badPath(path, 'is not a regular file');
-  }
-  return { handle, size: stats.size };
+}
+
+/** A volume file being written; `finish` closes it, removing it first when the download failed. */
+export interface VolumeFileForWrite {
+  handle: FileHandle;
+  guestPath: string;
+  /**
+   * Closes the file. With `discard`, the file is removed first, relative to its held directory and only
+   * while that name still is the file we wrote: never by path, never anything a guest put there meanwhile.
+   */
+  finish(discard: boolean): Promise<void>;
 }
 
 /** Opens (creating parents, truncating) a volume file to stream a response body into. */
-export async function openVolumeFileForWrite(
-  path: string,
-  mounts: readonly VolumeMount[],
-): Promise<{ handle: FileHandle; hostPath: string; guestPath: string }> {
+export async function openVolumeFileForWrite(path: string, mounts: readonly VolumeMount[]): Promise<VolumeFileForWrite> {
   const resolved = resolveVolumePath(path, mounts);
-  const hostFile = await walkParents(resolved, true);
   try {
-    const existing = await lstat(hostFile);
-    if (!existing.isFile()) throw badPath(path, 'exists and is not a regular file');
+    const file = await openFileForWriting(under(resolved), { createDirectories: true });
+    return {
+      handle: file.handle,
+      guestPath: resolved.guestPath,
+      finish: async (discard) => {
+        await file.finish(discard);
+      },
+    };
   } catch (error) {
-    if (error instanceof EgressError) throw error;
-  }
-  try {
-    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
-    const handle = await open(hostFile, flags, 0o644);
-    return { handle, hostPath: hostFile, guestPath: resolved.guestPath };
-  } catch {
-    throw badPath(path, 'cannot be written');
+    throw refusal(error, path, WRITE_WORDS, 'cannot be written');
   }
 }

@@ -9,10 +9,9 @@
  * in the whole process), inside the call's deadline. What is refused becomes a note saying why; the text of
  * the result is always shown.
  */
-import { readFile } from 'node:fs/promises';
 import type { CallToolResult, ContentBlock } from '../tool.js';
 import { prepareImage, readImageHeader } from './image.js';
-import { isVolumeUri, resolveVolumeFile, type VolumeMounts } from './volume-uri.js';
+import { isVolumeUri, readVolumeFile, resolveVolumeFile, type VolumeMounts } from './volume-uri.js';
 import type { CrashInfo } from './types.js';
 import { IMAGES_DECODED_AT_ONCE, MAX_IMAGES_PER_RESULT, MAX_LINKED_FILE_BYTES } from './render-limits.js';
 import { ImageBudget } from './render-budget.js';
@@ -49,7 +48,9 @@ async function renderBlock(block: ContentBlock, mounts: VolumeMounts | null): Pr
       const file = mounts ? resolveVolumeFile(uri, mounts) : { ok: false as const, why: 'no volume is mounted' };
       if (!file.ok) return text(`[link ${uri} was left out: ${file.why}]`);
       if (file.size > MAX_LINKED_FILE_BYTES) return text(`[link ${uri} was left out: the file is over ${MAX_LINKED_FILE_BYTES >> 20} MiB]`);
-      return imageBlock(await readFile(file.hostPath), `the file ${file.guestPath}`);
+      const bytes = await readVolumeFile(file, MAX_LINKED_FILE_BYTES);
+      if (typeof bytes === 'string') return text(`[link ${uri} was left out: ${bytes}]`);
+      return imageBlock(bytes, `the file ${file.guestPath}`);
     }
     default:
       return text(`[a "${String(block.type).slice(0, 40)}" block was left out: the model is shown text and images only]`);

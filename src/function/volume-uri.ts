@@ -1,17 +1,29 @@
 /**
  * `volume:///tmp/chart.png` names a file beneath the guest's /volume: each path segment percent-encoded.
- * This maps such a URI to a host file, never outside the volume directories: the decoded segments may not
- * climb (`.`/`..`), hide a separator or a NUL, and the real path (symlinks followed) must stay inside.
+ * This maps such a URI to a file in a volume directory and reads it, never outside: the decoded segments
+ * may not climb (`.`/`..`), hide a separator or a NUL, and the file is reached through the WASI room's
+ * confined host operations (symlinks followed only inside the volume directory, every step relative to a
+ * held directory), so a later call that swaps a directory for a link while the result is rendered leads
+ * nowhere. A file that is refused, or gone by the time it is read, is a reason, never an exception.
  */
-import { realpathSync, statSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { HostPathError, MAX_HOST_PATH_BYTES, readFileUnder, statFile, type HostPathProblem, type PathUnder } from '../wasi/index.js';
 
 export interface VolumeMounts {
   tmp: string;
   data?: string;
 }
 
-export type VolumeFile = { ok: true; hostPath: string; guestPath: string; size: number } | { ok: false; why: string };
+/** A linked file found in a volume directory: where it is, to be read with `readVolumeFile`. */
+export interface FoundVolumeFile {
+  ok: true;
+  guestPath: string;
+  /** Its size when it was looked up. */
+  size: number;
+  /** The volume directory and the path beneath it. */
+  location: PathUnder;
+}
+
+export type VolumeFile = FoundVolumeFile | { ok: false; why: string };
 
 export function isVolumeUri(uri: string): boolean {
   return uri.startsWith('volume:');
@@ -21,6 +33,7 @@ export function isVolumeUri(uri: string): boolean {
 export function parseVolumeUri(uri: string): { segments: string[] } | { why: string } {
   if (!uri.startsWith('volume:///')) return { why: 'a volume URI starts with volume:/// (no host part)' };
   const raw = uri.slice('volume:///'.length).split(/[?#]/, 1)[0];
+  if (raw.length > MAX_HOST_PATH_BYTES) return { why: `the path is longer than ${MAX_HOST_PATH_BYTES} characters` };
   const parts = raw.split('/');
   const segments: string[] = [];
   for (const part of parts) {
@@ -38,6 +51,26 @@ export function parseVolumeUri(uri: string): { segments: string[] } | { why: str
   return { segments };
 }
 
+/** The reasons the model reads, by what the confined lookup refused. */
+const WHY: Record<HostPathProblem, string> = {
+  bad_path: 'the path names no file',
+  outside: 'the file leads outside the volume',
+  link_in_path: 'the file leads outside the volume',
+  not_directory: 'the file does not exist',
+  missing_directory: 'the file does not exist',
+  cannot_create_directory: 'the file does not exist',
+  too_many_links: 'the path goes through too many symbolic links',
+  missing: 'the file does not exist',
+  link: 'the file is a symbolic link',
+  not_file: 'the file is not a regular file',
+  too_large: 'the file is too large',
+  host_refused: 'the file cannot be read',
+};
+
+function why(error: unknown): string {
+  return error instanceof HostPathError ? WHY[error.reason] : 'the file cannot be read';
+}
+
 /** Maps the URI to a regular file inside the mounted volume directories. */
 export function resolveVolumeFile(uri: string, mounts: VolumeMounts): VolumeFile {
   const parsed = parseVolumeUri(uri);
@@ -45,15 +78,23 @@ export function resolveVolumeFile(uri: string, mounts: VolumeMounts): VolumeFile
   const [top, ...rest] = parsed.segments;
   const root = top === 'tmp' ? mounts.tmp : top === 'data' ? mounts.data : undefined;
   if (!root) return { ok: false, why: `/volume/${top} is not mounted in this call` };
-  const guestPath = `/volume/${parsed.segments.join('/')}`;
+  const location: PathUnder = { root, path: rest.join('/'), links: 'follow' };
   try {
-    const realRoot = realpathSync(root);
-    const real = realpathSync(join(root, ...rest));
-    if (!real.startsWith(realRoot + sep)) return { ok: false, why: `${guestPath} leads outside the volume` };
-    const stat = statSync(real);
-    if (!stat.isFile()) return { ok: false, why: `${guestPath} is not a regular file` };
-    return { ok: true, hostPath: real, guestPath, size: stat.size };
-  } catch {
-    return { ok: false, why: `${guestPath} does not exist` };
+    const { size } = statFile(location);
+    return { ok: true, guestPath: `/volume/${parsed.segments.join('/')}`, size, location };
+  } catch (error) {
+    return { ok: false, why: why(error) };
+  }
+}
+
+/**
+ * Reads a file `resolveVolumeFile` found, looked up again the same confined way (it may have changed since):
+ * its bytes, or why it was left out (it vanished, turned into something else, or grew past `maxBytes`).
+ */
+export async function readVolumeFile(file: FoundVolumeFile, maxBytes: number): Promise<Uint8Array | string> {
+  try {
+    return await readFileUnder(file.location, maxBytes);
+  } catch (error) {
+    return why(error);
   }
 }

@@ -2,14 +2,28 @@
  * The content-addressed package store: every bundle is kept once, under the sha-256 of its bytes, with its
  * unpacked tree beside it. Records elsewhere (package and skill versions) name a digest; two versions with
  * the same bytes share one blob. Writes go to a temporary name and appear by rename, so a crash leaves either
- * the whole blob or nothing.
+ * the whole blob or nothing — and a temporary name, or a blob stored just before the crash and never
+ * recorded, which `sweep` removes at start-up.
  */
 import { randomBytes } from 'node:crypto';
-import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { removeTree } from '../wasi/index.js';
 import { bundleDigest, DEFAULT_BUNDLE_LIMITS, writeBundleTree, type BundleContents, type BundleLimits, readBundle } from './bundle.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
+/** The names this store and the bundle writer give what they write, and nothing else ever matches. */
+const BLOB = /^([0-9a-f]{64})\.tar\.gz$/;
+const BLOB_BEING_WRITTEN = /^[0-9a-f]{64}\.tar\.gz\.tmp-[0-9a-f]{12}$/;
+/** A tree (or a skill set, under `sets/`) being written: bundle.ts's and skills.ts's staging names. */
+const TREE_BEING_WRITTEN = /^[0-9a-f]{64}\.partial-[0-9a-f]{12}$/;
+
+export interface SweepReport {
+  /** Temporary blobs and partial trees an interrupted write left. */
+  partial: number;
+  /** Blobs and trees no record refers to. */
+  orphans: number;
+}
 
 export class ContentStore {
   private readonly blobs: string;
@@ -76,6 +90,31 @@ export class ContentStore {
     return readFile(this.archivePath(digest));
   }
 
+  /**
+   * Removes what interrupted writes left (temporary blobs, partial trees and sets) and the blobs and trees
+   * whose digest is not in `referenced`. Only names this store writes are touched. Run when the store
+   * opens, before any write can be in progress: a write under way looks exactly like a leftover.
+   */
+  async sweep(referenced: ReadonlySet<string>): Promise<SweepReport> {
+    const report: SweepReport = { partial: 0, orphans: 0 };
+    for (const name of await namesIn(this.blobs)) {
+      const blob = BLOB.exec(name);
+      if (BLOB_BEING_WRITTEN.test(name)) report.partial++;
+      else if (blob !== null && !referenced.has(blob[1])) report.orphans++;
+      else continue;
+      await rm(join(this.blobs, name), { force: true });
+    }
+    for (const dir of [this.trees, join(this.root, 'sets')]) {
+      for (const name of await namesIn(dir)) {
+        if (TREE_BEING_WRITTEN.test(name)) report.partial++;
+        else if (dir === this.trees && DIGEST.test(name) && !referenced.has(name)) report.orphans++;
+        else continue;
+        await removeTree(dir, name);
+      }
+    }
+    return report;
+  }
+
   async remove(digest: string): Promise<void> {
     await rm(this.treePath(digest), { recursive: true, force: true });
     await rm(this.archivePath(digest), { force: true });
@@ -85,6 +124,13 @@ export class ContentStore {
 function checkDigest(digest: string): string {
   if (!DIGEST.test(digest)) throw new Error(`not a sha-256 digest: ${digest}`);
   return digest;
+}
+
+async function namesIn(dir: string): Promise<string[]> {
+  return readdir(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return [];
+    throw error;
+  });
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -4,7 +4,6 @@
  * "latest" is resolved when the version is published, so a version always names exact package and skill
  * versions (and deleting those is refused while it does).
  */
-import { rm } from 'node:fs/promises';
 import { ValidationError, type Problem } from '../errors.js';
 import { parseAllowEntry } from '../egress/allowlist.js';
 import { canonicalOrigin } from '../egress/credentials.js';
@@ -12,6 +11,7 @@ import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
 import type { AgentRecord, AgentSpec, AgentVersionRecord, Page, PageRequest, Store, ToolPolicy } from './store.js';
+import { stopNoCalls, type StopCalls } from './sessions.js';
 import type { Volumes } from './volumes.js';
 
 /** An agent as the API receives it (the body is shape-checked by the HTTP layer first). */
@@ -32,7 +32,11 @@ export interface AgentInput {
 export const SOURCE_NAME = PACKAGE_NAME;
 
 export class AgentService {
-  constructor(private readonly store: Store, private readonly volumes: Volumes) {}
+  constructor(
+    private readonly store: Store,
+    private readonly volumes: Volumes,
+    private readonly stopCalls: StopCalls = stopNoCalls,
+  ) {}
 
   async create(input: AgentInput): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
     const spec = await this.resolve(input);
@@ -73,7 +77,10 @@ export class AgentService {
     return this.store.listAgentVersions(id, page);
   }
 
-  /** Deletes the agent, its sessions and their volumes, and its own /volume/data. */
+  /**
+   * Deletes the agent, its sessions and their volumes, and its own /volume/data: the records first, then
+   * the calls are stopped, then every volume is moved out of reach and removed (volumes.ts).
+   */
   async delete(id: string, onSessionGone: (sessionId: string) => void): Promise<void> {
     await this.get(id);
     const sessionIds: string[] = [];
@@ -84,11 +91,9 @@ export class AgentService {
       after = page.next_cursor;
     }
     await this.store.deleteAgent(id);
-    for (const sessionId of sessionIds) {
-      onSessionGone(sessionId);
-      await rm(this.volumes.sessionDir(sessionId), { recursive: true, force: true });
-    }
-    await rm(this.volumes.agentDir(id), { recursive: true, force: true });
+    for (const sessionId of sessionIds) onSessionGone(sessionId);
+    await this.stopCalls(sessionIds, id);
+    await this.volumes.remove(sessionIds, id);
   }
 
   /** Checks an input against what exists and pins every "latest". Throws a ValidationError listing all problems. */

@@ -4,7 +4,7 @@
  * previous process left running as interrupted; `close` stops the sweeper, lets calls in flight finish,
  * stops the workers and closes the store.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
@@ -16,6 +16,7 @@ import { VolumeQuotas } from './volume-quota.js';
 import { ApiKeys } from './api-keys.js';
 import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './call-admission.js';
 import { CallLog } from './call-log.js';
+import { sweepLeftovers } from './leftovers.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
 import type { RemoteMcp } from './remote-mcp.js';
@@ -69,16 +70,24 @@ export class Platform {
     this.apiKeys = new ApiKeys(store);
     this.packages = new PackageService(store, packageBlobs, options.runtime, join(options.dataDir, 'scratch'), limits);
     this.skills = new SkillService(store, skillBlobs, limits);
-    this.agents = new AgentService(store, volumes);
+    // Calls in flight are known to the admission registry; deletion stops them before the volume moves.
+    this.admission = new CallAdmission(options.admission ?? defaultCallAdmissionLimits(Math.max(2, availableParallelism())));
+    const stopCalls = async (sessionIds: readonly string[], agentId?: string): Promise<void> => {
+      await Promise.all([
+        ...sessionIds.map((id) => this.admission.stopSession(id)),
+        ...(agentId ? [this.admission.stopAgent(agentId)] : []),
+      ]);
+    };
+    this.agents = new AgentService(store, volumes, stopCalls);
     this.vaults = new VaultService(store, options.sealingKey);
-    this.sessions = new SessionService(store, volumes);
+    this.sessions = new SessionService(store, volumes, stopCalls);
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
       remote: options.remote, limits: options.limits, quotas: this.quotas,
     });
-    this.admission = new CallAdmission(options.admission ?? defaultCallAdmissionLimits(Math.max(2, availableParallelism())));
     this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_LIMITS.callTimeoutMs);
     this.sessions.onGone((id) => this.toolboxes.evict(id));
+    this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));
     // A deleted or expired session's calls are aborted, running or waiting (deleting an agent deletes each
     // of its sessions through the same notice).
     this.sessions.onGone((id) => void this.admission.stopSession(id));
@@ -86,8 +95,6 @@ export class Platform {
 
   static async open(options: PlatformOptions): Promise<Platform> {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    // Leftovers of uploads cut off by a previous crash.
-    await rm(join(options.dataDir, 'scratch'), { recursive: true, force: true });
     for (const dir of ['volumes/sessions', 'volumes/agents']) {
       await mkdir(join(options.dataDir, dir), { recursive: true });
     }
@@ -98,11 +105,14 @@ export class Platform {
     await skillBlobs.init();
     const store = options.store ?? new SqliteStore(join(options.dataDir, 'subako.db'));
     const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')), packageBlobs, skillBlobs);
+    // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
+    await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));
     await store.interruptRunningCalls();
     await platform.sessions.sweepExpired();
     const interval = options.sweepIntervalMs ?? 60_000;
     platform.sweeper = setInterval(() => {
       void platform.sessions.sweepExpired().catch(() => undefined);
+      void platform.volumes.emptyTrash().catch(() => undefined);
       void store.pruneIdempotent(new Date(Date.now() - 24 * 3600_000).toISOString()).catch(() => undefined);
     }, interval);
     platform.sweeper.unref();

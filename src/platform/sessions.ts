@@ -2,14 +2,23 @@
  * Sessions: one conversation with an agent, bound to the agent version current when it was created, with
  * its own /volume/tmp. A session is opened by a token (shown once, stored as its sha-256) that works both in
  * a capability URL and as a bearer token. Deleting or expiring a session removes its tmp volume; the agent's
- * /volume/data stays.
+ * /volume/data stays. The record goes first (no new call can start), then the session's calls are stopped,
+ * then the volume is moved out of every guest's reach and removed (volumes.ts).
  */
-import { rm } from 'node:fs/promises';
 import { ValidationError } from '../errors.js';
 import { NotFoundError } from './errors.js';
 import { hashSecret, newId, newSecret, nowIso } from './ids.js';
 import type { Page, PageRequest, SessionRecord, Store } from './store.js';
 import type { Volumes } from './volumes.js';
+
+/**
+ * Stops the calls in flight of these sessions (and, when given, every call of the agent) and resolves once
+ * none runs any more: deleting a volume under a running guest would let it fight the removal.
+ */
+export type StopCalls = (sessionIds: readonly string[], agentId?: string) => Promise<void>;
+
+/** Until the platform wires its registry of calls in flight, there is nothing to stop. */
+export const stopNoCalls: StopCalls = async () => {};
 
 export const DEFAULT_SESSION_TTL_SECONDS = 24 * 60 * 60;
 export const MAX_SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;
@@ -22,7 +31,11 @@ export interface SessionInput {
 export class SessionService {
   private readonly goneListeners: ((sessionId: string) => void)[] = [];
 
-  constructor(private readonly store: Store, private readonly volumes: Volumes) {}
+  constructor(
+    private readonly store: Store,
+    private readonly volumes: Volumes,
+    private readonly stopCalls: StopCalls = stopNoCalls,
+  ) {}
 
   /** Called with a session's id when it is deleted or expires (caches drop what they hold for it). */
   onGone(listener: (sessionId: string) => void): void {
@@ -91,7 +104,9 @@ export class SessionService {
   private async remove(session: SessionRecord): Promise<void> {
     await this.store.deleteSession(session.id);
     this.notifyGone(session.id);
-    await rm(this.volumes.sessionDir(session.id), { recursive: true, force: true });
+    await this.stopCalls([session.id]);
+    // Whatever is left (a guest still refilling it) is out of every guest's path and swept at start-up.
+    await this.volumes.remove([session.id]);
   }
 }
 

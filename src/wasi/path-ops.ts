@@ -15,6 +15,21 @@ import type { FunctionFamily, WasiContext } from './context.js';
 import { at, release, resolveGuestPath, type Resolved } from './resolver.js';
 import { requestedTimes, writeFilestat } from './stat.js';
 
+/**
+ * Whether a relative link text, read from a directory `depth` levels below the root, climbs above the
+ * root at some point (`..` counted against the components before it; `.` and empty ones ignored). Pure:
+ * what the names on the way are on disk does not matter, the text alone must stay inside.
+ */
+export function climbsAboveRoot(target: string, depth: number): boolean {
+  let level = depth;
+  for (const part of target.split('/')) {
+    if (part === '' || part === '.') continue;
+    level += part === '..' ? -1 : 1;
+    if (level < 0) return true;
+  }
+  return false;
+}
+
 export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
   const { memory, table, clock } = ctx;
 
@@ -119,8 +134,9 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
     },
 
     /**
-     * Creates a symlink whose text is exactly what the guest gave. A link may point anywhere (even
-     * outside); following it is what the resolver refuses, so creating it grants nothing.
+     * Creates a symlink whose text is exactly what the guest gave, if that text stays inside the directory
+     * descriptor's tree. Following a link is confined by the resolver anyway; refusing links that point
+     * out keeps the host's own tools (backups, an operator's shell) from being led out of a volume by one.
      */
     path_symlink(oldPtr: number, oldLen: number, fd: number, newPtr: number, newLen: number): number {
       const contents = memory.string(oldPtr >>> 0, oldLen >>> 0);
@@ -134,6 +150,8 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
         if (r.trailingSlash) {
           return lstatSync(target(r), { throwIfNoEntry: false }) === undefined ? Errno.NOENT : Errno.EXIST;
         }
+        // A relative link that climbs above the root, counted from the link's own directory, is refused alike.
+        if (climbsAboveRoot(contents, r.depth)) return Errno.NOTCAPABLE;
         chargeNewEntry(r);
         symlinkSync(contents, target(r));
         return Errno.SUCCESS;

@@ -16,8 +16,13 @@
  *   are refused before anything touches the disk.
  *
  * At most two transient host fds are open at any moment, whatever the depth of the path.
+ *
+ * Host operations on guest paths outside the WASI host (egress file bodies and outputs, the model view's
+ * volume:/// links) walk with the same function through host-files.ts; they may refuse links outright and
+ * create missing directories, each made by mkdir relative to the held parent and then walked into like
+ * any other.
  */
-import { closeSync, existsSync, fstatSync, lstatSync, openSync, readlinkSync, constants } from 'node:fs';
+import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, constants } from 'node:fs';
 import { Errno, fail } from './errno.js';
 
 export const MAX_SYMLINK_HOPS = 40;
@@ -50,6 +55,19 @@ export interface Resolved {
   trailingSlash: boolean;
   /** True when `parent` was opened by the resolver and must be released. */
   owned: boolean;
+  /** How many directories `parent` lies below `base` (0: it is `base`). */
+  depth: number;
+}
+
+/** How the walk treats what it meets on the way; the WASI host uses the defaults. */
+export interface WalkOptions {
+  /**
+   * 'follow' (default): symlinks are followed inside `base` as described above. 'refuse': a symlink
+   * anywhere before the final component fails with ELOOP, for callers that accept no links at all.
+   */
+  links?: 'follow' | 'refuse';
+  /** A missing directory before the final component is created (mkdir relative to its held parent). */
+  createDirectories?: boolean;
 }
 
 interface Level {
@@ -65,7 +83,9 @@ interface Level {
  * follow it anyway when the path ends in '/'. A missing final component is not an error here:
  * creating operations need its parent.
  */
-export function resolveGuestPath(base: Anchor, path: string, followFinal: boolean, slashFollows = false): Resolved {
+export function resolveGuestPath(
+  base: Anchor, path: string, followFinal: boolean, slashFollows = false, walk: WalkOptions = {},
+): Resolved {
   if (path.length === 0) fail(Errno.NOENT);
   if (path.charCodeAt(0) === 47 /* '/' */) fail(Errno.NOTCAPABLE);
   // Components still to walk, last one first (so symlink targets are spliced in with push).
@@ -73,6 +93,9 @@ export function resolveGuestPath(base: Anchor, path: string, followFinal: boolea
   const levels: Level[] = [];
   let current = base;
   let hops = 0;
+  // Each component is created at most once; a directory removed again as fast as we make it is a race
+  // we lose with ENOENT rather than a loop.
+  let creations = pending.length;
   let done = false;
   try {
     while (pending.length > 0) {
@@ -88,9 +111,15 @@ export function resolveGuestPath(base: Anchor, path: string, followFinal: boolea
       const stat = lstatSync(at(current, component), { bigint: true, throwIfNoEntry: false });
       if (stat === undefined) {
         if (last) return finish(component, trailingSlash);
+        if (walk.createDirectories === true && creations-- > 0) {
+          makeDirectory(current, component);
+          pending.push(component); // walked into like any other: lstat, then opened by descriptor
+          continue;
+        }
         return fail(Errno.NOENT);
       }
       if (stat.isSymbolicLink()) {
+        if (walk.links === 'refuse') fail(Errno.LOOP); // no link is followed, wherever it stands
         // "link/" is followed by lookups (POSIX), but names no directory for rmdir, rename, unlink, …
         if (last && !followFinal && !slashFollows) fail(Errno.NOTDIR);
         if (++hops > MAX_SYMLINK_HOPS) fail(Errno.LOOP);
@@ -116,7 +145,16 @@ export function resolveGuestPath(base: Anchor, path: string, followFinal: boolea
 
   function finish(name: string, trailingSlash: boolean): Resolved {
     done = true;
-    return { parent: current, name, trailingSlash, owned: current !== base };
+    return { parent: current, name, trailingSlash, owned: current !== base, depth: levels.length };
+  }
+}
+
+/** mkdir of one component inside a held directory; one that appeared meanwhile is as good. */
+function makeDirectory(parent: Anchor, name: string): void {
+  try {
+    mkdirSync(at(parent, name));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
 }
 

@@ -59,9 +59,9 @@ describe('volume files: no symbolic link leads out', () => {
   it('writes create parents and overwrite an existing file', async () => {
     writeFileSync(join(root, 'data', 'old.txt'), 'old and longer content');
     for (const path of ['/volume/tmp/new/deep/out.bin', '/volume/data/old.txt']) {
-      const { handle } = await openVolumeFileForWrite(path, mounts);
-      await handle.write(Buffer.from('new'));
-      await handle.close();
+      const file = await openVolumeFileForWrite(path, mounts);
+      await file.handle.write(Buffer.from('new'));
+      await file.finish(false);
     }
     assert.equal(readFileSync(join(root, 'tmp', 'new', 'deep', 'out.bin'), 'utf8'), 'new');
     assert.equal(readFileSync(join(root, 'data', 'old.txt'), 'utf8'), 'new');

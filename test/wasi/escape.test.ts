@@ -127,12 +127,19 @@ describe('no guest path reaches outside its preopen', () => {
     });
   });
 
-  test('a guest may make a relative link that points out, but following it fails; an absolute link is not made', () => {
+  test('a link whose text points out, counted from its own directory, is not made, nor an absolute one', () => {
     expect({
-      'make link pointing out': 'SUCCESS', 'follow own link': 'ENOTCAPABLE',
-      'make abs link': 'ENOTCAPABLE', 'follow own abs link': 'ENOENT',
+      'make link pointing out': 'ENOTCAPABLE', 'follow own link': 'ENOENT',
+      'make link pointing out from below': 'ENOTCAPABLE', 'make link climbing mid-way': 'ENOTCAPABLE',
+      'make link climbing back in': 'SUCCESS', 'make abs link': 'ENOTCAPABLE', 'follow own abs link': 'ENOENT',
     });
-    assert.equal(readlinkSync(join(root, 'mine')), '../outside/secret.txt');
+    for (const name of ['mine', 'sub/mine', 'sub/mine2', 'mine-abs']) assert.equal(existsSync(join(root, name)), false, name);
+    assert.equal(readlinkSync(join(root, 'sub', 'mine3')), '../sub/inner.txt');
+  });
+
+  test('a link made deeper and renamed up points out all the same, and following it fails', () => {
+    expect({ 'make link inside lift': 'SUCCESS', 'make climbing link': 'SUCCESS', 'follow own link': 'ENOENT' });
+    assert.equal(readlinkSync(join(root, 'swap')), '../outside/secret.txt');
   });
 
   test('a link swapped between two opens is checked again', () => {
@@ -142,7 +149,8 @@ describe('no guest path reaches outside its preopen', () => {
   test('a directory descriptor is its own root, even after its directory is moved and replaced by a link', () => {
     expect({
       'open d': 'SUCCESS', 'dirfd dotdot': 'ENOTCAPABLE', 'dirfd dotdot out': 'ENOTCAPABLE',
-      'move d away': 'SUCCESS', 'put link where d was': 'SUCCESS', 'open via replaced d': 'ENOTCAPABLE',
+      'move d away': 'SUCCESS', 'make link to put there': 'SUCCESS', 'put link where d was': 'SUCCESS',
+      'open via replaced d': 'ENOTCAPABLE',
       'create via moved dirfd': 'SUCCESS', 'dirfd dotdot after move': 'ENOTCAPABLE', 'moved dir keeps file': 'SUCCESS',
     });
     assert.equal(existsSync(join(root, 'e', 'made.txt')), true);
