@@ -76,6 +76,9 @@ interface Level {
   hostPath: string;
 }
 
+/** The WASI host's own walk: links followed inside, nothing created (shared, so the hot path allocates nothing). */
+const GUEST_WALK: WalkOptions = Object.freeze({});
+
 /**
  * Resolves `path` under `base`. With `followFinal`, a symlink in the last position is followed too
  * (the result then names a non-symlink or something that does not exist yet); otherwise the last
@@ -84,7 +87,7 @@ interface Level {
  * creating operations need its parent.
  */
 export function resolveGuestPath(
-  base: Anchor, path: string, followFinal: boolean, slashFollows = false, walk: WalkOptions = {},
+  base: Anchor, path: string, followFinal: boolean, slashFollows = false, walk: WalkOptions = GUEST_WALK,
 ): Resolved {
   if (path.length === 0) fail(Errno.NOENT);
   if (path.charCodeAt(0) === 47 /* '/' */) fail(Errno.NOTCAPABLE);
