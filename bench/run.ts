@@ -109,11 +109,22 @@ async function main(): Promise<void> {
   add({ name: 'full call p99', value: call.p99, unit: 'ms', against: { name: 'floor p99', value: floor.p99, ratio: call.p99 / floor.p99 } });
   add({ name: 'full call p50 / floor p50', value: call.p50 / floor.p50, unit: '×', target: atMost(call.p50 / floor.p50, 1.5, '×') });
 
+  // 2b. The same calls with guests in worker threads of this process, as before the sandbox process: what the
+  // process boundary costs, measured in the same run.
+  const threaded = new FunctionHost({ poolSize: 2, isolation: 'thread' });
+  const threadedLoaded = await threaded.load({ name: 'echo', moduleBytes: ECHO, assetsDir: null });
+  const inThreads = summarize(await sample(CALLS, 200, () => threaded.call(threadedLoaded, 'echo', { hello: 'world' }, { tmpDir })));
+  add({ name: 'full call p50, guests in this process', value: inThreads.p50, unit: 'ms', against: { name: 'floor p50', value: floor.p50, ratio: inThreads.p50 / floor.p50 } });
+  add({ name: 'sandbox process: cost per call (p50)', value: call.p50 - inThreads.p50, unit: 'ms', against: { name: 'guests in this process', value: inThreads.p50, ratio: call.p50 / inThreads.p50 } });
+  const threadedRate = await throughput(threaded, threadedLoaded, 8, 2);
+  await threaded.close();
+
   // 3. Throughput and memory per in-flight call.
   const single = await throughput(host, loaded, 1, 2);
   for (const inFlight of [1, 2, 8]) {
     const rate = inFlight === 1 ? single : await throughput(host, loaded, inFlight, 2);
     add({ name: `throughput, ${inFlight} in flight`, value: rate, unit: 'calls/s', against: { name: '1 in flight', value: single, ratio: rate / single }, target: inFlight === 8 ? atLeast(rate, 4000, 'calls/s') : undefined });
+    if (inFlight === 8) add({ name: 'throughput, 8 in flight, guests in this process', value: threadedRate, unit: 'calls/s', against: { name: 'sandbox process', value: rate, ratio: threadedRate / rate } });
   }
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;

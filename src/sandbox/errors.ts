@@ -16,5 +16,15 @@ export const SANDBOX_ERROR = Object.freeze({
 
 export class SandboxError extends SubakoError {}
 
+/** A module runs only with the memory cap it was compiled with (the cap is written into its bytes). */
+export function assertSameMemoryCap(module: { memoryBytes: number }, request: { limits: { memoryBytes: number } }): void {
+  if (request.limits.memoryBytes === module.memoryBytes) return;
+  throw new SandboxError(
+    SANDBOX_ERROR.memoryMismatch,
+    `this module was compiled for a memory cap of ${module.memoryBytes} bytes, not ${request.limits.memoryBytes}; ` +
+      'compile it again with the cap the run asks for',
+  );
+}
+
 /** The module's initial memory is over the cap: defined once, by the rewrite that enforces the cap. */
 export { MemoryCapError, InstrumentError } from '../wasm/instrument.js';

@@ -8,7 +8,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { compileModule, type CompileOptions } from './compile.js';
-import { SANDBOX_ERROR, SandboxError } from './errors.js';
+import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
 import type { WorkerMessage } from './protocol.js';
 import { SandboxRun, type RunOwner } from './run.js';
 import type { CompiledModule, ModuleHandle, RunHandle, RunRequest, Sandbox } from './types.js';
@@ -65,13 +65,7 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
       throw new SandboxError(SANDBOX_ERROR.compile, 'this module was not compiled in this process; compile it with this pool first');
     }
     const module = handle as CompiledModule;
-    if (request.limits.memoryBytes !== module.memoryBytes) {
-      throw new SandboxError(
-        SANDBOX_ERROR.memoryMismatch,
-        `this module was compiled for a memory cap of ${module.memoryBytes} bytes, not ${request.limits.memoryBytes}; ` +
-          'compile it again with the cap the run asks for',
-      );
-    }
+    assertSameMemoryCap(module, request);
     const run = new SandboxRun(++this.nextRunId, module, request, this);
     this.queue.push(run);
     this.pump();

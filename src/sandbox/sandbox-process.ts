@@ -11,7 +11,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { nextModuleId, prepareModule, type CompileOptions, type PreparedModule } from './compile.js';
-import { SANDBOX_ERROR, SandboxError } from './errors.js';
+import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
 import type { FromSandbox, ProcessBridgeReply, ToSandbox } from './process-protocol.js';
 import { safeBridgeMessage } from './run.js';
 import { ByteTail } from './stderr-tail.js';
@@ -136,13 +136,7 @@ export class SandboxProcess implements Sandbox {
     if (!this.modules.has(module.id)) {
       throw new SandboxError(SANDBOX_ERROR.compile, 'this module was not compiled by this sandbox; compile it with it first');
     }
-    if (request.limits.memoryBytes !== module.memoryBytes) {
-      throw new SandboxError(
-        SANDBOX_ERROR.memoryMismatch,
-        `this module was compiled for a memory cap of ${module.memoryBytes} bytes, not ${request.limits.memoryBytes}; ` +
-          'compile it again with the cap the run asks for',
-      );
-    }
+    assertSameMemoryCap(module, request);
     const run = new ProcessRun(++this.nextRunId, module, request, this);
     this.queue.push(run);
     this.pump();
