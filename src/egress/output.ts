@@ -60,7 +60,7 @@ export async function writeBodyToVolume(
   mounts: readonly VolumeMount[],
   budget: OutputBudget,
 ): Promise<BodyResult> {
-  const target = await openVolumeFileForWrite(guestPath, mounts);
+  const target = await openVolumeFileForWrite(guestPath, mounts, budget);
   let written = 0;
   let completed = false;
   try {

@@ -8,7 +8,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import {
-  HostPathError, MAX_HOST_PATH_BYTES, openFileForReading, openFileForWriting, type HostPathProblem,
+  ENTRY_COST_BYTES, HostPathError, MAX_HOST_PATH_BYTES, openFileForReading, openFileForWriting, type HostPathProblem,
 } from '../wasi/index.js';
 import { EgressError } from './errors.js';
 import { quote } from './request.js';
@@ -105,11 +105,18 @@ export interface VolumeFileForWrite {
   finish(discard: boolean): Promise<void>;
 }
 
-/** Opens (creating parents, truncating) a volume file to stream a response body into. */
-export async function openVolumeFileForWrite(path: string, mounts: readonly VolumeMount[]): Promise<VolumeFileForWrite> {
+/**
+ * Opens (creating parents, truncating) a volume file to stream a response body into. Each directory and the
+ * file, when new, cost ENTRY_COST_BYTES of `budget` first, as the guest's own creations do; past it the
+ * request fails with `write_budget`.
+ */
+export async function openVolumeFileForWrite(
+  path: string, mounts: readonly VolumeMount[], budget?: { tryConsume(bytes: number): boolean },
+): Promise<VolumeFileForWrite> {
   const resolved = resolveVolumePath(path, mounts);
   try {
-    const file = await openFileForWriting(under(resolved), { createDirectories: true });
+    const chargeEntry = budget ? () => budget.tryConsume(ENTRY_COST_BYTES) : undefined;
+    const file = await openFileForWriting(under(resolved), { createDirectories: true, chargeEntry });
     return {
       handle: file.handle,
       guestPath: resolved.guestPath,
@@ -118,6 +125,9 @@ export async function openVolumeFileForWrite(path: string, mounts: readonly Volu
       },
     };
   } catch (error) {
+    if (error instanceof HostPathError && error.reason === 'quota') {
+      throw new EgressError('write_budget', `saving the response to ${quote(path)} would need more directory entries than this call's write budget holds`);
+    }
     throw refusal(error, path, WRITE_WORDS, 'cannot be written');
   }
 }

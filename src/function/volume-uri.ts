@@ -64,6 +64,7 @@ const WHY: Record<HostPathProblem, string> = {
   link: 'the file is a symbolic link',
   not_file: 'the file is not a regular file',
   too_large: 'the file is too large',
+  quota: 'the file cannot be read',
   host_refused: 'the file cannot be read',
 };
 

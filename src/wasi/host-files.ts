@@ -41,6 +41,8 @@ export const HOST_PATH_PROBLEMS = [
   'not_file',
   /** The file is larger than the caller accepts. */
   'too_large',
+  /** Creating the file or a directory on the way would pass the caller's entry budget. */
+  'quota',
   /** The host refused for another reason (permissions, no descriptors left, …). */
   'host_refused',
 ] as const;
@@ -81,7 +83,9 @@ interface HeldParent {
 }
 
 /** Walks to the final component's directory. The caller must `letGo` of what it returns. */
-function holdParent(target: PathUnder, options: { createDirectories?: boolean; followFinal?: boolean } = {}): HeldParent {
+function holdParent(
+  target: PathUnder, options: { createDirectories?: boolean; followFinal?: boolean; chargeEntry?: () => boolean } = {},
+): HeldParent {
   const { path } = target;
   if (Buffer.byteLength(path) > MAX_HOST_PATH_BYTES) {
     throw new HostPathError('bad_path', path, `is longer than ${MAX_HOST_PATH_BYTES} bytes`);
@@ -98,7 +102,7 @@ function holdParent(target: PathUnder, options: { createDirectories?: boolean; f
   const root: Anchor = { fd, hostPath: target.root };
   try {
     const resolved = resolveGuestPath(root, path, options.followFinal ?? target.links === 'follow', false, {
-      links: target.links, createDirectories: options.createDirectories,
+      links: target.links, createDirectories: options.createDirectories, chargeEntry: options.chargeEntry,
     });
     if (resolved.name === '.') {
       release(resolved);
@@ -126,6 +130,7 @@ function walkError(error: unknown, target: PathUnder): unknown {
   if (error instanceof WasiErrno) {
     switch (error.errno) {
       case Errno.NOTCAPABLE: return new HostPathError('outside', path, 'leads outside its directory');
+      case Errno.DQUOT: return new HostPathError('quota', path, 'would need more entries than the budget holds');
       case Errno.NOENT: return new HostPathError('missing_directory', path, 'has a missing directory');
       case Errno.NOTDIR: return new HostPathError('not_directory', path, 'goes through something that is not a directory');
       case Errno.LOOP:
@@ -196,12 +201,18 @@ export interface WritableFile {
 
 /**
  * Opens a regular file to write (created when missing, truncated when present); missing directories are
- * created on the way when asked.
+ * created on the way when asked. `chargeEntry` is asked before each new directory and before a new file is
+ * made (false refuses with reason `quota`), so entries a guest's request creates draw on its budget too.
  */
-export async function openFileForWriting(target: PathUnder, options: { createDirectories: boolean }): Promise<WritableFile> {
-  const held = holdParent(target, { createDirectories: options.createDirectories, followFinal: false });
+export async function openFileForWriting(
+  target: PathUnder, options: { createDirectories: boolean; chargeEntry?: () => boolean },
+): Promise<WritableFile> {
+  const held = holdParent(target, { createDirectories: options.createDirectories, followFinal: false, chargeEntry: options.chargeEntry });
   let opened: { handle: FileHandle; stat: BigIntStats };
   try {
+    if (options.chargeEntry && lstatSync(finalPath(held), { throwIfNoEntry: false }) === undefined && !options.chargeEntry()) {
+      throw new HostPathError('quota', target.path, 'would need more entries than the budget holds');
+    }
     opened = await openFinal(held, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, target.path);
   } catch (error) {
     letGo(held);

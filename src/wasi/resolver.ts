@@ -68,6 +68,8 @@ export interface WalkOptions {
   links?: 'follow' | 'refuse';
   /** A missing directory before the final component is created (mkdir relative to its held parent). */
   createDirectories?: boolean;
+  /** Asked before each directory is created: false refuses it with EDQUOT (the caller's entry budget). */
+  chargeEntry?: () => boolean;
 }
 
 interface Level {
@@ -115,6 +117,7 @@ export function resolveGuestPath(
       if (stat === undefined) {
         if (last) return finish(component, trailingSlash);
         if (walk.createDirectories === true && creations-- > 0) {
+          if (walk.chargeEntry && !walk.chargeEntry()) fail(Errno.DQUOT);
           makeDirectory(current, component);
           pending.push(component); // walked into like any other: lstat, then opened by descriptor
           continue;

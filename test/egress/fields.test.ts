@@ -2,8 +2,9 @@
  * Every field of a subako_http request, through the bridge handler, against a real HTTPS server on
  * loopback (names mapped to 127.0.0.1 with the explicit private-destinations opt-in of tests).
  */
+import { ENTRY_COST_BYTES } from '../../src/wasi/index.js';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -126,7 +127,16 @@ describe('output', () => {
   it('file output counts against the call\'s write budget', async () => {
     const run = makeRun();
     await callBridge(handler, { url: url('/bytes?n=4321'), output: { type: 'file', path: '/volume/data/counted.bin' } }, run);
-    assert.equal(run.writeBudget.used(), 4321);
+    assert.equal(run.writeBudget.used(), ENTRY_COST_BYTES + 4321, 'the new file is an entry, then its bytes');
+    // Overwriting the same file creates no entry.
+    await callBridge(handler, { url: url('/bytes?n=4321'), output: { type: 'file', path: '/volume/data/counted.bin' } }, run);
+    assert.equal(run.writeBudget.used(), ENTRY_COST_BYTES + 2 * 4321);
+  });
+  it('the directories and the file a download creates are entries: a budget without room for them refuses it', async () => {
+    const run = makeRun({ budgetBytes: ENTRY_COST_BYTES }); // room for one entry: the directory, not the file
+    const answer = await callBridge(handler, { url: url('/bytes?n=10'), output: { type: 'file', path: '/volume/tmp/newdir/f.bin' } }, run);
+    assert.equal(answer.error?.kind, 'write_budget', JSON.stringify(answer));
+    assert.equal(existsSync(join(volume, 'tmp', 'newdir', 'f.bin')), false);
   });
   it('a non-UTF-8 body saved to a file is fine', async () => {
     const answer = await callBridge(handler, { url: url('/binary'), output: { type: 'file', path: '/volume/tmp/bin.dat' } });
