@@ -75,6 +75,11 @@ export interface ServerConfig {
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
   keepAliveTimeoutMs?: number;
+  /** Quotas across calls, in MiB: a session's /volume/tmp, an agent's /volume/data (defaults: DEFAULT_LIMITS). */
+  sessionVolumeMiB?: number;
+  agentVolumeMiB?: number;
+  /** The sandbox process's V8 heap limit, in MiB (undefined: Node's default). */
+  sandboxHeapMiB?: number;
 }
 
 /** The fairness and connection limits: each setting's environment variable. */
@@ -88,6 +93,9 @@ export const LIMIT_ENV_NAMES: Readonly<Record<string, string>> = Object.freeze({
   headersTimeoutMs: 'SUBAKO_HEADERS_TIMEOUT_MS',
   requestTimeoutMs: 'SUBAKO_REQUEST_TIMEOUT_MS',
   keepAliveTimeoutMs: 'SUBAKO_KEEP_ALIVE_TIMEOUT_MS',
+  sessionVolumeMiB: 'SUBAKO_SESSION_VOLUME_MIB',
+  agentVolumeMiB: 'SUBAKO_AGENT_VOLUME_MIB',
+  sandboxHeapMiB: 'SUBAKO_SANDBOX_HEAP_MIB',
 });
 
 /** What any one source (the file, the environment, the flags) may say: every key optional. */
@@ -142,6 +150,9 @@ const FIELDS: Record<keyof ServerConfig, Check> = {
   headersTimeoutMs: wholeNumber(100, 3_600_000),
   requestTimeoutMs: wholeNumber(0, 86_400_000),
   keepAliveTimeoutMs: wholeNumber(100, 3_600_000),
+  sessionVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
+  agentVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
+  sandboxHeapMiB: wholeNumber(64, 65_536),
 };
 
 /** Checks one source; `where` names it in every problem ("subako.config.json", "SUBAKO_PORT", "--port"). */

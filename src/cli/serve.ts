@@ -35,6 +35,9 @@ const LIMIT_FLAGS: [keyof ServerConfig, string, string][] = [
   ['headersTimeoutMs', '--headers-timeout-ms <ms>', 'time a connection has to send request headers (default 10000)'],
   ['requestTimeoutMs', '--request-timeout-ms <ms>', 'time a connection has to send a whole request, body included; 0 for none (default 300000)'],
   ['keepAliveTimeoutMs', '--keep-alive-timeout-ms <ms>', 'how long an idle keep-alive connection is kept (default 5000)'],
+  ['sessionVolumeMiB', '--session-volume-mib <n>', "what a session's /volume/tmp holds across its calls (default 2048)"],
+  ['agentVolumeMiB', '--agent-volume-mib <n>', "what an agent's /volume/data holds across its sessions' calls (default 8192)"],
+  ['sandboxHeapMiB', '--sandbox-heap-mib <n>', "the sandbox process's V8 heap limit (default: Node's)"],
 ];
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -90,7 +93,12 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       const { server, firstStart } = await startServer({
         dataDir, host: config.host, port: config.port, workers: config.workers,
-        limits: { callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024 },
+        limits: {
+          callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024,
+          ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * 1024 * 1024 } : {}),
+          ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
+        },
+        sandboxHeapMiB: config.sandboxHeapMiB,
         examplesDir: config.examples ? bundledExamplesDir() : null,
         origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
         admission: {
