@@ -84,6 +84,8 @@ export async function callFunctionTool(
       writeBudgetBytes: Math.min(limits.writeBudgetBytes, ctx.volumeBudget?.bytes ?? Number.POSITIVE_INFINITY),
     },
     stdin: Buffer.from(request.line),
+    // The one answer ends the conversation: the sandbox gives end of file itself, without waiting for us.
+    endStdinAfterAnswer: request.id,
     onStdout: conversation.onStdout,
     bridge,
   });

@@ -70,6 +70,7 @@ function start(message: Extract<ToSandbox, { t: 'run' }>, module: CompiledModule
       preopens: message.preopens,
       limits: message.limits,
       stdin: message.stdin ?? undefined,
+      endStdinAfterAnswer: message.endStdinAfterAnswer,
       onStdout: (bytes) => send({ t: 'stdout', runId, bytes }),
       bridge: message.http ? { http: (payload, context) => bridged(runId, run, payload, context) } : undefined,
     });

@@ -31,6 +31,7 @@ export type ToSandbox =
       stdinClosed: boolean;
       /** The parent serves the `http` bridge channel for this run. */
       http: boolean;
+      endStdinAfterAnswer?: string | number;
     }
   | { t: 'stdin'; runId: number; bytes: Uint8Array }
   | { t: 'close'; runId: number }

@@ -35,6 +35,8 @@ export interface RunMessage {
    * file is not a message: see STDIN_CLOSED_RUN in control-block.ts.
    */
   stdin: Uint8Array | null;
+  /** See RunRequest.endStdinAfterAnswer. */
+  endStdinAfterAnswer?: string | number;
   /** Bytes the run may write to files; the worker starts the budget when it starts the run. */
   writeBudgetBytes: number;
   /**

@@ -264,6 +264,7 @@ export class SandboxRun implements RunHandle {
         linkHttp: this.module.importsHttp,
         stdin,
         writeBudgetBytes: limits.writeBudgetBytes,
+        endStdinAfterAnswer: this.request.endStdinAfterAnswer,
         offer,
       },
       this.module.module,

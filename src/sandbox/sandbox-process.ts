@@ -340,6 +340,7 @@ class ProcessRun implements RunHandle {
       stdin: this.stdin.length === 0 ? null : this.stdin.length === 1 ? this.stdin[0] : Buffer.concat(this.stdin),
       stdinClosed: this.stdinClosed,
       http: request.bridge?.http !== undefined,
+      endStdinAfterAnswer: request.endStdinAfterAnswer,
     });
     this.stdin.length = 0;
     // The child ends the run at its deadline; this side waits a little longer before it steps in.

@@ -32,6 +32,11 @@ export class StdinReader implements StdinSource {
     this.drain();
   }
 
+  /** End of file from now on, once what is buffered is read (the worker saw the conversation's last answer). */
+  end(): void {
+    this.ended = true;
+  }
+
   read(max: number): Uint8Array {
     while (this.buffered === 0 && !this.ended) this.waitForMessage(Infinity);
     if (this.buffered === 0 || max <= 0) return EMPTY;

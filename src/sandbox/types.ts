@@ -42,6 +42,12 @@ export interface RunRequest {
   limits: RunLimits;
   /** Bytes written to stdin before the guest starts (more may follow through the handle). */
   stdin?: Uint8Array;
+  /**
+   * Line-delimited JSON: stdin reaches end of file as soon as the guest has written a complete stdout line
+   * holding a JSON object whose `id` is this — the end `closeStdin` would give once the caller had read that
+   * line, given in the worker without the round trip. Stdin written after that is not read.
+   */
+  endStdinAfterAnswer?: string | number;
   /** Called on the main thread as stdout chunks arrive (a chunk may hold part of a line, or several). */
   onStdout?: (chunk: Uint8Array) => void;
   /**

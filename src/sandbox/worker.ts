@@ -14,6 +14,7 @@ import { classifyEnd, classifyInstantiateFailure, type GuestEnd } from './outcom
 import { OutputSink, type OutputFlow } from './output-sink.js';
 import type { RunMessage, WorkerBoot, WorkerMessage } from './protocol.js';
 import { StdinReader } from './stdin-reader.js';
+import { AnswerWatch } from './answer-watch.js';
 import { makeSubakoHttpImports } from './subako-http.js';
 import { GROW_FAILED_EXPORT } from '../wasm/instrument.js';
 import type { RunOutcome } from './types.js';
@@ -68,14 +69,22 @@ function growFailed(instance: WebAssembly.Instance): boolean {
 function runGuest(message: RunMessage, module: WebAssembly.Module | undefined): RunOutcome {
   if (!module) return { kind: 'trap', message: 'sandbox error: the worker does not hold this module' };
   const output = new OutputSink(post, control, message.runId, message.stdoutBytes, outputFlow);
+  const stdin = new StdinReader(boot.stdinPort, control, message.runId, message.stdin);
+  const watch = message.endStdinAfterAnswer === undefined ? null : new AnswerWatch(message.endStdinAfterAnswer);
+  const stdout = watch
+    ? (bytes: Uint8Array): void => {
+        output.stdout(bytes);
+        if (watch.push(bytes)) stdin.end();
+      }
+    : output.stdout;
   let host: WasiHost;
   try {
     host = wasiFor({
       args: message.args,
       env: message.env,
       preopens: message.preopens,
-      stdin: new StdinReader(boot.stdinPort, control, message.runId, message.stdin),
-      stdout: output.stdout,
+      stdin,
+      stdout,
       stderr: output.stderr,
       writeBudget: { tryConsume: (bytes) => tryConsumeWriteBudget(control, bytes) },
       sleep,
