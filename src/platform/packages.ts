@@ -12,7 +12,7 @@ import type { ContentStore } from '../package/store.js';
 import { ConflictError, InUseError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';
 import type { PackageRuntime, StoredPackageRef } from './package-runtime.js';
-import type { PackageRecord, Page, PageRequest, Store } from './store.js';
+import type { PackageRecord, PackageVersionSummary, Page, PageRequest, Store } from './store.js';
 
 export const PACKAGE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const VERSION_TEXT = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
@@ -80,6 +80,13 @@ export class PackageService {
     const rec = version === 'latest' ? await this.store.latestPackage(name) : await this.store.getPackage(name, version);
     if (!rec) throw new NotFoundError(`package ${name}@${version}`);
     return rec;
+  }
+
+  /** A package as a whole: every version (oldest first) and the latest one, whose tools it offers now. */
+  async summary(name: string): Promise<{ latest: PackageRecord; versions: PackageVersionSummary[] }> {
+    const latest = await this.store.latestPackage(name);
+    if (!latest) throw new NotFoundError(`package ${name}`);
+    return { latest, versions: await this.store.packageVersions(name) };
   }
 
   list(page: PageRequest): Promise<Page<PackageRecord>> {

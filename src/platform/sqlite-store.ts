@@ -7,7 +7,7 @@ import { MIGRATIONS } from './migrations.js';
 import { ConflictError } from './errors.js';
 import type {
   AgentRecord, AgentSpec, AgentVersionRecord, ApiKeyRecord, CallRecord, CredentialRecord, IdempotencyRecord,
-  PackageRecord, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
+  PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 
 type Row = Record<string, unknown>;
@@ -65,6 +65,14 @@ export class SqliteStore implements Store {
   }
   async listPackages(page: PageRequest): Promise<Page<PackageRecord>> {
     return this.page('packages', 'list_key', '', [], page, toPackage);
+  }
+  async packageVersions(name: string): Promise<PackageVersionSummary[]> {
+    const rows = this.db.prepare('SELECT name, version, seq, description, digest, created_at FROM packages WHERE name = ? ORDER BY seq')
+      .all(name) as Row[];
+    return rows.map((row) => ({
+      name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),
+      digest: s(row.digest), createdAt: s(row.created_at),
+    }));
   }
   async allPackages(): Promise<PackageRecord[]> {
     return (this.db.prepare('SELECT * FROM packages ORDER BY list_key').all() as Row[]).map(toPackage);

@@ -40,6 +40,9 @@ export interface PackageRecord {
   createdAt: string;
 }
 
+/** One version of a package as a list shows it: without its manifest and tools. */
+export type PackageVersionSummary = Omit<PackageRecord, 'manifest' | 'tools'>;
+
 export interface SkillRecord {
   name: string;
   version: string;
@@ -164,6 +167,8 @@ export interface Store {
   getPackage(name: string, version: string): Promise<PackageRecord | null>;
   latestPackage(name: string): Promise<PackageRecord | null>;
   listPackages(page: PageRequest): Promise<Page<PackageRecord>>;
+  /** Every version of one package, oldest first (empty when there is no such package). */
+  packageVersions(name: string): Promise<PackageVersionSummary[]>;
   allPackages(): Promise<PackageRecord[]>;
   deletePackage(name: string, version: string): Promise<void>;
   /** How many package versions hold this digest (the blob is removed when none does). */

@@ -17,7 +17,11 @@ export type GuestEnd = { returned: number } | { threw: unknown };
 export interface EndFacts {
   /** The guest passed its stdout cap at some point (even if it then caught the unwind). */
   stdoutLimitHit: boolean;
-  /** The instrumented `__subako_grow_failed` global was 1: a memory.grow was refused. */
+  /**
+   * The instrumented `__subako_grow_failed` global was 1: a memory.grow was refused. It only explains a run that
+   * then trapped (C's abort() and Rust's allocation failure trap too); a guest that handled the refusal and
+   * exited chose its own status, whatever it is.
+   */
   growFailed: boolean;
   memoryBytes: number;
 }
@@ -37,12 +41,7 @@ function errorMessage(error: unknown): string {
 /** The outcome of a run whose guest returned from `_start`, called proc_exit, or threw. */
 export function classifyEnd(end: GuestEnd, facts: EndFacts): RunOutcome {
   if (facts.stdoutLimitHit) return { kind: 'stdout_limit' };
-  if ('returned' in end) {
-    if (end.returned !== 0 && facts.growFailed) {
-      return { kind: 'out_of_memory', message: memoryMessage(facts.memoryBytes) };
-    }
-    return { kind: 'exit', code: end.returned };
-  }
+  if ('returned' in end) return { kind: 'exit', code: end.returned };
   const error = end.threw;
   if (error instanceof ProcExit) return classifyEnd({ returned: error.code }, facts);
   if (error instanceof StdoutLimitReached) return { kind: 'stdout_limit' };

@@ -54,6 +54,22 @@ export const PACKAGE_SCHEMA: JsonSchema = {
   },
 };
 
+export const PACKAGE_SUMMARY_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['name', 'latest_version', 'versions', 'tools'],
+  properties: {
+    name: str(), description: str(), latest_version: str(),
+    versions: {
+      type: 'array',
+      items: {
+        type: 'object', required: ['version', 'digest'],
+        properties: { version: str(), description: str(), digest: str(), created_at: str() },
+      },
+    },
+    tools: { type: 'array', items: TOOL_SCHEMA },
+  },
+};
+
 export const SKILL_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['name', 'version', 'digest'],

@@ -2,7 +2,7 @@
  * What the API shows of each record: snake_case JSON, never a secret (API keys, session tokens and
  * credential payloads exist only as hashes or sealed text and are not in any view).
  */
-import type { AgentRecord, AgentVersionRecord, CallRecord, PackageRecord, Page, PageRequest, SessionRecord, SkillRecord, VaultRecord } from '../platform/store.js';
+import type { AgentRecord, AgentVersionRecord, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, VaultRecord } from '../platform/store.js';
 import type { Tool } from '../tool.js';
 
 export const DEFAULT_PAGE_LIMIT = 50;
@@ -19,6 +19,15 @@ export function packageView(rec: PackageRecord): Record<string, unknown> {
   return {
     name: rec.name, version: rec.version, description: rec.description, digest: rec.digest, created_at: rec.createdAt,
     manifest: rec.manifest, tools: rec.tools,
+  };
+}
+
+/** A package as a whole: its versions, oldest first, and the latest version with its tools. */
+export function packageSummaryView(latest: PackageRecord, versions: readonly PackageVersionSummary[]): Record<string, unknown> {
+  return {
+    name: latest.name, description: latest.description, latest_version: latest.version,
+    versions: versions.map((v) => ({ version: v.version, description: v.description, digest: v.digest, created_at: v.createdAt })),
+    tools: latest.tools,
   };
 }
 

@@ -113,9 +113,12 @@ function openDescriptors(ctx: WasiContext): void {
     }
     const readOnly = preopen.readOnly;
     const base = readOnly ? DIR_READ_RIGHTS : DIR_READ_RIGHTS | DIR_WRITE_RIGHTS;
+    // A read-only preopen still lists the file write rights as inheritable: wasi-libc narrows what open() asks
+    // for to them, so hiding them would turn open(O_WRONLY) into a read-only open that succeeds. With them,
+    // path_open sees the write and answers EROFS, as a read-only mount does.
     table.add({
       kind: 'dir', anchor: { fd, hostPath }, readOnly, preopenName: encoder.encode(preopen.guestPath), flags: 0,
-      rightsBase: base, rightsInheriting: base | FILE_READ_RIGHTS | (readOnly ? 0 : FILE_WRITE_RIGHTS),
+      rightsBase: base, rightsInheriting: base | FILE_READ_RIGHTS | FILE_WRITE_RIGHTS,
     });
   }
 }

@@ -17,11 +17,14 @@ import { filetypeOf } from './stat.js';
 
 const RIGHTS_MASK = BigInt((1 << 30) - 1);
 
-/** The rights a new directory descriptor gets: never more than its parent could pass on. */
+/**
+ * The rights a new directory descriptor gets: never more than its parent could pass on. Under a read-only
+ * preopen the file write rights stay inheritable (see the preopens in host.ts): wasi-libc asks for no more
+ * than them, and path_open must see a write to refuse it with EROFS rather than open the file read-only.
+ */
 function directoryRights(parent: DirDescriptor, requested: number, inheriting: number): [number, number] {
   const possible = parent.readOnly ? DIR_READ_RIGHTS : DIR_READ_RIGHTS | DIR_WRITE_RIGHTS;
-  const fileRights = parent.readOnly ? FILE_READ_RIGHTS : FILE_READ_RIGHTS | FILE_WRITE_RIGHTS;
-  return [requested & possible, inheriting & (possible | fileRights)];
+  return [requested & possible, inheriting & (possible | FILE_READ_RIGHTS | FILE_WRITE_RIGHTS)];
 }
 
 function fileRights(requested: number, read: boolean, write: boolean): number {

@@ -40,12 +40,24 @@ describe('subako wasi', () => {
   let dir: string;
   let trap: string;
   let threads: string;
+  let growUntilRefused: string;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'subako-cli-wasi-'));
     writeFileSync(join(dir, 'data.txt'), 'from the host\n');
     trap = join(dir, 'trap.wasm');
     writeFileSync(trap, await wat('(module (memory (export "memory") 1) (func (export "_start") unreachable))'));
+    // Grows one page at a time until memory.grow answers -1, then exits with its size in pages: a guest that
+    // meets the cap, handles it, and ends by itself.
+    growUntilRefused = join(dir, 'grow-until-refused.wasm');
+    writeFileSync(growUntilRefused, await wat(`(module
+      (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+      (memory (export "memory") 1)
+      (func (export "_start")
+        (block $refused (loop $grow
+          (br_if $refused (i32.eq (memory.grow (i32.const 1)) (i32.const -1)))
+          (br $grow)))
+        (call $exit (memory.size))))`));
     threads = join(dir, 'threads.wasm');
     writeFileSync(threads, await wat('(module (memory (export "memory") 1 1 shared) (func (export "_start")))'));
   });
@@ -88,6 +100,12 @@ describe('subako wasi', () => {
     const ran = await subako(['wasi', '--memory', '32', fixture('c', 'sandbox', 'memory-hog.wasm')]);
     assert.equal(ran.status, WASI_EXIT.outOfMemory);
     assert.match(ran.stderr, /memory refused after \d+ MiB\nsubako: the module ran out of memory/);
+  });
+
+  test('a module that handles a refused memory.grow and exits is not out of memory: its own status comes back', async () => {
+    const ran = await subako(['wasi', '--memory', '8', growUntilRefused]);
+    assert.equal(ran.stderr, '');
+    assert.equal(ran.status, 8 * 16, 'the module exits with its size in 64 KiB pages: 8 MiB');
   });
 
   test('a module the checks refuse is not run: exit 1 with the problems', async () => {

@@ -56,6 +56,35 @@ describe('a read-only preopen refuses every change with EROFS', () => {
   });
 });
 
+describe('a read-only preopen refuses an open for writing at the open, as a read-only mount does', () => {
+  test('open(O_WRONLY / O_RDWR / O_APPEND / O_CREAT / O_TRUNC) and fopen("w" / "a" / "r+") answer EROFS; reading works', () => {
+    const scratch = scratchDir();
+    try {
+      const ro = join(scratch.path, 'ro');
+      mkdirSync(join(ro, 'sub'), { recursive: true });
+      writeFileSync(join(ro, 'file.txt'), 'read me');
+      writeFileSync(join(ro, 'sub', 'inner.txt'), 'i');
+      const before = snapshotTree(ro);
+      const result = runWasi(fixture('c', 'wasi', 'readonly-libc.wasm'), {
+        args: ['readonly-libc', '/package'],
+        preopens: [{ guestPath: '/package', hostPath: ro, readOnly: true }],
+      });
+      assert.equal(result.exitCode, 0, result.stderr);
+      const got = outcomes(result.stdout);
+      for (const attempt of ['open O_RDONLY', 'fopen r', 'open sub', 'openat O_RDONLY in sub']) {
+        assert.equal(got.get(attempt), 'OK', attempt);
+      }
+      for (const attempt of ['open O_WRONLY', 'open O_RDWR', 'open O_WRONLY|O_APPEND', 'open O_CREAT', 'open O_TRUNC',
+        'fopen w', 'fopen a', 'fopen r+', 'fopen r+ in sub', 'openat O_WRONLY in sub']) {
+        assert.equal(got.get(attempt), 'EROFS', attempt);
+      }
+      assert.deepEqual(snapshotTree(ro), before);
+    } finally {
+      scratch.remove();
+    }
+  });
+});
+
 describe('limits', () => {
   const scratch = scratchDir();
   // The file the guest creates is an entry, charged ENTRY_COST_BYTES first; its writes have 10,000 bytes.

@@ -2,8 +2,8 @@
 import type { Route } from '../route.js';
 import type { Platform } from '../../platform/platform.js';
 import type { Page, PageRequest } from '../../platform/store.js';
-import { ERROR_SCHEMA, PACKAGE_SCHEMA, PAGE_QUERY, SKILL_SCHEMA, pageOf } from '../schemas.js';
-import { mapPage, packageView, pageRequest, skillView } from '../views.js';
+import { ERROR_SCHEMA, PACKAGE_SCHEMA, PACKAGE_SUMMARY_SCHEMA, PAGE_QUERY, SKILL_SCHEMA, pageOf } from '../schemas.js';
+import { mapPage, packageSummaryView, packageView, pageRequest, skillView } from '../views.js';
 
 export const BUNDLE_CONTENT_TYPES = ['application/gzip', 'application/x-gzip', 'application/x-tar+gzip', 'application/octet-stream'];
 
@@ -80,8 +80,23 @@ function bundleResourceRoutes<R>(resource: BundleResource<R>, maxBundleBytes: nu
   ];
 }
 
+/** GET /v1/packages/{name}: the package as a whole, its versions and what its latest version offers. */
+const packageSummaryRoute: Route = {
+  method: 'GET', path: '/v1/packages/{name}', operationId: 'getPackageSummary', tag: 'packages', auth: 'api_key',
+  summary: 'Get a package: its versions, oldest first, and the latest version\'s tools and their schemas.',
+  responses: {
+    200: { description: 'The package.', schema: PACKAGE_SUMMARY_SCHEMA },
+    404: { description: 'No such package.', schema: ERROR_SCHEMA },
+  },
+  async handler({ platform, params }) {
+    const { latest, versions } = await platform.packages.summary(params.name);
+    return { status: 200, body: packageSummaryView(latest, versions) };
+  },
+};
+
 export function packageRoutes(maxBundleBytes: number): Route[] {
   return [
+    packageSummaryRoute,
     ...bundleResourceRoutes({
       noun: 'package', schema: PACKAGE_SCHEMA, service: (p) => p.packages, view: packageView,
       uploadSummary: 'Upload a package bundle: checks and discovery run; their problems come back as the error.',
