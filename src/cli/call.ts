@@ -12,7 +12,7 @@ import { FunctionHost } from '../function/host.js';
 import type { EgressGrant, FunctionCallContext, FunctionCallOutcome } from '../function/types.js';
 import { parseEgressPolicyFile } from '../egress/index.js';
 import type { ContentBlock } from '../tool.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandContext } from './main.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandContext } from './command-context.js';
 import { formatProblems, limitsFromFlags, loadFunction } from './load-function.js';
 
 interface CallFlags {

@@ -8,7 +8,7 @@ import type { Problem } from '../errors.js';
 import type { PackageCheck, PackageManifest } from '../package/index.js';
 import { FunctionHost } from '../function/host.js';
 import type { DiscoveryResult, ToolInfo } from '../function/types.js';
-import { EXIT_FAILED, EXIT_OK, type CommandContext } from './main.js';
+import { EXIT_FAILED, EXIT_OK, type CommandContext } from './command-context.js';
 import { limitsFromFlags, loadFunction } from './load-function.js';
 
 /** What `--json` prints. Later steps add keys; these three keep their names and meaning. */

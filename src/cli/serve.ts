@@ -8,7 +8,7 @@ import { UsageError, ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../server/start.js';
 import type { FirstStart } from '../platform/bootstrap.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command-context.js';
 
 interface ServeFlags {
   port?: string;

@@ -14,7 +14,7 @@ import { SandboxPool } from '../sandbox/pool.js';
 import type { RunOutcome } from '../sandbox/types.js';
 import type { PreopenSpec } from '../wasi/types.js';
 import { checkModule } from '../wasm/index.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command-context.js';
 
 /** Exit statuses for what is not the module's own exit, after the shell's conventions. */
 export const WASI_EXIT = Object.freeze({
