@@ -8,8 +8,7 @@
  */
 import { Command, Option } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
-import { mcp, getMetadata, Secret, type Auth } from '../mcp/index.js';
-import { formatResult, formatToolList } from '../mcp/present.js';
+import { mcp, getMetadata, Secret, type Auth, formatResult, formatToolList } from '../mcp/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { registerMcpOAuth } from './mcp-oauth.js';
 import { registerMcpPull } from './mcp-pull.js';

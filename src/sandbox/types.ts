@@ -3,7 +3,7 @@
  * from this thread and stdout/stderr streamed back. It knows nothing of MCP or HTTP: host imports that
  * must wait for async work on the main thread go through named bridge channels.
  */
-import type { PreopenSpec } from '../wasi/types.js';
+import type { PreopenSpec } from '../wasi/index.js';
 import type { ModuleLimits } from '../wasm/index.js';
 
 export interface RunLimits {
