@@ -8,11 +8,10 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError, ValidationError } from '../errors.js';
-import { FunctionHost } from '../function/host.js';
-import type { EgressGrant, FunctionCallContext, FunctionCallOutcome } from '../function/types.js';
+import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome } from '../function/index.js';
 import { parseEgressPolicyFile } from '../egress/index.js';
 import type { ContentBlock } from '../tool.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandContext } from './main.js';
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandContext } from './command-context.js';
 import { formatProblems, limitsFromFlags, loadFunction } from './load-function.js';
 
 interface CallFlags {

@@ -6,9 +6,8 @@
 import type { Command } from 'commander';
 import type { Problem } from '../errors.js';
 import type { PackageCheck, PackageManifest } from '../package/index.js';
-import { FunctionHost } from '../function/host.js';
-import type { DiscoveryResult, ToolInfo } from '../function/types.js';
-import { EXIT_FAILED, EXIT_OK, type CommandContext } from './main.js';
+import { FunctionHost, type DiscoveryResult, type ToolInfo } from '../function/index.js';
+import { EXIT_FAILED, EXIT_OK, type CommandContext } from './command-context.js';
 import { limitsFromFlags, loadFunction } from './load-function.js';
 
 /** What `--json` prints. Later steps add keys; these three keep their names and meaning. */

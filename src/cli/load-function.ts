@@ -6,8 +6,7 @@ import { basename } from 'node:path';
 import type { Problem } from '../errors.js';
 import { UsageError } from '../errors.js';
 import { checkPackage, PACKAGE_PROBLEMS, type PackageCheck } from '../package/index.js';
-import { FunctionHost, type LoadedPackage } from '../function/host.js';
-import type { DiscoveryResult, PackageSource } from '../function/types.js';
+import { FunctionHost, type LoadedPackage, type DiscoveryResult, type PackageSource } from '../function/index.js';
 import type { Limits } from '../config.js';
 
 export interface LoadedFunction {

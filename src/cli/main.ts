@@ -5,15 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { SUBAKO_VERSION } from '../version.js';
 import { UsageError } from '../errors.js';
-
-export const EXIT_OK = 0;
-export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
-
-/** A subcommand's action sets this instead of calling process.exit, so tests can run main() in-process. */
-export interface CommandContext {
-  exitCode: number;
-}
+import { EXIT_OK, EXIT_USAGE, type CommandContext } from './command-context.js';
 
 type Register = (program: Command, ctx: CommandContext) => unknown;
 

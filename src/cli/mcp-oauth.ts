@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { SubakoError } from '../errors.js';
 import { CredentialStore, login, openInBrowser } from '../mcp/oauth/index.js';
-import { EXIT_FAILED, type CommandContext } from './main.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
 
 interface LoginFlags {
   url: string;

@@ -6,8 +6,8 @@ import type { Command } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
 import { mcp, type Auth, type Secret } from '../mcp/index.js';
 import { describePullCommand, pullBindings } from '../mcp/pull/index.js';
-import { EXIT_FAILED, type CommandContext } from './main.js';
-import { parseHeaderFlag } from './mcp.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { parseHeaderFlag } from './header-flag.js';
 
 interface PullFlags {
   url: string;

@@ -8,11 +8,11 @@
  */
 import { Command, Option } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
-import { mcp, getMetadata, Secret, type Auth } from '../mcp/index.js';
-import { formatResult, formatToolList } from '../mcp/present.js';
-import { EXIT_FAILED, type CommandContext } from './main.js';
+import { mcp, getMetadata, Secret, type Auth, formatResult, formatToolList } from '../mcp/index.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { registerMcpOAuth } from './mcp-oauth.js';
 import { registerMcpPull } from './mcp-pull.js';
+import { parseHeaderFlag } from './header-flag.js';
 
 interface ServerFlags {
   url: string;
@@ -23,13 +23,6 @@ interface ServerFlags {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
-}
-
-/** `NAME=VALUE` (or `NAME: VALUE`) into a header; the value is never echoed, even in a usage error. */
-export function parseHeaderFlag(flag: string): [string, Secret] {
-  const match = /^\s*([^=:\s]+)\s*(?:=|:)\s?([\s\S]*)$/.exec(flag);
-  if (!match) throw new UsageError('--header takes NAME=VALUE (the value is not shown here)');
-  return [match[1], new Secret(match[2])];
 }
 
 export function authFromFlags(flags: Pick<ServerFlags, 'header' | 'oauth'>): Auth {

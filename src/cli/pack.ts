@@ -5,8 +5,8 @@
 import { writeFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { BundleError, bundleDigest, packBundle } from '../package/bundle.js';
-import { EXIT_FAILED, type CommandContext } from './main.js';
+import { BundleError, bundleDigest, packBundle } from '../package/index.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
 
 export function registerPack(program: Command, ctx: CommandContext): void {
   program

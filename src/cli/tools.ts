@@ -3,8 +3,8 @@
  * Exit 1 with the problems when the package is refused.
  */
 import type { Command } from 'commander';
-import { FunctionHost } from '../function/host.js';
-import { EXIT_FAILED, EXIT_OK, type CommandContext } from './main.js';
+import { FunctionHost } from '../function/index.js';
+import { EXIT_FAILED, EXIT_OK, type CommandContext } from './command-context.js';
 import { formatProblems, limitsFromFlags, loadFunction } from './load-function.js';
 
 export function registerTools(program: Command, ctx: CommandContext): void {

@@ -9,12 +9,11 @@ import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { DEFAULT_LIMITS } from '../config.js';
 import { SubakoError, UsageError } from '../errors.js';
-import { WASI_COMMAND_RULES } from '../package/module-rules.js';
-import { SandboxPool } from '../sandbox/pool.js';
-import type { RunOutcome } from '../sandbox/types.js';
-import type { PreopenSpec } from '../wasi/types.js';
+import { WASI_COMMAND_RULES } from '../package/index.js';
+import { SandboxPool, type RunOutcome } from '../sandbox/index.js';
+import type { PreopenSpec } from '../wasi/index.js';
 import { checkModule } from '../wasm/index.js';
-import type { CommandContext } from './main.js';
+import type { CommandContext } from './command-context.js';
 
 /** Exit statuses for what is not the module's own exit, after the shell's conventions. */
 export const WASI_EXIT = Object.freeze({

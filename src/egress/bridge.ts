@@ -2,7 +2,7 @@
  * The `http` bridge channel's handler: request bytes in (from the guest, via the sandbox), answer bytes
  * out. Every outcome is an answer — a guest can make a request fail, never the handler.
  */
-import type { BridgeHandler } from '../sandbox/types.js';
+import type { BridgeHandler } from '../sandbox/index.js';
 import { encodeAnswer, errorAnswer, okAnswer, type HttpAnswer } from './answer.js';
 import type { VaultCredential } from './credentials.js';
 import type { HostLookup } from './destination.js';

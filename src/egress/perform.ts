@@ -4,7 +4,7 @@
  * the whole request is bounded by `timeout_ms` and by the call's own deadline.
  */
 import type { Readable } from 'node:stream';
-import type { RunContext } from '../sandbox/types.js';
+import type { RunContext } from '../sandbox/index.js';
 import { DEFAULT_HTTPS_PORT, matchesAllowlist, type AllowEntry } from './allowlist.js';
 import type { HttpOk } from './answer.js';
 import { assertNoCredentialHeader, credentialForOrigin, originOfUrl, type CredentialPolicy } from './credentials.js';

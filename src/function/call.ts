@@ -4,8 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { Limits } from '../config.js';
-import type { ModuleHandle, Sandbox } from '../sandbox/index.js';
-import type { BridgeHandler } from '../sandbox/types.js';
+import type { ModuleHandle, Sandbox, BridgeHandler } from '../sandbox/index.js';
 import { createHttpBridge, type ConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
 import { buildRequest } from './protocol.js';

@@ -3,7 +3,7 @@
  * and turn every deviation from the ABI into a crash with its reason. The first crash wins; the run is
  * stopped at once, because nothing the guest says after breaking the protocol can be trusted.
  */
-import type { RunHandle, RunOutcome, RunResult } from '../sandbox/types.js';
+import type { RunHandle, RunOutcome, RunResult } from '../sandbox/index.js';
 import { LineSplitter } from './line-splitter.js';
 import { classifyLine } from './messages.js';
 import { crash, CrashReason, type Crash } from './crash.js';

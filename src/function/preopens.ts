@@ -4,7 +4,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PreopenSpec } from '../wasi/types.js';
+import type { PreopenSpec } from '../wasi/index.js';
 import type { FunctionCallContext, PackageSource } from './types.js';
 
 export function packagePreopens(source: PackageSource): PreopenSpec[] {

@@ -50,3 +50,4 @@ export { serve, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';
 export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from './validate.js';
 export { normalizeResult, resultText } from './result.js';
+export { formatToolList, formatResult } from './present.js';

@@ -11,3 +11,8 @@ export type { PackageDirRead, FileRead } from './package-dir.js';
 export { FUNCTION_MODULE_RULES, WASI_COMMAND_RULES, checkFunctionModule } from './module-rules.js';
 export { checkPackage } from './check-package.js';
 export type { PackageCheck } from './check-package.js';
+export {
+  BundleError, BUNDLE_PROBLEMS, DEFAULT_BUNDLE_LIMITS, bundleDigest, readBundle, unpackBundle, writeBundleTree, packBundle,
+  type BundleLimits, type BundleFile, type BundleContents,
+} from './bundle.js';
+export { ContentStore, type SweepReport } from './store.js';

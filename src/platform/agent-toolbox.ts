@@ -8,7 +8,7 @@
  * and OAuth tokens change), those without live until the session goes.
  */
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import type { FunctionCallContext, ToolInfo } from '../function/types.js';
+import type { FunctionCallContext, ToolInfo } from '../function/index.js';
 import type { Tool, Toolbox } from '../tool.js';
 import type { PackageService } from './packages.js';
 import type { PackageRuntime, StoredPackageRef } from './package-runtime.js';

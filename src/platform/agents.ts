@@ -5,8 +5,7 @@
  * versions (and deleting those is refused while it does).
  */
 import { ValidationError, type Problem } from '../errors.js';
-import { parseAllowEntry } from '../egress/allowlist.js';
-import { canonicalOrigin } from '../egress/credentials.js';
+import { parseAllowEntry, canonicalOrigin } from '../egress/index.js';
 import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';

@@ -3,10 +3,8 @@
  * FunctionHost discovers and calls them on its worker pool. Loaded packages are kept by digest, so a
  * package's module is compiled once however many sessions call it.
  */
-import { FunctionHost, type LoadedPackage } from '../function/host.js';
-import type { FunctionCallContext, ToolInfo } from '../function/types.js';
-import { checkPackage } from '../package/check-package.js';
-import { readPackageDir } from '../package/package-dir.js';
+import { FunctionHost, type LoadedPackage, type FunctionCallContext, type ToolInfo } from '../function/index.js';
+import { checkPackage, readPackageDir } from '../package/index.js';
 import type { Limits } from '../config.js';
 import type { Toolbox } from '../tool.js';
 import { ValidationError } from '../errors.js';

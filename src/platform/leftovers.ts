@@ -5,7 +5,7 @@
  * agent record is gone, and the volumes' trash. Each store removes only names it writes itself.
  */
 import { rm } from 'node:fs/promises';
-import type { ContentStore } from '../package/store.js';
+import type { ContentStore } from '../package/index.js';
 import type { Store } from './store.js';
 import type { Volumes } from './volumes.js';
 

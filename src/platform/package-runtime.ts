@@ -5,7 +5,7 @@
  * (FunctionHost); the platform itself never touches WASM.
  */
 import type { Problem } from '../errors.js';
-import type { DiscoveryResult, FunctionCallContext, ToolInfo } from '../function/types.js';
+import type { DiscoveryResult, FunctionCallContext, ToolInfo } from '../function/index.js';
 import type { Toolbox } from '../tool.js';
 
 export interface PackageManifestInfo {

@@ -6,7 +6,7 @@
  * Records are plain data. JSON-valued fields are typed here and (de)serialized by the implementation.
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
  */
-import type { ToolInfo } from '../function/types.js';
+import type { ToolInfo } from '../function/index.js';
 
 export interface PageRequest {
   limit: number;

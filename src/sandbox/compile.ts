@@ -4,18 +4,12 @@
  * caller is), and `compilePrepared` compiles those bytes where the guest will run and notes whether the
  * module imports `subako_http`, so workers link it only then.
  */
-import { SUBAKO_HTTP_MODULE } from '../wasi/preview1.js';
-import { instrumentModule } from '../wasm/instrument.js';
-import type { ModuleLimits } from '../wasm/index.js';
+import { SUBAKO_HTTP_MODULE } from '../wasi/index.js';
+import { instrumentModule } from '../wasm/index.js';
 import { SANDBOX_ERROR, SandboxError } from './errors.js';
-import type { CompiledModule } from './types.js';
+import type { CompiledModule, CompileOptions } from './types.js';
 
-export interface CompileOptions {
-  /** The memory cap, in bytes (rounded down to whole 64 KiB pages). */
-  memoryBytes: number;
-  /** The caps on what the module declares (tables among them); wasm's MODULE_LIMITS when absent. */
-  limits?: ModuleLimits;
-}
+export type { CompileOptions } from './types.js';
 
 /** Bytes with the caps written in, ready to compile. */
 export interface PreparedModule {

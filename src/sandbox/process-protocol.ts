@@ -6,7 +6,7 @@
  * A call without `subako_http` costs four messages: `run` (with the request already on stdin), `stdout`
  * (the answer), `close` (end of file on stdin) and `done`.
  */
-import type { PreopenSpec } from '../wasi/types.js';
+import type { PreopenSpec } from '../wasi/index.js';
 import type { RunLimits, RunResult } from './types.js';
 
 /** What the parent's bridge handler answered, and how much of the write budget it drew. */

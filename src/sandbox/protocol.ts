@@ -3,7 +3,7 @@
  * a message left over from an earlier run on the same worker is recognised and dropped.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { PreopenSpec } from '../wasi/types.js';
+import type { PreopenSpec } from '../wasi/index.js';
 import type { RunOutcome } from './types.js';
 
 /** What the worker receives once, at start, in `workerData`. */

@@ -7,7 +7,7 @@
  * the wait.
  */
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads';
-import type { StdinSource } from '../wasi/types.js';
+import type { StdinSource } from '../wasi/index.js';
 import { STDIN_SEQ, isStdinClosed, type ControlBlock } from './control-block.js';
 import type { StdinMessage } from './protocol.js';
 

@@ -3,7 +3,8 @@
  * from this thread and stdout/stderr streamed back. It knows nothing of MCP or HTTP: host imports that
  * must wait for async work on the main thread go through named bridge channels.
  */
-import type { PreopenSpec } from '../wasi/types.js';
+import type { PreopenSpec } from '../wasi/index.js';
+import type { ModuleLimits } from '../wasm/index.js';
 
 export interface RunLimits {
   /** Wall-clock deadline from the start of the run; past it the worker is terminated and replaced. */
@@ -92,6 +93,14 @@ export interface RunHandle {
   readonly result: Promise<RunResult>;
 }
 
+/** How a module is compiled for the sandbox: its caps. */
+export interface CompileOptions {
+  /** The memory cap, in bytes (rounded down to whole 64 KiB pages). */
+  memoryBytes: number;
+  /** The caps on what the module declares (tables among them); wasm's MODULE_LIMITS when absent. */
+  limits?: ModuleLimits;
+}
+
 /** A module a sandbox can run, by id: instrumented for its caps and compiled once where it runs. */
 export interface ModuleHandle {
   readonly id: number;
@@ -114,7 +123,7 @@ export interface CompiledModule extends ModuleHandle {
  * `SandboxPool` (guests in worker threads of this process: the engine inside that child, and `subako wasi`).
  */
 export interface Sandbox {
-  compile(bytes: Uint8Array, options: import('./compile.js').CompileOptions): Promise<ModuleHandle>;
+  compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle>;
   run(module: ModuleHandle, request: RunRequest): RunHandle;
   close(): Promise<void>;
 }

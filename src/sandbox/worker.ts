@@ -5,7 +5,7 @@
  * Whatever the guest does ends in a `done` message: this thread never throws out of a run.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { WasiHost } from '../wasi/host.js';
+import { WasiHost, type WasiOptions } from '../wasi/index.js';
 import {
   SLEEP_SLOT, startRunBudget, takeOffer, tryConsumeWriteBudget, viewControlBlock, writeBudgetUsed,
 } from './control-block.js';
@@ -16,9 +16,8 @@ import type { RunMessage, WorkerBoot, WorkerMessage } from './protocol.js';
 import { StdinReader } from './stdin-reader.js';
 import { AnswerWatch } from './answer-watch.js';
 import { makeSubakoHttpImports } from './subako-http.js';
-import { GROW_FAILED_EXPORT } from '../wasm/instrument.js';
+import { GROW_FAILED_EXPORT } from '../wasm/index.js';
 import type { RunOutcome } from './types.js';
-import type { WasiOptions } from '../wasi/types.js';
 
 const port = parentPort;
 if (!port) throw new Error('sandbox/worker.js must run as a worker thread');

@@ -4,9 +4,8 @@
  * are not shown (they may carry paths or internals).
  */
 import { SubakoError, ValidationError } from '../errors.js';
-import { BundleError } from '../package/bundle.js';
-import { ConflictError, InUseError, NotFoundError, UpstreamError } from '../platform/errors.js';
-import { CallRefusedError } from '../platform/call-admission.js';
+import { BundleError } from '../package/index.js';
+import { ConflictError, InUseError, NotFoundError, UpstreamError, CallRefusedError } from '../platform/index.js';
 
 export class HttpError extends SubakoError {
   constructor(readonly status: number, code: string, message: string, readonly problems?: { code: string; message: string }[]) {

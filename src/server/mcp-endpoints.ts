@@ -4,13 +4,9 @@
  * toolbox is (remote tool lists refresh), and dropped when the session goes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createToolboxHandler, ToolCallRefusedError, type ToolboxHandler } from '../mcp/index.js';
-import { CallRefusedError } from '../platform/call-admission.js';
-import type { AgentToolbox } from '../platform/agent-toolbox.js';
-import type { Platform } from '../platform/platform.js';
-import type { SessionRecord } from '../platform/store.js';
+import { createToolboxHandler, ToolCallRefusedError, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
+import { CallRefusedError, type AgentToolbox, type Platform, type SessionRecord } from '../platform/index.js';
 import type { Tool, Toolbox } from '../tool.js';
-import type { OriginPolicy } from '../mcp/index.js';
 
 interface Served {
   box: AgentToolbox;

@@ -5,8 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { JsonSchema } from '../tool.js';
-import type { ApiKeyRecord, SessionRecord } from '../platform/store.js';
-import type { Platform } from '../platform/platform.js';
+import type { ApiKeyRecord, SessionRecord, Platform } from '../platform/index.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

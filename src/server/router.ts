@@ -5,9 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkAgainstSchema } from '../mcp/validate.js';
-import type { Platform } from '../platform/platform.js';
-import type { ApiKeyRecord, SessionRecord } from '../platform/store.js';
+import { checkAgainstSchema } from '../mcp/index.js';
+import type { Platform, ApiKeyRecord, SessionRecord } from '../platform/index.js';
 import { readBody } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
 import type { HandlerResult, RequestContext, Route } from './route.js';

@@ -6,17 +6,10 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Limits } from '../config.js';
-import { headers } from '../mcp/auth.js';
-import { tools } from '../mcp/client-api.js';
-import { sealingKey } from '../mcp/seal.js';
-import { bootstrapIfFresh, type FirstStart } from '../platform/bootstrap.js';
-import { defaultCallAdmissionLimits, type CallAdmissionLimits } from '../platform/call-admission.js';
-import { FunctionRuntime } from '../platform/function-runtime.js';
-import { Platform } from '../platform/platform.js';
-import type { RemoteMcp } from '../platform/remote-mcp.js';
+import { headers, tools, sealingKey, type OriginPolicy } from '../mcp/index.js';
+import { bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, Platform, type RemoteMcp } from '../platform/index.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { SubakoServer } from './server.js';
-import type { OriginPolicy } from '../mcp/origin.js';
 
 export interface StartOptions {
   dataDir: string;

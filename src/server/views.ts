@@ -2,7 +2,7 @@
  * What the API shows of each record: snake_case JSON, never a secret (API keys, session tokens and
  * credential payloads exist only as hashes or sealed text and are not in any view).
  */
-import type { AgentRecord, AgentVersionRecord, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, VaultRecord } from '../platform/store.js';
+import type { AgentRecord, AgentVersionRecord, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
 
 export const DEFAULT_PAGE_LIMIT = 50;

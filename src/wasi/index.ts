@@ -12,3 +12,6 @@ export {
   type HostPathProblem, type PathUnder, type WritableFile,
 } from './host-files.js';
 export { removeTree, MAX_EXTRA_PASSES, type RemoveTreeOptions, type TreeRemoval } from './remove-tree.js';
+export {
+  WASI_MODULE, PREVIEW1_SIGNATURES, SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES, type FuncSignature, type ValType,
+} from './preview1.js';

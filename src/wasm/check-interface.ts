@@ -3,9 +3,8 @@
  */
 import type { Problem } from '../errors.js';
 import type { ParseResult } from './parse-module.js';
-import { functionType, formatFuncType, type ParsedModule } from './module-types.js';
+import { functionType, formatFuncType, type ParsedModule, type Signature } from './module-types.js';
 import { EXPORT_MISSING, EXPORT_TYPE, IMPORT_KIND, IMPORT_MODULE, IMPORT_NAME, IMPORT_SIGNATURE } from './problem-codes.js';
-import type { Signature } from './check-module.js';
 
 type AllowedImports = Readonly<Record<string, Readonly<Record<string, Signature>>>>;
 

@@ -11,13 +11,7 @@ import { FEATURE_ADVICE, FEATURE_CODES, FORMAT_COMPONENT, FORMAT_MALFORMED, FORM
 import { checkExports, checkImports } from './check-interface.js';
 import { findLimitOverruns, limitProblem } from './check-limits.js';
 import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
-import type { ExternKind, Limits } from './module-types.js';
-
-/** A function signature in text value types, e.g. `{ params: ['i32', 'i64'], results: ['i32'] }`. */
-export interface Signature {
-  params: readonly string[];
-  results: readonly string[];
-}
+import type { ExternKind, Limits, Signature } from './module-types.js';
 
 export interface ModuleRules {
   /**

@@ -1,6 +1,7 @@
 /** wasm/: pure functions on module bytes. */
 export { checkModule, FORMAT_ONLY_RULES } from './check-module.js';
-export type { ModuleCheck, ModuleInfo, ModuleRules, Signature } from './check-module.js';
+export type { ModuleCheck, ModuleInfo, ModuleRules } from './check-module.js';
+export type { Signature } from './module-types.js';
 export { instrumentModule, InstrumentError, MemoryCapError, GROW_FAILED_EXPORT, PAGE_BYTES } from './instrument.js';
 export type { InstrumentOptions } from './instrument.js';
 export { MODULE_LIMITS, MODULE_LIMIT_INFO, moduleLimitRows, formatLimit } from './module-limits.js';

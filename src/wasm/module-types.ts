@@ -8,6 +8,16 @@ export interface FuncType {
   results: ValueType[];
 }
 
+/**
+ * A function signature in text value types, e.g. `{ params: ['i32', 'i64'], results: ['i32'] }`: what an
+ * allowed import must look like. Here, not in check-module.ts, so that check-interface.ts can use it
+ * without importing the file that imports it.
+ */
+export interface Signature {
+  params: readonly string[];
+  results: readonly string[];
+}
+
 export type ExternKind = 'func' | 'table' | 'memory' | 'global' | 'tag';
 
 export interface Limits {

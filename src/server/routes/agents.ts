@@ -1,6 +1,5 @@
 /** /v1/agents, their versions and their sessions. */
-import type { AgentInput } from '../../platform/agents.js';
-import type { SessionInput } from '../../platform/sessions.js';
+import type { AgentInput, SessionInput } from '../../platform/index.js';
 import type { Route } from '../route.js';
 import {
   AGENT_INPUT_SCHEMA, AGENT_SCHEMA, AGENT_VERSION_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, SESSION_INPUT_SCHEMA, SESSION_SCHEMA, pageOf,

@@ -1,7 +1,6 @@
 /** /v1/packages and /v1/skills: bundles in, immutable versions out. */
 import type { Route } from '../route.js';
-import type { Platform } from '../../platform/platform.js';
-import type { Page, PageRequest } from '../../platform/store.js';
+import type { Platform, Page, PageRequest } from '../../platform/index.js';
 import { ERROR_SCHEMA, PACKAGE_SCHEMA, PACKAGE_SUMMARY_SCHEMA, PAGE_QUERY, SKILL_SCHEMA, pageOf } from '../schemas.js';
 import { mapPage, packageSummaryView, packageView, pageRequest, skillView } from '../views.js';
 

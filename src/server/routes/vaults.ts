@@ -1,5 +1,5 @@
 /** /v1/vaults and their credentials: write-only secrets, sealed at rest. */
-import type { CredentialInput } from '../../platform/vaults.js';
+import type { CredentialInput } from '../../platform/index.js';
 import type { Route } from '../route.js';
 import { CREDENTIAL_INPUT_SCHEMA, CREDENTIAL_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, VAULT_INPUT_SCHEMA, VAULT_SCHEMA, pageOf } from '../schemas.js';
 import { mapPage, pageRequest, vaultView } from '../views.js';

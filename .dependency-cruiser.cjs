@@ -1,0 +1,74 @@
+/**
+ * The layers of ARCHITECTURE.md, enforced (test/architecture.test.ts runs this on src/ in `npm test`).
+ *
+ * Rooms are the folders under src/, top to bottom. An import may point down the list, never up; common/
+ * is the floor that every room may use and that uses no room. The shared leaves beside the rooms
+ * (src/tool.ts, errors.ts, config.ts, version.ts: the Tool type, the error classes, the typed config and
+ * the version) sit on that floor with common/: any room may import them, and they import no room (only
+ * each other and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on
+ * top: they may import any room, through its face.
+ *
+ * A room is entered from outside through its index.ts (or a sub-room's index.ts, e.g. mcp/oauth/);
+ * its other files are its own business.
+ */
+const ROOMS = ['cli', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
+const LEAVES = '^src/(tool|errors|config|version)[.]ts$';
+const TOP = '^src/(index|app)[.]ts$';
+/** A room's face, and a sub-room's (mcp/oauth/index.ts). */
+const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
+
+const layerRules = ROOMS.map((room, index) => ({
+  name: `layer-${room}`,
+  comment: `${room}/ may import only the rooms below it (${ROOMS.slice(index + 1).join(', ') || 'none'}) and the shared leaves`,
+  severity: 'error',
+  from: { path: `^src/${room}/` },
+  to: { path: index === 0 ? '^$' : `^src/(${ROOMS.slice(0, index).join('|')})/` },
+})).filter((rule) => rule.to.path !== '^$');
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'no import closes a circle (type-only imports count: they are a dependency all the same)',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...layerRules,
+    {
+      name: 'leaves-import-no-room',
+      comment: 'the shared leaves (tool, errors, config, version) sit on the floor: they import only each other and common/',
+      severity: 'error',
+      from: { path: LEAVES },
+      to: { path: '^src/[^/]+/', pathNot: '^src/common/' },
+    },
+    {
+      name: 'nothing-imports-the-top',
+      comment: 'src/index.ts (the library face) and the composition root are imported by no file in src/',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: TOP },
+    },
+    {
+      name: 'enter-through-the-face',
+      comment: 'a room is entered from outside through its index.ts (or a sub-room\'s index.ts), never a file behind it',
+      severity: 'error',
+      from: { path: '^src/([^/]+)/' },
+      to: { path: '^src/[^/]+/', pathNot: ['^src/$1/', ...FACES] },
+    },
+    {
+      name: 'top-enters-through-the-face',
+      comment: 'the library face and the composition root use a room through its index.ts too',
+      severity: 'error',
+      from: { path: TOP },
+      to: { path: '^src/[^/]+/', pathNot: FACES },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    moduleSystems: ['es6'],
+  },
+};

@@ -1,0 +1,13 @@
+/**
+ * What every subcommand shares with the `subako` command: the exit codes and the context an action sets
+ * instead of calling process.exit. A file of its own so that the subcommands need not import main.ts, which
+ * imports them (no circle).
+ */
+export const EXIT_OK = 0;
+export const EXIT_FAILED = 1;
+export const EXIT_USAGE = 2;
+
+/** A subcommand's action sets this instead of calling process.exit, so tests can run main() in-process. */
+export interface CommandContext {
+  exitCode: number;
+}

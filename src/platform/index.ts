@@ -1,0 +1,18 @@
+/**
+ * platform/: agents, sessions (volumes), vaults, the call log, the session tool pipeline and the store
+ * behind them. What server/ (and the composition root) may use of it.
+ */
+export { Platform, type PlatformOptions } from './platform.js';
+export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
+export type { RemoteMcp } from './remote-mcp.js';
+export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';
+export {
+  CallAdmission, CallRefusedError, CALL_REFUSED, RETRY_AFTER_MS, defaultCallAdmissionLimits,
+  type CallAdmissionLimits, type AdmittedCall, type NotStarted,
+} from './call-admission.js';
+export { NotFoundError, ConflictError, InUseError, UpstreamError } from './errors.js';
+export type { AgentToolbox } from './agent-toolbox.js';
+export type { AgentInput } from './agents.js';
+export type { SessionInput } from './sessions.js';
+export type { CredentialInput } from './vaults.js';
+export type * from './store.js';
