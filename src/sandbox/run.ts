@@ -11,6 +11,7 @@ import { SubakoError } from '../errors.js';
 import { budgetIsFor, tryConsumeWriteBudget, writeBudgetUsed } from './control-block.js';
 import type { BridgeReply, WorkerMessage } from './protocol.js';
 import { ByteTail } from './stderr-tail.js';
+import { RunEndSignal } from './run-end-signal.js';
 import type {
   BridgeHandler,
   CompiledModule,
@@ -78,8 +79,7 @@ export class SandboxRun implements RunHandle {
   private deadlineAt = Infinity;
   private timer: NodeJS.Timeout | undefined;
   private finalWritten = 0;
-  /** Made only when a bridge handler asks for the signal: most runs never need one. */
-  private abort: AbortController | null = null;
+  private readonly ended = new RunEndSignal();
 
   constructor(
     readonly id: number,
@@ -107,7 +107,7 @@ export class SandboxRun implements RunHandle {
         used: () => (this.counting() ? writeBudgetUsed(this.slot!.control) : this.finalWritten),
       },
       get signal(): AbortSignal {
-        return run.abortSignal();
+        return run.ended.signal;
       },
       remainingMs: () => Math.max(0, this.deadlineAt - Date.now()),
     };
@@ -330,19 +330,11 @@ export class SandboxRun implements RunHandle {
     });
   }
 
-  private abortSignal(): AbortSignal {
-    if (!this.abort) {
-      this.abort = new AbortController();
-      // Asked for after the end: it is aborted already, as it would have been.
-      if (this.state === 'done') this.abort.abort();
-    }
-    return this.abort.signal;
-  }
 
   private cleanup(): void {
     clearTimeout(this.timer);
     this.waitingStdin.length = 0;
     this.postedStdin = null;
-    this.abort?.abort();
+    this.ended.end();
   }
 }

@@ -15,6 +15,7 @@ import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
 import type { FromSandbox, ProcessBridgeReply, ToSandbox } from './process-protocol.js';
 import { safeBridgeMessage } from './run.js';
 import { ByteTail } from './stderr-tail.js';
+import { RunEndSignal } from './run-end-signal.js';
 import type {
   BridgeHandler, ModuleHandle, RunContext, RunHandle, RunOutcome, RunRequest, RunResult, Sandbox,
 } from './types.js';
@@ -286,7 +287,7 @@ class ProcessRun implements RunHandle {
   private readonly createdAt = Date.now();
   private readonly deadlineAt: number;
   private timer: NodeJS.Timeout | undefined;
-  private abort: AbortController | null = null;
+  private readonly ended = new RunEndSignal();
 
   constructor(
     readonly id: number,
@@ -376,7 +377,7 @@ class ProcessRun implements RunHandle {
         used: () => run.request.limits.writeBudgetBytes - left,
       },
       get signal(): AbortSignal {
-        return run.abortSignal();
+        return run.ended.signal;
       },
       remainingMs: () => Math.max(0, run.deadlineAt - Date.now()),
     };
@@ -435,18 +436,11 @@ class ProcessRun implements RunHandle {
     });
   }
 
-  private abortSignal(): AbortSignal {
-    if (!this.abort) {
-      this.abort = new AbortController();
-      if (this.state === 'done') this.abort.abort();
-    }
-    return this.abort.signal;
-  }
 
   private cleanup(): void {
     clearTimeout(this.timer);
     this.stdin.length = 0;
-    this.abort?.abort();
+    this.ended.end();
     this.sandbox.release();
   }
 }
