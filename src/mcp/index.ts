@@ -23,8 +23,8 @@ export const mcp = Object.freeze({
   close: (): Promise<void> => defaultPool.closeAll(),
 });
 
-export { Secret, REDACTED, redactSecrets } from './secret.js';
-export { seal, unseal, isSealed, sealingKey, keyFilePath, subakoHome, type SealOptions } from './seal.js';
+// Secrets and sealing live in common/ (every room may use them); the MCP face still offers them.
+export { Secret, REDACTED, redactSecrets, seal, unseal, isSealed, sealingKey, keyFilePath, subakoHome, type SealOptions } from '../common/index.js';
 export {
   McpServerError,
   McpAuthError,

@@ -1,0 +1,9 @@
+/**
+ * common/: what every room may use and that belongs to none. It imports no room (only the shared leaves
+ * beside them: errors.ts, tool.ts).
+ */
+export { REDACTED, redactArguments, redactText } from './redact.js';
+export { Secret, redactSecrets, redactSecretsDeep } from './secret.js';
+export { seal, unseal, isSealed, sealingKey, keyFilePath, type SealOptions } from './seal.js';
+export { subakoHome } from './data-home.js';
+export { SEAL_ERROR, SealError, InvalidSchemaError, type SealErrorReason } from './errors.js';
