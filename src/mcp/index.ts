@@ -48,6 +48,6 @@ export {
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
 export { serve, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';
-export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from './validate.js';
+export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from '../common/index.js';
 export { normalizeResult, resultText } from './result.js';
 export { formatToolList, formatResult } from './present.js';
