@@ -6,6 +6,7 @@ export { REDACTED, redactArguments, redactText } from './redact.js';
 export { Secret, redactSecrets, redactSecretsDeep } from './secret.js';
 export { seal, unseal, isSealed, sealingKey, keyFilePath, type SealOptions } from './seal.js';
 export { subakoHome } from './data-home.js';
+export { isHttpsOrLoopback } from './https-or-loopback.js';
 export {
   compileSchema, checkAgainstSchema, checkArguments, TOOL_ARGUMENTS, REQUEST_BODY, queryParameter,
   type SchemaCheck, type SchemaProblem, type ArgumentProblem, type SchemaSubject,
