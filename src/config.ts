@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { subakoHome } from './common/index.js';
 import { ValidationError, type Problem } from './errors.js';
 
 export interface Limits {
@@ -107,7 +108,7 @@ export function defaultServerConfig(home = homedir()): ServerConfig {
   return {
     port: 7070,
     host: '127.0.0.1',
-    dataDir: join(process.env.SUBAKO_HOME ?? join(home, '.subako'), 'server'),
+    dataDir: join(subakoHome(process.env, home), 'server'),
     examples: true,
     allowedOrigins: [],
     callTimeoutMs: DEFAULT_LIMITS.callTimeoutMs,

@@ -1,8 +1,8 @@
 /**
  * Is an answer a valid MCP CallToolResult? An answer that is not is a crash (`bad_result`), because the
- * model cannot be shown it. Checked with Ajv against a schema compiled once.
+ * model cannot be shown it. Checked by the one JSON Schema validator (common/) against a schema compiled once.
  */
-import { Ajv } from 'ajv/dist/ajv.js';
+import { compileSchema } from '../common/index.js';
 
 const stringField = { type: 'string' } as const;
 const requireWhen = (type: string, fields: string[]) => ({
@@ -35,7 +35,7 @@ const CALL_TOOL_RESULT_SCHEMA = {
   },
 };
 
-const validate = new Ajv({ allErrors: false, strict: false }).compile(CALL_TOOL_RESULT_SCHEMA);
+const validate = compileSchema(CALL_TOOL_RESULT_SCHEMA);
 
 /** Returns null when `result` is a CallToolResult, else a sentence saying what is wrong. */
 export function callToolResultProblem(result: unknown): string | null {

@@ -5,7 +5,7 @@
  */
 import { McpAuthError } from './errors.js';
 import { accessTokenFor as storeAccessTokenFor } from './oauth/store.js';
-import { Secret } from './secret.js';
+import { Secret } from '../common/index.js';
 
 export interface HeadersAuth {
   readonly kind: 'headers';

@@ -1,7 +1,7 @@
 /** The check every call path makes before any I/O: the arguments against the tool's input schema. */
 import type { Tool } from '../tool.js';
 import { CallError, InvalidSchemaError, McpServerError } from './errors.js';
-import { checkArguments } from './validate.js';
+import { checkArguments } from '../common/index.js';
 
 /** Throws CallError naming the failing path and rule; a schema that cannot be compiled is the server's fault. */
 export function assertArguments(tool: Pick<Tool, 'name' | 'inputSchema' | 'source'>, args: unknown): asserts args is Record<string, unknown> {

@@ -4,7 +4,7 @@
  */
 import { ProtocolError, SdkError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from './errors.js';
-import { redactSecrets, type Secret } from './secret.js';
+import { redactSecrets, type Secret } from '../common/index.js';
 import type { Auth } from './auth.js';
 
 export interface FailureContext {

@@ -11,7 +11,7 @@ import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcon
 import { SUBAKO_VERSION } from '../version.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
 import { classifyFailure } from './classify-error.js';
-import { redactSecretsDeep, type Secret } from './secret.js';
+import { redactSecretsDeep, type Secret } from '../common/index.js';
 
 export interface Descriptor {
   readonly url: string;

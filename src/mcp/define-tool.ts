@@ -14,7 +14,7 @@ import type { CallToolResult, JsonSchema, Tool, ToolCallContext } from '../tool.
 import { assertArguments } from './call-arguments.js';
 import { CallError } from './errors.js';
 import { normalizeResult } from './result.js';
-import { compileSchema } from './validate.js';
+import { compileSchema } from '../common/index.js';
 
 export interface DefineToolOptions<Args> {
   name: string;

@@ -9,7 +9,6 @@ import type { CallToolResult } from '../tool.js';
 export const MCP_SERVER_ERROR = 'mcp.server_error';
 export const MCP_AUTH_ERROR = 'mcp.auth_error';
 export const CALL_ERROR = 'call_error';
-export const SEAL_ERROR = 'seal_error';
 
 /**
  * Why a server error happened:
@@ -103,18 +102,5 @@ export class CallError extends SubakoError {
   }
 }
 
-/** A sealed value could not be opened (wrong key, tampered, not ours) or the sealing key is unusable. */
-export type SealErrorReason = 'bad_key' | 'key_permissions' | 'tampered' | 'format';
-
-export class SealError extends ReasonedError<SealErrorReason> {
-  constructor(reason: SealErrorReason, message: string, options?: { cause?: unknown }) {
-    super(SEAL_ERROR, reason, message, options);
-  }
-}
-
-/** A JSON Schema that cannot be compiled (unknown `$ref`, invalid keyword value, unsupported dialect). */
-export class InvalidSchemaError extends SubakoError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('invalid_schema', message, options);
-  }
-}
+// Sealing's and the schema validator's errors live in common/ with them; named here as they always were.
+export { SEAL_ERROR, SealError, InvalidSchemaError, type SealErrorReason } from '../common/index.js';

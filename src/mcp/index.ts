@@ -23,8 +23,8 @@ export const mcp = Object.freeze({
   close: (): Promise<void> => defaultPool.closeAll(),
 });
 
-export { Secret, REDACTED, redactSecrets } from './secret.js';
-export { seal, unseal, isSealed, sealingKey, keyFilePath, subakoHome, type SealOptions } from './seal.js';
+// Secrets and sealing live in common/ (every room may use them); the MCP face still offers them.
+export { Secret, REDACTED, redactSecrets, seal, unseal, isSealed, sealingKey, keyFilePath, subakoHome, type SealOptions } from '../common/index.js';
 export {
   McpServerError,
   McpAuthError,
@@ -48,6 +48,6 @@ export {
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
 export { serve, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';
-export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from './validate.js';
+export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from '../common/index.js';
 export { normalizeResult, resultText } from './result.js';
 export { formatToolList, formatResult } from './present.js';

@@ -5,6 +5,7 @@
  * versions (and deleting those is refused while it does).
  */
 import { ValidationError, type Problem } from '../errors.js';
+import { isHttpsOrLoopback } from '../common/index.js';
 import { parseAllowEntry, canonicalOrigin } from '../egress/index.js';
 import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
@@ -168,13 +169,6 @@ export class AgentService {
 
 /** Remote servers are reached over https; plain http only on the loopback interface (local servers, tests). */
 export function isServerUrl(text: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return false;
-  }
-  if (url.username || url.password || url.hash) return false;
-  if (url.protocol === 'https:') return true;
-  return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  // A fragment never reaches the server; one in a stored server URL is a mistake, refused rather than dropped.
+  return isHttpsOrLoopback(text) && new URL(text).hash === '';
 }

@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { CallReport, CallToolResult, ContentBlock, Tool } from '../tool.js';
 import { newId, nowIso } from './ids.js';
-import { redactArguments, redactText } from './redact.js';
+import { redactArguments, redactText } from '../common/index.js';
 import type { CallRecord, Page, PageRequest, SessionRecord, Store } from './store.js';
 import { NotFoundError } from './errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';

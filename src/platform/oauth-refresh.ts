@@ -2,6 +2,7 @@
  * The OAuth 2.0 refresh-token grant (RFC 6749 §6), for vault credentials whose access token is about to
  * expire. One function: given the refresh settings, fetch a new token. Errors never carry the tokens.
  */
+import { isHttpsOrLoopback } from '../common/index.js';
 import { UpstreamError } from './errors.js';
 
 export interface OAuthRefreshSettings {
@@ -26,15 +27,7 @@ const REFRESH_TIMEOUT_MS = 15_000;
 
 /** Token endpoints must be https, except on the loopback interface (local development and tests). */
 export function isAcceptableTokenEndpoint(text: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return false;
-  }
-  if (url.username !== '' || url.password !== '') return false;
-  if (url.protocol === 'https:') return true;
-  return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+  return isHttpsOrLoopback(text);
 }
 
 export async function refreshAccessToken(settings: OAuthRefreshSettings, now = Date.now()): Promise<RefreshedToken> {

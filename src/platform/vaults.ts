@@ -5,7 +5,7 @@
  * views show the target, the scheme and the expiry only. OAuth access tokens are refreshed shortly before
  * they expire, once per credential however many calls ask at the same time.
  */
-import { seal, unseal } from '../mcp/index.js';
+import { seal, unseal } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { InUseError, NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { checkAgainstSchema } from '../mcp/index.js';
+import { checkAgainstSchema, queryParameter, REQUEST_BODY } from '../common/index.js';
 import type { Platform, ApiKeyRecord, SessionRecord } from '../platform/index.js';
 import { readBody } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
@@ -98,9 +98,9 @@ export class Router {
         requireContentType(req, ['application/json']);
         const raw = await readBody(req, route.body.maxBytes ?? DEFAULT_JSON_BODY_BYTES);
         body = parseJson(raw);
-        const check = checkAgainstSchema(route.body.schema, body);
+        const check = checkAgainstSchema(route.body.schema, body, REQUEST_BODY);
         if (!check.ok) {
-          throw new HttpError(400, 'invalid_body', check.problems.map((p) => `${p.path || 'body'}: ${p.message}`).slice(0, 5).join('; '));
+          throw new HttpError(400, 'invalid_body', check.problems.map((p) => p.message).slice(0, 5).join('; '));
         }
       } else {
         requireContentType(req, route.body.contentTypes);
@@ -185,8 +185,8 @@ function checkQuery(route: Route, search: URLSearchParams): Record<string, strin
     const value = search.get(name);
     if (value === null) continue;
     const typed = schema.type === 'integer' ? (/^-?\d{1,15}$/.test(value) ? Number(value) : value) : value;
-    const check = checkAgainstSchema(schema, typed);
-    if (!check.ok) throw new HttpError(400, 'invalid_query', `query parameter ${name}: ${check.problems[0]?.message ?? 'invalid'}`);
+    const check = checkAgainstSchema(schema, typed, queryParameter(name));
+    if (!check.ok) throw new HttpError(400, 'invalid_query', check.problems[0]?.message ?? `query parameter ${name} is invalid`);
     out[name] = value;
   }
   return out;

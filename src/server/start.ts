@@ -6,7 +6,8 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { Limits } from '../config.js';
-import { headers, tools, sealingKey, type OriginPolicy } from '../mcp/index.js';
+import { sealingKey } from '../common/index.js';
+import { headers, tools, type OriginPolicy } from '../mcp/index.js';
 import { bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, Platform, type RemoteMcp } from '../platform/index.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { SubakoServer } from './server.js';

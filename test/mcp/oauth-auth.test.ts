@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mcp, callTool, ConnectionPool, McpAuthError, Secret, setAccessTokenSource } from '../../src/mcp/index.js';
+import { mcp, callTool, ConnectionPool, McpAuthError, REDACTED, Secret, setAccessTokenSource } from '../../src/mcp/index.js';
 import { startModernServer, startLegacyServer, type RunningServer } from './helpers/servers.js';
 
 describe('OAuth auth on outbound connections', () => {
@@ -45,7 +45,7 @@ describe('OAuth auth on outbound connections', () => {
       token = 'token-two'; // the store refreshed it
       const echoed = await callTool(toolbox.whoami, {});
       assert.equal(legacy.stats.authorizations.at(-1), 'Bearer token-two');
-      assert.equal(echoed.content[0].text, 'Bearer ********', 'a result quoting the token back shows it redacted');
+      assert.equal(echoed.content[0].text, `Bearer ${REDACTED}`, 'a result quoting the token back shows it redacted');
       assert.ok(asked.length >= 2 && asked.every((name) => name === 'github'));
       assert.equal(pool.connectsMade, 1, 'a refreshed token does not need a new connection');
     } finally {

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { seal, sealingKey, subakoHome, unseal } from '../seal.js';
+import { seal, sealingKey, subakoHome, unseal } from '../../common/index.js';
 import { CredentialStoreError } from './errors.js';
 
 const FILE_VERSION = 1;

@@ -8,7 +8,7 @@
 import { OAuthError, refreshAuthorization, type FetchLike } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from '../errors.js';
 import { fetchWithTimeout } from './fetch-timeout.js';
-import { Secret } from '../secret.js';
+import { Secret } from '../../common/index.js';
 import type { CredentialFile } from './credential-file.js';
 import { needsRefresh, parseCredential, REFRESH_EARLY_MS, storedTokens, type StoredCredential } from './credential.js';
 

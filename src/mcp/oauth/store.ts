@@ -4,7 +4,7 @@
  * tokens from `accessTokenFor(name)`, which refreshes them shortly before they expire.
  */
 import type { FetchLike } from '@modelcontextprotocol/client';
-import type { Secret } from '../secret.js';
+import type { Secret } from '../../common/index.js';
 import { CredentialFile, type CredentialFileOptions } from './credential-file.js';
 import { parseCredential, type StoredCredential } from './credential.js';
 import { freshAccessToken, type AccessTokenOptions } from './refresh.js';

@@ -1,5 +1,5 @@
 /** /v1/sessions/{id}: the session, its tools, its calls. Call routes take an API key or the session's own token. */
-import { checkArguments } from '../../mcp/index.js';
+import { checkArguments } from '../../common/index.js';
 import type { Route } from '../route.js';
 import { CALL_ANSWER_SCHEMA, CALL_INPUT_SCHEMA, CALL_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, SESSION_SCHEMA, TOOL_SCHEMA, pageOf } from '../schemas.js';
 import { callView, mapPage, pageRequest, sessionView, toolView } from '../views.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { McpAuthError, McpServerError } from '../../../src/mcp/errors.js';
-import { mcp } from '../../../src/mcp/index.js';
+import { mcp, REDACTED } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, accessTokenFor, login } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
 import { startProtectedMcpServer, type ProtectedMcpServer, type ProtectedMcpServerOptions } from './protected-mcp-server.js';
@@ -215,7 +215,7 @@ describe('refresh: accessTokenFor keeps tokens fresh', () => {
       const stored = await s.store.get('fresh');
       const token = await s.store.accessToken('fresh');
       assert.equal(token.reveal(), stored!.tokens.accessToken);
-      assert.equal(String(token), 'Secret(********)');
+      assert.equal(String(token), REDACTED);
       assert.equal(s.authServer.tokenRequests.length, 1, 'no refresh request');
     } finally {
       await s.close();

@@ -1,6 +1,7 @@
 /**
- * The one JSON Schema validator: tool arguments against input schemas (2020-12 by default, draft-07 and
- * 2019-09 when a schema says so through `$schema`). Compiled validators are cached per schema, by object
+ * The one JSON Schema validator, for every value subako checks against a schema: tool arguments against
+ * input schemas, REST bodies and query parameters against the routes' schemas, a guest's answer against
+ * CallToolResult (2020-12 by default, draft-07 and 2019-09 when a schema says so through `$schema`). Compiled validators are cached per schema, by object
  * identity and by content, so re-listing a server's tools does not recompile.
  *
  * `format` is treated as an annotation (the 2020-12 default vocabulary), since the format plugins are not
@@ -13,7 +14,7 @@ import type { ErrorObject, ValidateFunction, Options } from 'ajv';
 import type { JsonSchema } from '../tool.js';
 import { InvalidSchemaError } from './errors.js';
 
-export interface ArgumentProblem {
+export interface SchemaProblem {
   code: string;
   /** JSON Pointer into the validated value; for a missing property, the path it should have had. */
   path: string;
@@ -22,7 +23,28 @@ export interface ArgumentProblem {
   message: string;
 }
 
-export type SchemaCheck = { ok: true } | { ok: false; problems: ArgumentProblem[] };
+export type SchemaCheck = { ok: true } | { ok: false; problems: SchemaProblem[] };
+
+/** A tool argument's problem: the same shape, under the name the MCP face always gave it. */
+export type ArgumentProblem = SchemaProblem;
+
+/**
+ * What is being checked, as the messages name it: the whole value ("the arguments", "the body") and one
+ * of its parts ("argument /name", "field /name"), and the prefix of the problems' codes.
+ */
+export interface SchemaSubject {
+  whole: string;
+  part: string;
+  code: string;
+}
+
+export const TOOL_ARGUMENTS: SchemaSubject = Object.freeze({ whole: 'the arguments', part: 'argument', code: 'call' });
+export const REQUEST_BODY: SchemaSubject = Object.freeze({ whole: 'the body', part: 'field', code: 'body' });
+
+/** A query parameter is checked as a whole value: its problems read "query parameter limit must be …". */
+export function queryParameter(name: string): SchemaSubject {
+  return { whole: `query parameter ${name}`, part: `query parameter ${name} at`, code: 'query' };
+}
 
 const ajvOptions: Options = {
   allErrors: true,
@@ -93,7 +115,7 @@ export function compileSchema(schema: JsonSchema): ValidateFunction {
   return validate;
 }
 
-function describe(error: ErrorObject): ArgumentProblem {
+function describe(error: ErrorObject, subject: SchemaSubject): SchemaProblem {
   let path = error.instancePath;
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'required' && typeof params.missingProperty === 'string') {
@@ -103,26 +125,29 @@ function describe(error: ErrorObject): ArgumentProblem {
   } else if (error.keyword === 'unevaluatedProperties' && typeof params.unevaluatedProperty === 'string') {
     path = `${path}/${escapePointer(params.unevaluatedProperty)}`;
   }
-  const where = path === '' ? 'the arguments' : `argument ${path}`;
+  const where = path === '' ? subject.whole : `${subject.part} ${path}`;
   let detail = error.message ?? 'is invalid';
   if (error.keyword === 'enum' && Array.isArray(params.allowedValues)) {
     detail += `: ${params.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
   }
-  return { code: `call.${error.keyword}`, path, rule: error.keyword, message: `${where} ${detail} (rule: ${error.keyword})` };
+  return { code: `${subject.code}.${error.keyword}`, path, rule: error.keyword, message: `${where} ${detail} (rule: ${error.keyword})` };
 }
 
 function escapePointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** Checks a value against a schema; every problem names its path and its rule. */
-export function checkAgainstSchema(schema: JsonSchema, value: unknown): SchemaCheck {
+/**
+ * Checks a value against a schema; every problem names its path and its rule, in the words of `subject`
+ * (tool arguments unless told).
+ */
+export function checkAgainstSchema(schema: JsonSchema, value: unknown, subject: SchemaSubject = TOOL_ARGUMENTS): SchemaCheck {
   const validate = compileSchema(schema);
   if (validate(value)) return { ok: true };
   const seen = new Set<string>();
-  const problems: ArgumentProblem[] = [];
+  const problems: SchemaProblem[] = [];
   for (const error of validate.errors ?? []) {
-    const problem = describe(error);
+    const problem = describe(error, subject);
     if (seen.has(problem.message)) continue;
     seen.add(problem.message);
     problems.push(problem);

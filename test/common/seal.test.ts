@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, statSync, chmodSync, readFileSync, writeFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { seal, unseal, isSealed, sealingKey, keyFilePath, SealError, Secret } from '../../src/mcp/index.js';
+import { seal, unseal, isSealed, sealingKey, keyFilePath, SealError, Secret } from '../../src/common/index.js';
 
 const PLAIN = 'refresh-token-ABCDEFGHIJKLMNOP';
 

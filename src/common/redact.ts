@@ -6,6 +6,10 @@
  *     value replaced, wherever it sits.
  * Arguments are bounded too: the log keeps at most 64 KiB of them.
  */
+/**
+ * The one redaction marker: what stands where a secret was, in the call log, in a Secret's every string
+ * form, and in a text a server echoed a credential back into.
+ */
 export const REDACTED = '[redacted]';
 
 const SECRET_KEY = /pass(word|phrase)?|secret|token|api[-_]?key|authorization|cookie|credential|private[-_]?key/i;

@@ -1,6 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkArguments, compileSchema, InvalidSchemaError } from '../../src/mcp/index.js';
+import {
+  checkAgainstSchema, checkArguments, compileSchema, InvalidSchemaError, queryParameter, REQUEST_BODY,
+} from '../../src/common/index.js';
 
 const schema = {
   type: 'object',
@@ -81,5 +83,29 @@ describe('arguments are checked against the input schema (JSON Schema 2020-12)',
 
   it('a schema that cannot be compiled is an InvalidSchemaError', () => {
     assert.throws(() => compileSchema({ type: 'object', properties: { x: { $ref: '#/nowhere' } } }), InvalidSchemaError);
+  });
+});
+
+describe('the messages name what was checked: tool arguments, a REST body, a query parameter', () => {
+  const messages = (check: ReturnType<typeof checkAgainstSchema>) => (check.ok ? [] : check.problems.map((p) => p.message));
+
+  it('tool arguments read "argument /name" and "the arguments"', () => {
+    assert.deepEqual(messages(checkArguments(schema, { name: 42 })), ['argument /name must be string (rule: type)']);
+    assert.deepEqual(messages(checkArguments({ type: 'object', minProperties: 1 }, {})), [
+      'the arguments must NOT have fewer than 1 properties (rule: minProperties)',
+    ]);
+  });
+
+  it('a REST body reads "field /name" and "the body", never "argument"', () => {
+    const body = checkAgainstSchema(schema, { name: 42 }, REQUEST_BODY);
+    assert.deepEqual(messages(body), ['field /name must be string (rule: type)']);
+    assert.equal(body.ok ? '' : body.problems[0].code, 'body.type');
+    assert.deepEqual(messages(checkAgainstSchema(schema, [], REQUEST_BODY)), ['the body must be object (rule: type)']);
+  });
+
+  it('a query parameter is named by its name', () => {
+    assert.deepEqual(messages(checkAgainstSchema({ type: 'integer', minimum: 1 }, 0, queryParameter('limit'))), [
+      'query parameter limit must be >= 1 (rule: minimum)',
+    ]);
   });
 });

@@ -1,14 +1,14 @@
 /**
  * A secret string (an API key, a bearer token) that stays private inside tool values: every way a person
  * could see it — `String()`, template literals, `JSON.stringify`, `util.inspect`, `console.log`, error
- * messages — shows `Secret(********)`. Only `reveal()` hands out the value, and only the transport calls it.
+ * messages — shows the redaction marker (`[redacted]`). Only `reveal()` hands out the value, and only the transport calls it.
  *
  * The value lives in a module-private WeakMap, not on the object, so no reflection (`Object.keys`,
  * `structuredClone`, `util.inspect` with `showHidden`) can reach it either.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 
-export const REDACTED = 'Secret(********)';
+import { REDACTED } from './redact.js';
 
 const values = new WeakMap<Secret, string>();
 
@@ -82,7 +82,7 @@ export function redactSecrets(text: string, secrets: Iterable<Secret>): string {
   let out = text;
   // Longest first, so a whole value is replaced before any of its parts.
   for (const needle of [...needles].sort((a, b) => b.length - a.length)) {
-    out = out.split(needle).join('********');
+    out = out.split(needle).join(REDACTED);
   }
   return out;
 }

@@ -9,8 +9,8 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { subakoHome } from './data-home.js';
 import { SealError } from './errors.js';
 import { Secret } from './secret.js';
 
@@ -23,11 +23,6 @@ export interface SealOptions {
   key?: Buffer;
   /** Bound as additional authenticated data: unsealing must name the same context. */
   context?: string;
-}
-
-/** The directory subako keeps its own state in: `$SUBAKO_HOME`, else `~/.subako`. */
-export function subakoHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SUBAKO_HOME && env.SUBAKO_HOME.length > 0 ? env.SUBAKO_HOME : join(homedir(), '.subako');
 }
 
 export function keyFilePath(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { REDACTED, redactArguments, redactText } from '../../src/platform/redact.js';
+import { REDACTED, redactArguments, redactText } from '../../src/common/index.js';
 
 describe('redacting the call log', () => {
   it('replaces values under keys that name secrets', () => {

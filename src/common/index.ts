@@ -1,0 +1,14 @@
+/**
+ * common/: what every room may use and that belongs to none. It imports no room (only the shared leaves
+ * beside them: errors.ts, tool.ts).
+ */
+export { REDACTED, redactArguments, redactText } from './redact.js';
+export { Secret, redactSecrets, redactSecretsDeep } from './secret.js';
+export { seal, unseal, isSealed, sealingKey, keyFilePath, type SealOptions } from './seal.js';
+export { subakoHome } from './data-home.js';
+export { isHttpsOrLoopback } from './https-or-loopback.js';
+export {
+  compileSchema, checkAgainstSchema, checkArguments, TOOL_ARGUMENTS, REQUEST_BODY, queryParameter,
+  type SchemaCheck, type SchemaProblem, type ArgumentProblem, type SchemaSubject,
+} from './json-schema.js';
+export { SEAL_ERROR, SealError, InvalidSchemaError, type SealErrorReason } from './errors.js';
