@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Limits } from '../config.js';
 import type { ModuleHandle, Sandbox } from '../sandbox/index.js';
 import type { BridgeHandler } from '../sandbox/types.js';
-import { createHttpBridge, type ConnectionPool } from '../egress/index.js';
+import { createHttpBridge, type HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
@@ -39,7 +39,7 @@ export function forgetDirectory(dir: string): void {
 /** What a call runs on: the host's sandbox and its pool of outgoing HTTPS connections. */
 export interface CallRuntime {
   sandbox: Sandbox;
-  connections: ConnectionPool;
+  connections: HttpsConnectionPool;
 }
 
 export async function callFunctionTool(
