@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Limits } from '../config.js';
 import type { ModuleHandle, Sandbox } from '../sandbox/index.js';
 import type { BridgeHandler } from '../sandbox/types.js';
-import { createHttpBridge, type HttpsConnectionPool } from '../egress/index.js';
+import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
@@ -57,7 +57,7 @@ export async function callFunctionTool(
   if (!knownDirectories.has(ctx.tmpDir)) await ensureDirectory(ctx.tmpDir);
   if (ctx.dataDir && !knownDirectories.has(ctx.dataDir)) await ensureDirectory(ctx.dataDir);
 
-  const egressLog: unknown[] = [];
+  const egressLog: EgressLogEntry[] = [];
   const bridge: { http?: BridgeHandler } = {};
   if (ctx.egress) {
     const volume = [{ guestPath: '/volume/tmp', hostPath: ctx.tmpDir }];
@@ -68,7 +68,7 @@ export async function callFunctionTool(
       credentials: ctx.egress.credentials,
       volume,
       ca: ctx.egress.ca,
-      log: egressLog as never[],
+      log: egressLog,
     });
   }
 
