@@ -16,6 +16,3 @@ export class EgressError extends SubakoError {
   }
 }
 
-export function isEgressError(value: unknown): value is EgressError {
-  return value instanceof EgressError;
-}

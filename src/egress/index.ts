@@ -4,7 +4,7 @@
  * hands it request bytes on its `http` bridge channel and gives the answer bytes back to the guest.
  */
 export { createHttpBridge, type HttpBridgeOptions, type CaOption } from './bridge.js';
-export { HttpsConnectionPool, sharedHttpsConnectionPool, type HttpsConnectionPoolOptions } from './connection-pool.js';
+export { HttpsConnectionPool, type HttpsConnectionPoolOptions } from './connection-pool.js';
 export { parseEgressPolicyFile, compilePolicy, type EgressPolicy, type EgressPolicyFile, type PrivateDestinations } from './policy.js';
 export { parseHttpRequest, MAX_REQUEST_BYTES, MAX_TIMEOUT_MS, HTTP_METHODS, type HttpRequest, type HttpMethod, type RequestBody, type OutputSpec } from './request.js';
 export { matchesAllowlist, parseAllowEntry, canonicalHost, type AllowEntry } from './allowlist.js';

@@ -4,7 +4,7 @@ export { SandboxProcess, type SandboxProcessOptions } from './sandbox-process.js
 export type { CompileOptions } from './compile.js';
 export { SANDBOX_ERROR, SandboxError, MemoryCapError, InstrumentError } from './errors.js';
 export {
-  SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES, HTTP_ABI_MISUSE, HTTP_ERROR_KINDS, NO_NETWORK_REPLY, httpErrorAnswer,
-  type SubakoHttpFunction, type HttpErrorKind, type HttpErrorAnswer,
+  SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES, HTTP_ABI_MISUSE, HTTP_ERROR_KINDS, httpErrorAnswer,
+  type HttpErrorKind, type HttpErrorAnswer,
 } from './subako-http-abi.js';
 export type * from './types.js';
