@@ -2,6 +2,7 @@
  * "A tool is a tool": every source (function package, remote MCP server, TypeScript function) produces
  * Tools, and every sink (MCP endpoint, library, CLI) consumes them. These types are the whole contract.
  */
+import type { EgressLogEntry } from './egress/index.js';
 
 /** A JSON Schema object (2020-12). Tools' input schemas have `"type": "object"` at the top. */
 export type JsonSchema = Record<string, unknown>;
@@ -28,7 +29,7 @@ export interface CallReport {
   /** Present when status is `crash`: a stable reason code and a message. */
   crash?: { reason: string; message: string; stderr: string };
   /** Outgoing HTTP requests the call made (function tools). */
-  egress?: unknown[];
+  egress?: EgressLogEntry[];
   /** The last of what the function wrote to stderr (function tools), whatever the status. */
   stderr?: string;
   durationMs: number;

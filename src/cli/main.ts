@@ -24,6 +24,27 @@ const SUBCOMMANDS: Record<string, () => Promise<Register>> = {
   push: async () => (await import('./push.js')).registerPush,
 };
 
+/** Own names only: `subako constructor` must not find Object.prototype's. */
+function isCommand(word: string): boolean {
+  return Object.hasOwn(SUBCOMMANDS, word);
+}
+
+/**
+ * The command a line names that subako does not have (also as `help <name>`), or undefined. Checked before
+ * commander parses: it would answer `subako <unknown> --help` with the main help and exit 0, as if the
+ * line were right.
+ */
+export function unknownCommandIn(words: readonly string[]): string | undefined {
+  const at = words.findIndex((word) => !word.startsWith('-'));
+  if (at < 0) return undefined;
+  const named = words[at];
+  if (named === 'help') {
+    const topic = words[at + 1];
+    return topic === undefined || topic.startsWith('-') || isCommand(topic) ? undefined : topic;
+  }
+  return isCommand(named) ? undefined : named;
+}
+
 export async function buildProgram(ctx: CommandContext, argv: string[] = []): Promise<Command> {
   const program = new Command('subako')
     .description('Run WebAssembly function packages and MCP servers as tools for AI agents.')
@@ -33,13 +54,18 @@ export async function buildProgram(ctx: CommandContext, argv: string[] = []): Pr
   const words = argv.slice(2);
   const named = words.find((word) => !word.startsWith('-'));
   const versionOnly = named === undefined && words.some((word) => word === '-V' || word === '--version');
-  const wanted = versionOnly ? [] : named !== undefined && named in SUBCOMMANDS ? [named] : Object.keys(SUBCOMMANDS);
+  const wanted = versionOnly ? [] : named !== undefined && isCommand(named) ? [named] : Object.keys(SUBCOMMANDS);
   const registers = await Promise.all(wanted.map((name) => SUBCOMMANDS[name]()));
   for (const register of registers) register(program, ctx);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
+  const unknown = unknownCommandIn(argv.slice(2));
+  if (unknown !== undefined) {
+    process.stderr.write(`subako: unknown command ${JSON.stringify(unknown)}; the commands are ${Object.keys(SUBCOMMANDS).join(', ')} (see subako --help)\n`);
+    return EXIT_USAGE;
+  }
   const ctx: CommandContext = { exitCode: EXIT_OK };
   const program = await buildProgram(ctx, argv);
   try {

@@ -1,7 +1,8 @@
 /**
  * The JSON answer a guest reads back with `read_response`: `{"ok": …}` or `{"error": {"kind", "message"}}`.
  */
-import { EgressError, type EgressErrorKind } from './errors.js';
+import { httpErrorAnswer, type HttpErrorAnswer } from '../sandbox/index.js';
+import type { EgressError } from './errors.js';
 import type { AnswerBody } from './output.js';
 
 export interface HttpOk {
@@ -10,21 +11,16 @@ export interface HttpOk {
   body: AnswerBody;
 }
 
-export type HttpAnswer = { ok: HttpOk } | { error: { kind: EgressErrorKind; message: string } };
+export type HttpAnswer = { ok: HttpOk } | HttpErrorAnswer;
 
 export function okAnswer(ok: HttpOk): HttpAnswer {
   return { ok };
 }
 
 export function errorAnswer(error: EgressError): HttpAnswer {
-  return { error: { kind: error.kind, message: error.message } };
+  return httpErrorAnswer(error.kind, error.message);
 }
 
 export function encodeAnswer(answer: HttpAnswer): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(answer));
-}
-
-/** An answer carrying the `abi` kind, for import glue that must report a misuse inside an answer. */
-export function abiErrorAnswer(message: string): Uint8Array {
-  return encodeAnswer(errorAnswer(new EgressError('abi', message)));
 }

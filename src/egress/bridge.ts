@@ -7,7 +7,7 @@ import { encodeAnswer, errorAnswer, okAnswer, type HttpAnswer } from './answer.j
 import type { VaultCredential } from './credentials.js';
 import type { HostLookup } from './destination.js';
 import { EgressError } from './errors.js';
-import { sharedConnectionPool, type ConnectionPool } from './connection-pool.js';
+import { sharedHttpsConnectionPool, type HttpsConnectionPool } from './connection-pool.js';
 import { isForbiddenAddress } from './forbidden-address.js';
 import { cachedSystemLookup } from './lookup-cache.js';
 import { urlForLog, type EgressLogEntry } from './log.js';
@@ -46,7 +46,7 @@ export interface HttpBridgeOptions {
    * Where connections come from: the process-wide pool unless given (a host that wants its own, closed
    * with it, passes one). Reuse never crosses name, port, checked addresses, trust or authority.
    */
-  connections?: ConnectionPool;
+  connections?: HttpsConnectionPool;
 }
 
 /** Best-effort method and URL of a request that did not parse, for its log entry. */
@@ -75,7 +75,7 @@ export function createHttpBridge(options: HttpBridgeOptions): BridgeHandler {
     },
     volume: options.volume.map((v) => ({ guestPath: v.guestPath, hostPath: v.hostPath })),
     trust: trustFor(options.ca),
-    connections: options.connections ?? sharedConnectionPool,
+    connections: options.connections ?? sharedHttpsConnectionPool,
     log: options.log,
   };
 

@@ -32,7 +32,7 @@ export interface ConnectionTarget {
   partition: string;
 }
 
-export interface ConnectionPoolOptions {
+export interface HttpsConnectionPoolOptions {
   /** Idle connections kept at most, over all destinations (default 64). */
   maxIdle?: number;
   /** Idle connections kept at most per destination (default 8). */
@@ -96,7 +96,7 @@ function targetKey(target: ConnectionTarget): string {
   return `${target.hostname}\n${target.port}\n${addresses}\n${target.trust.id}\n${target.partition}`;
 }
 
-export class ConnectionPool {
+export class HttpsConnectionPool {
   private readonly maxIdle: number;
   private readonly maxIdlePerTarget: number;
   private readonly idleMs: number;
@@ -109,7 +109,7 @@ export class ConnectionPool {
   private closed = false;
   private opened = 0;
 
-  constructor(options: ConnectionPoolOptions = {}) {
+  constructor(options: HttpsConnectionPoolOptions = {}) {
     this.maxIdle = options.maxIdle ?? 64;
     this.maxIdlePerTarget = options.maxIdlePerTarget ?? 8;
     this.idleMs = options.idleMs ?? 30_000;
@@ -241,4 +241,4 @@ function newClient(target: ConnectionTarget, connector: buildConnector.connector
 }
 
 /** The process-wide pool bridges use unless given one. */
-export const sharedConnectionPool = new ConnectionPool();
+export const sharedHttpsConnectionPool = new HttpsConnectionPool();

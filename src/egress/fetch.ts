@@ -5,7 +5,7 @@
  * verification and the Host header use the original name.
  */
 import type { Readable } from 'node:stream';
-import type { ConnectionPool } from './connection-pool.js';
+import type { HttpsConnectionPool } from './connection-pool.js';
 import type { CheckedDestination } from './destination.js';
 import type { TlsTrust } from './trust.js';
 
@@ -31,7 +31,7 @@ export interface IncomingResponse {
 
 /** How the connection for an exchange is chosen: where, trusting what, on whose authority. */
 export interface ConnectionChoice {
-  pool: ConnectionPool;
+  pool: HttpsConnectionPool;
   trust: TlsTrust;
   /** authorityPartition() of the exchange's headers. */
   partition: string;

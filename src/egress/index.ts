@@ -4,14 +4,14 @@
  * hands it request bytes on its `http` bridge channel and gives the answer bytes back to the guest.
  */
 export { createHttpBridge, type HttpBridgeOptions, type CaOption } from './bridge.js';
-export { ConnectionPool, sharedConnectionPool, type ConnectionPoolOptions } from './connection-pool.js';
+export { HttpsConnectionPool, type HttpsConnectionPoolOptions } from './connection-pool.js';
 export { parseEgressPolicyFile, compilePolicy, type EgressPolicy, type EgressPolicyFile, type PrivateDestinations } from './policy.js';
 export { parseHttpRequest, MAX_REQUEST_BYTES, MAX_TIMEOUT_MS, HTTP_METHODS, type HttpRequest, type HttpMethod, type RequestBody, type OutputSpec } from './request.js';
 export { matchesAllowlist, parseAllowEntry, canonicalHost, type AllowEntry } from './allowlist.js';
 export { isForbiddenAddress } from './forbidden-address.js';
 export { canonicalOrigin, type VaultCredential } from './credentials.js';
-export { EgressError, EGRESS_ERROR_KINDS, ABI_ERROR_KIND, ABI_MISUSE, type EgressErrorKind } from './errors.js';
-export { abiErrorAnswer, type HttpAnswer, type HttpOk } from './answer.js';
+export { EgressError } from './errors.js';
+export { type HttpAnswer, type HttpOk } from './answer.js';
 export { MAX_INLINE_BODY_BYTES, type AnswerBody } from './output.js';
 export { MAX_REDIRECTS } from './perform.js';
 export { VOLUME_ROOTS, type VolumeMount } from './volume-path.js';

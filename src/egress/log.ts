@@ -3,14 +3,14 @@
  * request refused before any exchange. Built from safe data only: the URL loses its userinfo and fragment,
  * and credential headers never appear.
  */
-import type { EgressErrorKind } from './errors.js';
+import type { HttpErrorKind } from '../sandbox/index.js';
 
 export interface EgressLogEntry {
   method: string;
   /** The hop's URL, query kept, userinfo and fragment stripped. Empty when the guest's URL did not parse. */
   url: string;
   status?: number;
-  error?: EgressErrorKind;
+  error?: HttpErrorKind;
   /** Response body bytes received (for a file output: written). */
   bytesIn: number;
   /** Request body bytes sent. */

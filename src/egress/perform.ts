@@ -10,7 +10,7 @@ import type { HttpOk } from './answer.js';
 import { assertNoCredentialHeader, credentialForOrigin, originOfUrl, type CredentialPolicy } from './credentials.js';
 import { resolveDestination, type DestinationPolicy } from './destination.js';
 import { EgressError } from './errors.js';
-import { authorityPartition, type ConnectionPool } from './connection-pool.js';
+import { authorityPartition, type HttpsConnectionPool } from './connection-pool.js';
 import { sendToDestination, type IncomingResponse } from './fetch.js';
 import { BODY_HEADERS, CROSS_ORIGIN_DROPPED_HEADERS, normalizeResponseHeaders } from './headers.js';
 import { urlForLog, type EgressLogEntry } from './log.js';
@@ -30,7 +30,7 @@ export interface EgressSettings {
   volume: readonly VolumeMount[];
   trust: TlsTrust;
   /** Where connections come from; each is reused only for the same name, port, addresses, trust and authority. */
-  connections: ConnectionPool;
+  connections: HttpsConnectionPool;
   log: EgressLogEntry[];
 }
 

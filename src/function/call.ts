@@ -5,7 +5,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Limits } from '../config.js';
 import type { ModuleHandle, Sandbox, BridgeHandler } from '../sandbox/index.js';
-import { createHttpBridge, type ConnectionPool } from '../egress/index.js';
+import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
@@ -38,7 +38,7 @@ export function forgetDirectory(dir: string): void {
 /** What a call runs on: the host's sandbox and its pool of outgoing HTTPS connections. */
 export interface CallRuntime {
   sandbox: Sandbox;
-  connections: ConnectionPool;
+  connections: HttpsConnectionPool;
 }
 
 export async function callFunctionTool(
@@ -56,7 +56,7 @@ export async function callFunctionTool(
   if (!knownDirectories.has(ctx.tmpDir)) await ensureDirectory(ctx.tmpDir);
   if (ctx.dataDir && !knownDirectories.has(ctx.dataDir)) await ensureDirectory(ctx.dataDir);
 
-  const egressLog: unknown[] = [];
+  const egressLog: EgressLogEntry[] = [];
   const bridge: { http?: BridgeHandler } = {};
   if (ctx.egress) {
     const volume = [{ guestPath: '/volume/tmp', hostPath: ctx.tmpDir }];
@@ -67,7 +67,7 @@ export async function callFunctionTool(
       credentials: ctx.egress.credentials,
       volume,
       ca: ctx.egress.ca,
-      log: egressLog as never[],
+      log: egressLog,
     });
   }
 

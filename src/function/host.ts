@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
-import { ConnectionPool } from '../egress/index.js';
+import { HttpsConnectionPool } from '../egress/index.js';
 import type { Tool, ToolCallContext, Toolbox, CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
 import { callFunctionTool, forgetDirectory } from './call.js';
@@ -38,7 +38,7 @@ export class FunctionHost {
   readonly limits: Limits;
   private readonly sandbox: Sandbox;
   /** Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same. */
-  private readonly connections = new ConnectionPool();
+  private readonly connections = new HttpsConnectionPool();
   private readonly compiled = new Map<string, Promise<ModuleHandle>>();
 
   constructor(options: FunctionHostOptions = {}) {

@@ -12,6 +12,7 @@
 import type { Problem } from '../errors.js';
 import type { CallStatus, CallToolResult, ContentBlock, JsonSchema } from '../tool.js';
 import type { Limits } from '../config.js';
+import type { EgressLogEntry } from '../egress/index.js';
 
 /** A package as the runtime needs it: its module and, when it has assets, the directory behind /package. */
 export interface PackageSource {
@@ -89,7 +90,7 @@ export interface FunctionCallOutcome {
   crash: CrashInfo | null;
   durationMs: number;
   /** The call's egress log (method, url, status or error kind, bytes, time). */
-  egress: unknown[];
+  egress: EgressLogEntry[];
   /** The last 4 KiB of stderr, whatever the status (a crash also carries it in `crash`). */
   stderr: string;
 }

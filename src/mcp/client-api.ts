@@ -4,7 +4,7 @@
  */
 import type { CallToolResult, JsonSchema, Tool, ToolCallContext, Toolbox } from '../tool.js';
 import { headers, isAuth, type Auth } from './auth.js';
-import { defaultPool, type ConnectionPool, type Descriptor } from './connection.js';
+import { sharedMcpClientPool, type McpClientPool, type Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
 import { McpServerError } from './errors.js';
 import { RemoteTool, type ListedTool } from './remote-tool.js';
@@ -15,7 +15,7 @@ export interface ServerOptions {
   /** Defaults to no headers (anonymous access). */
   auth?: Auth;
   /** Defaults to the process-wide pool. */
-  pool?: ConnectionPool;
+  pool?: McpClientPool;
 }
 
 function descriptorOf(options: ServerOptions): Descriptor {
@@ -34,7 +34,7 @@ function descriptorOf(options: ServerOptions): Descriptor {
 /** Lists every page of a server's tools and returns them keyed by name (the first of duplicate names wins). */
 export async function tools(options: ServerOptions, ctx: { signal?: AbortSignal } = {}): Promise<Toolbox> {
   const descriptor = descriptorOf(options);
-  const pool = options.pool ?? defaultPool;
+  const pool = options.pool ?? sharedMcpClientPool;
   const listing = await pool.use(descriptor, { operation: 'list tools', signal: ctx.signal }, (client) =>
     // 'refresh': a toolbox reflects the server now, not a cached listing.
     client.listTools(undefined, { signal: ctx.signal, timeout: pool.timeoutMs, cacheMode: 'refresh' }),
@@ -60,7 +60,7 @@ export interface DirectCall extends ServerOptions {
  */
 export async function call(options: DirectCall, ctx: ToolCallContext = {}): Promise<CallToolResult> {
   const descriptor = descriptorOf(options);
-  const pool = options.pool ?? defaultPool;
+  const pool = options.pool ?? sharedMcpClientPool;
   const name = options.tool;
   const result = await pool.use(descriptor, { operation: `call tool "${name}"`, tool: name, signal: ctx.signal }, async (client) =>
     normalizeResult(await client.callTool({ name, arguments: options.arguments ?? {} }, { signal: ctx.signal, timeout: pool.timeoutMs })),

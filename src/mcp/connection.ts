@@ -35,7 +35,7 @@ export interface UseOptions {
   signal?: AbortSignal;
 }
 
-export interface PoolOptions {
+export interface McpClientPoolOptions {
   /** Per-request timeout (connect included), in milliseconds. */
   timeoutMs?: number;
 }
@@ -44,13 +44,13 @@ function keyOf(descriptor: Descriptor): string {
   return `${descriptor.url}\n${authIdentity(descriptor.auth)}`;
 }
 
-export class ConnectionPool {
+export class McpClientPool {
   readonly #entries = new Map<string, Entry>();
   readonly #timeoutMs: number;
   /** Counts connections made, for tests and diagnostics. */
   connectsMade = 0;
 
-  constructor(options: PoolOptions = {}) {
+  constructor(options: McpClientPoolOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? 60_000;
   }
 
@@ -193,4 +193,4 @@ function authOptions(
 }
 
 /** The process-wide pool that `mcp.tools` and `mcp.call` use. */
-export const defaultPool = new ConnectionPool();
+export const sharedMcpClientPool = new McpClientPool();

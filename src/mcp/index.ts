@@ -10,7 +10,7 @@
  */
 import { headers, oauth } from './auth.js';
 import { call, tools } from './client-api.js';
-import { defaultPool } from './connection.js';
+import { sharedMcpClientPool } from './connection.js';
 import { serve } from './serve.js';
 
 export const mcp = Object.freeze({
@@ -20,7 +20,7 @@ export const mcp = Object.freeze({
   oauth,
   serve,
   /** Closes the shared connections (a CLI run ends; a long-lived host shuts down). */
-  close: (): Promise<void> => defaultPool.closeAll(),
+  close: (): Promise<void> => sharedMcpClientPool.closeAll(),
 });
 
 // Secrets and sealing live in common/ (every room may use them); the MCP face still offers them.
@@ -39,7 +39,7 @@ export {
 } from './errors.js';
 export { headers, oauth, isAuth, setAccessTokenSource, type Auth, type HeadersAuth, type OAuthAuth, type AccessTokenSource } from './auth.js';
 export { tools, call, getMetadata, callTool, type ServerOptions, type DirectCall, type ToolMetadata } from './client-api.js';
-export { ConnectionPool, defaultPool, type Descriptor } from './connection.js';
+export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connection.js';
 export { defineTool, type DefineToolOptions } from './define-tool.js';
 export {
   createToolboxHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES, CALL_REFUSED_RPC_CODE, ToolCallRefusedError,

@@ -4,7 +4,7 @@
  * anything is sent, then goes through the shared connection for that descriptor.
  */
 import type { CallToolResult, JsonSchema, Tool, ToolCallContext } from '../tool.js';
-import type { ConnectionPool, Descriptor } from './connection.js';
+import type { McpClientPool, Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
 import { normalizeResult } from './result.js';
 
@@ -25,10 +25,10 @@ export class RemoteTool implements Tool {
   readonly outputSchema?: JsonSchema;
   readonly source: { kind: 'mcp'; url: string };
   readonly #descriptor: Descriptor;
-  readonly #pool: ConnectionPool;
+  readonly #pool: McpClientPool;
   readonly #listed: ListedTool;
 
-  constructor(listed: ListedTool, descriptor: Descriptor, pool: ConnectionPool) {
+  constructor(listed: ListedTool, descriptor: Descriptor, pool: McpClientPool) {
     this.name = listed.name;
     if (listed.description !== undefined) this.description = listed.description;
     this.inputSchema = listed.inputSchema;

@@ -1,8 +1,10 @@
 /**
- * The ABI 1 rules for a module, built from the one table of preview 1 signatures the host also
- * implements (src/wasi/preview1.ts), so the checker and the host can never disagree.
+ * The ABI 1 rules for a module, built from the tables the host also implements: preview 1
+ * (src/wasi/preview1.ts) and subako_http (src/sandbox/subako-http-abi.ts), so the checker and the host can
+ * never disagree.
  */
-import { PREVIEW1_SIGNATURES, SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES, WASI_MODULE } from '../wasi/index.js';
+import { PREVIEW1_SIGNATURES, WASI_MODULE } from '../wasi/index.js';
+import { SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES } from '../sandbox/index.js';
 import { checkModule, FORMAT_ONLY_RULES, type ModuleCheck, type ModuleRules } from '../wasm/index.js';
 
 /** A function package: a WASI command exporting `_start` and `memory`, importing only what Subako provides. */

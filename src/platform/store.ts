@@ -7,6 +7,7 @@
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
  */
 import type { ToolInfo } from '../function/index.js';
+import type { EgressLogEntry } from '../egress/index.js';
 
 export interface PageRequest {
   limit: number;
@@ -144,7 +145,7 @@ export interface CallRecord {
   /** The content blocks the model saw. */
   model: unknown[];
   stderrTail: string;
-  egress: unknown[];
+  egress: EgressLogEntry[];
   durationMs: number | null;
   startedAt: string;
 }

@@ -4,7 +4,7 @@
  * caller is), and `compilePrepared` compiles those bytes where the guest will run and notes whether the
  * module imports `subako_http`, so workers link it only then.
  */
-import { SUBAKO_HTTP_MODULE } from '../wasi/index.js';
+import { SUBAKO_HTTP_MODULE } from './subako-http-abi.js';
 import { instrumentModule } from '../wasm/index.js';
 import { SANDBOX_ERROR, SandboxError } from './errors.js';
 import type { CompiledModule, CompileOptions } from './types.js';

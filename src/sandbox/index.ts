@@ -2,5 +2,8 @@
 export { SandboxPool, type SandboxPoolOptions } from './pool.js';
 export { SandboxProcess, type SandboxProcessOptions } from './sandbox-process.js';
 export { SANDBOX_ERROR, SandboxError, MemoryCapError, InstrumentError } from './errors.js';
-export { HTTP_ABI_MISUSE, NO_NETWORK_REPLY } from './subako-http.js';
+export {
+  SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES, HTTP_ABI_MISUSE, HTTP_ERROR_KINDS, httpErrorAnswer,
+  type HttpErrorKind, type HttpErrorAnswer,
+} from './subako-http-abi.js';
 export type * from './types.js';

@@ -1,27 +1,15 @@
 /**
- * The `subako_http` host module (ABI 1), inside the worker: `request(ptr, len) -> len` reads the
- * request bytes, bridges them to the main thread's `http` handler and holds the reply;
- * `read_response(ptr, len) -> 0` copies the held reply into guest memory and forgets it.
+ * The `subako_http` host module (ABI 1, defined in subako-http-abi.ts), inside the worker: `request` reads the
+ * request bytes, bridges them to the main thread's `http` handler and holds the reply; `read_response` copies
+ * the held reply into guest memory and forgets it.
  */
 import type { BridgeCall } from './bridge-client.js';
-
-/** Negative returns: misuses of the ABI, as the spec numbers them. */
-export const HTTP_ABI_MISUSE = Object.freeze({ outOfRange: -1, nothingHeld: -2, lengthMismatch: -3 });
-
-export const NO_NETWORK_REPLY = JSON.stringify({
-  error: { kind: 'host_not_allowed', message: 'this run has no network access' },
-});
-
-export function connectionErrorReply(message: string): string {
-  return JSON.stringify({ error: { kind: 'connection', message } });
-}
+import { HTTP_ABI_MISUSE, NO_NETWORK_REPLY, httpErrorAnswer, type SubakoHttpFunction } from './subako-http-abi.js';
 
 const encoder = new TextEncoder();
 
-export interface SubakoHttpImports {
-  request(ptr: number, len: number): number;
-  read_response(ptr: number, len: number): number;
-}
+/** One implementation per import of the ABI table: a name added there and not here does not compile. */
+export type SubakoHttpImports = Record<SubakoHttpFunction, (ptr: number, len: number) => number>;
 
 /** `memory` returns the guest's memory, or undefined before the instance exists. */
 export function makeSubakoHttpImports(
@@ -47,7 +35,7 @@ export function makeSubakoHttpImports(
       const reply = bridge('http', range.slice());
       if ('ok' in reply) held = reply.ok;
       else if ('missing' in reply) held = encoder.encode(NO_NETWORK_REPLY);
-      else held = encoder.encode(connectionErrorReply(reply.error));
+      else held = encoder.encode(JSON.stringify(httpErrorAnswer('connection', reply.error)));
       return held.length;
     },
     read_response(ptr, len) {

@@ -16,6 +16,7 @@ import type { RunMessage, WorkerBoot, WorkerMessage } from './protocol.js';
 import { StdinReader } from './stdin-reader.js';
 import { AnswerWatch } from './answer-watch.js';
 import { makeSubakoHttpImports } from './subako-http.js';
+import { SUBAKO_HTTP_MODULE } from './subako-http-abi.js';
 import { GROW_FAILED_EXPORT } from '../wasm/index.js';
 import type { RunOutcome } from './types.js';
 
@@ -96,7 +97,7 @@ function runGuest(message: RunMessage, module: WebAssembly.Module | undefined): 
   if (message.linkHttp) {
     const bridge = makeBridgeCall(post, boot.bridgePort, control, message.runId);
     const memory = () => instance?.exports.memory as WebAssembly.Memory | undefined;
-    imports = { wasi_snapshot_preview1: host.imports, subako_http: { ...makeSubakoHttpImports(memory, bridge) } };
+    imports = { wasi_snapshot_preview1: host.imports, [SUBAKO_HTTP_MODULE]: { ...makeSubakoHttpImports(memory, bridge) } };
   }
   try {
     instance = new WebAssembly.Instance(module, imports);

@@ -4,7 +4,7 @@
  */
 import { fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, futimesSync } from 'node:fs';
 import { Errno, fail } from './errno.js';
-import { ADVICE_MAX, FDFLAGS_ALL, Filetype, PREOPENTYPE_DIR } from './constants.js';
+import { ADVICE_MAX, FDFLAGS_ALL, FDSTAT_SIZE, FILESTAT_SIZE, Filetype, PREOPENTYPE_DIR, PRESTAT_SIZE } from './constants.js';
 import type { Descriptor } from './descriptors.js';
 import type { FunctionFamily, WasiContext } from './context.js';
 import { requestedTimes, toSafeNumber, writeFilestat } from './stat.js';
@@ -30,10 +30,10 @@ export function fdMetaFunctions(ctx: WasiContext): FunctionFamily {
   return {
     fd_fdstat_get(fd: number, ptr: number): number {
       ptr >>>= 0;
-      memory.check(ptr, 24);
+      memory.check(ptr, FDSTAT_SIZE);
       const descriptor = table.get(fd);
       const view = memory.view;
-      memory.u8.fill(0, ptr, ptr + 24);
+      memory.u8.fill(0, ptr, ptr + FDSTAT_SIZE);
       view.setUint8(ptr, filetypeOfDescriptor(descriptor));
       view.setUint16(ptr + 2, descriptor.flags, true);
       view.setBigUint64(ptr + 8, BigInt(descriptor.rightsBase), true);
@@ -62,7 +62,7 @@ export function fdMetaFunctions(ctx: WasiContext): FunctionFamily {
 
     fd_filestat_get(fd: number, ptr: number): number {
       ptr >>>= 0;
-      memory.check(ptr, 64);
+      memory.check(ptr, FILESTAT_SIZE);
       const hostFd = hostFdOf(table.get(fd));
       writeFilestat(memory, ptr, hostFd === undefined ? undefined : fstatSync(hostFd, { bigint: true }));
       return Errno.SUCCESS;
@@ -132,10 +132,10 @@ export function fdMetaFunctions(ctx: WasiContext): FunctionFamily {
 
     fd_prestat_get(fd: number, ptr: number): number {
       ptr >>>= 0;
-      memory.check(ptr, 8);
+      memory.check(ptr, PRESTAT_SIZE);
       const descriptor = table.get(fd);
       if (descriptor.kind !== 'dir' || descriptor.preopenName === undefined) return Errno.BADF;
-      memory.u8.fill(0, ptr, ptr + 8);
+      memory.u8.fill(0, ptr, ptr + PRESTAT_SIZE);
       memory.view.setUint8(ptr, PREOPENTYPE_DIR);
       memory.view.setUint32(ptr + 4, descriptor.preopenName.length, true);
       return Errno.SUCCESS;

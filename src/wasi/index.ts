@@ -13,5 +13,5 @@ export {
 } from './host-files.js';
 export { removeTree, MAX_EXTRA_PASSES, type RemoveTreeOptions, type TreeRemoval } from './remove-tree.js';
 export {
-  WASI_MODULE, PREVIEW1_SIGNATURES, SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES, type FuncSignature, type ValType,
+  WASI_MODULE, PREVIEW1_SIGNATURES, type FuncSignature, type ValType,
 } from './preview1.js';

@@ -9,7 +9,7 @@ import {
   linkSync, lstatSync, lutimesSync, mkdirSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync,
 } from 'node:fs';
 import { Errno, fail } from './errno.js';
-import { LOOKUP_SYMLINK_FOLLOW } from './constants.js';
+import { FILESTAT_SIZE, LOOKUP_SYMLINK_FOLLOW } from './constants.js';
 import type { DirDescriptor } from './descriptors.js';
 import type { FunctionFamily, WasiContext } from './context.js';
 import { at, release, resolveGuestPath, type Resolved } from './resolver.js';
@@ -174,7 +174,7 @@ export function pathOpsFunctions(ctx: WasiContext): FunctionFamily {
     },
 
     path_filestat_get(fd: number, flags: number, ptr: number, len: number, buf: number): number {
-      memory.check(buf >>> 0, 64);
+      memory.check(buf >>> 0, FILESTAT_SIZE);
       const dir = table.dir(fd);
       return withPath(dir, ptr, len, (flags & LOOKUP_SYMLINK_FOLLOW) !== 0, (r) => {
         writeFilestat(memory, buf >>> 0, lstatSync(target(r), { bigint: true }));

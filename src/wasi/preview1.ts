@@ -64,10 +64,3 @@ export const PREVIEW1_SIGNATURES: Readonly<Record<string, FuncSignature>> = Obje
   sock_send: sig([I, I, I, I, I]),
   sock_shutdown: sig([I, I]),
 });
-
-/** The host module for HTTP, ABI 1: both imports take (ptr, len) and return an i32. */
-export const SUBAKO_HTTP_MODULE = 'subako_http';
-export const SUBAKO_HTTP_SIGNATURES: Readonly<Record<string, FuncSignature>> = Object.freeze({
-  request: sig([I, I]),
-  read_response: sig([I, I]),
-});

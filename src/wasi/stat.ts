@@ -1,6 +1,6 @@
 /** Host stat results in preview 1 terms: filetypes and the filestat struct. */
 import type { BigIntStats, Dirent, Stats } from 'node:fs';
-import { Filetype } from './constants.js';
+import { FILESTAT_SIZE, Filetype } from './constants.js';
 import type { GuestMemory } from './memory.js';
 
 export function filetypeOf(stat: Stats | BigIntStats | Dirent): Filetype {
@@ -13,10 +13,10 @@ export function filetypeOf(stat: Stats | BigIntStats | Dirent): Filetype {
   return Filetype.UNKNOWN;
 }
 
-/** Writes a filestat (64 bytes) at `ptr`; `stat` undefined writes the one of a character device (stdio). */
+/** Writes a filestat (FILESTAT_SIZE bytes) at `ptr`; `stat` undefined writes the one of a character device (stdio). */
 export function writeFilestat(memory: GuestMemory, ptr: number, stat: BigIntStats | undefined): void {
-  memory.check(ptr, 64);
-  memory.u8.fill(0, ptr, ptr + 64);
+  memory.check(ptr, FILESTAT_SIZE);
+  memory.u8.fill(0, ptr, ptr + FILESTAT_SIZE);
   const view = memory.view;
   if (stat === undefined) {
     view.setUint8(ptr + 16, Filetype.CHARACTER_DEVICE);

@@ -26,7 +26,6 @@ export const FEATURE_CODES = {
 } as const;
 
 export type RefusedFeature = keyof typeof FEATURE_CODES;
-export type FeatureCode = (typeof FEATURE_CODES)[RefusedFeature];
 
 /** What each refused feature is, in words, and what to do instead: the second half of each message. */
 export const FEATURE_ADVICE: Readonly<Record<RefusedFeature, { what: string; instead: string }>> = {
@@ -87,4 +86,3 @@ export const LIMIT_CODES = {
   functionBodyBytes: 'limit.function-bytes',
 } as const;
 
-export type LimitCode = (typeof LIMIT_CODES)[keyof typeof LIMIT_CODES];

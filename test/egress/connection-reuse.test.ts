@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConnectionPool, createHttpBridge, type HostLookup, type VaultCredential } from '../../src/egress/index.js';
+import { HttpsConnectionPool, createHttpBridge, type HostLookup, type VaultCredential } from '../../src/egress/index.js';
 import { authorityPartition } from '../../src/egress/connection-pool.js';
 import { FunctionHost } from '../../src/function/host.js';
 import type { BridgeHandler } from '../../src/sandbox/types.js';
@@ -53,7 +53,7 @@ after(async () => {
 });
 
 interface BridgeSetup {
-  pool: ConnectionPool;
+  pool: HttpsConnectionPool;
   lookup?: HostLookup;
   grants?: string[];
   credentials?: VaultCredential[];
@@ -102,7 +102,7 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 
 describe('requests that would open the same connection share one', () => {
   it('requests of separate calls to one origin use one connection, each resolved and checked afresh', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const lookup = mapLookup({ 'a.example.test': '127.0.0.1' });
     const from = one.arrivals.length;
     const handshakes = one.connections.length;
@@ -134,7 +134,7 @@ describe('requests that would open the same connection share one', () => {
 
 describe('reuse never crosses what defines a connection', () => {
   it('a name that now resolves to another address gets a connection to that address, never the old one', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const toOne = mapLookup({ 'a.example.test': '127.0.0.1' });
     const toTwo = mapLookup({ 'a.example.test': '127.0.0.2' });
     const [fromOne, fromTwo] = [one.arrivals.length, two.arrivals.length];
@@ -153,7 +153,7 @@ describe('reuse never crosses what defines a connection', () => {
   });
 
   it('two names on one address and port never share a connection, and each connection carries one name', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const from = one.arrivals.length;
     const firstConnection = one.connections.length;
     for (let i = 0; i < 2; i++) {
@@ -171,7 +171,7 @@ describe('reuse never crosses what defines a connection', () => {
   });
 
   it('a redirect to another origin goes over another connection, and the credential rides only on the first', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const aOrigin = `https://a.example.test:${one.port}`;
     const secret = 'Bearer reuse-secret-77aa';
     const setup = { pool, grants: [aOrigin], credentials: [{ origin: aOrigin, headers: { authorization: secret } }] };
@@ -190,7 +190,7 @@ describe('reuse never crosses what defines a connection', () => {
   });
 
   it('a same-origin redirect chain with short bodies stays on one connection; a long redirect body closes it', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const from = one.arrivals.length;
     assert.equal((await get({ pool }, `https://a.example.test:${one.port}/hops?n=3`)).ok?.body.text, 'done');
     const hops = since(one, from);
@@ -207,7 +207,7 @@ describe('reuse never crosses what defines a connection', () => {
   });
 
   it('a request with a credential and one without, or with another credential, use separate connections', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const aOrigin = `https://a.example.test:${one.port}`;
     const withSecret = (value: string): BridgeSetup => ({ pool, grants: [aOrigin], credentials: [{ origin: aOrigin, headers: { 'x-api-key': value } }] });
     const from = one.arrivals.length;
@@ -225,7 +225,7 @@ describe('reuse never crosses what defines a connection', () => {
   });
 
   it('a connection verified with extra certificates is never lent to a request that trusts only Node\'s roots', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const url = `https://a.example.test:${one.port}/quiet`;
     const from = one.arrivals.length;
     okStatus(await get({ pool }, url));
@@ -236,7 +236,7 @@ describe('reuse never crosses what defines a connection', () => {
   });
 
   it('the forbidden-destination check runs on every request, however warm the pool', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const url = `https://a.example.test:${one.port}/quiet`;
     const from = one.arrivals.length;
     okStatus(await get({ pool }, url));
@@ -249,7 +249,7 @@ describe('reuse never crosses what defines a connection', () => {
 
 describe('lending and bounds', () => {
   it('concurrent requests to one origin each get their own connection', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const url = `https://a.example.test:${one.port}/pair`;
     const from = one.arrivals.length;
     const answers = await Promise.all([get({ pool }, url), get({ pool }, url)]);
@@ -260,7 +260,7 @@ describe('lending and bounds', () => {
   });
 
   it('a body not read to its end closes its connection instead of returning it', async () => {
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const from = one.arrivals.length;
     const tooLarge = await get({ pool }, `https://a.example.test:${one.port}/bytes?n=1000000`);
     assert.equal(tooLarge.error?.kind, 'too_large');
@@ -272,7 +272,7 @@ describe('lending and bounds', () => {
   });
 
   it('idle connections are bounded (oldest closed first), expire, close on demand, and all close with the pool', async () => {
-    const pool = new ConnectionPool({ maxIdle: 2, idleMs: 60_000 });
+    const pool = new HttpsConnectionPool({ maxIdle: 2, idleMs: 60_000 });
     const from = one.arrivals.length;
     for (const name of ['a', 'b', 'c']) okStatus(await get({ pool }, `https://${name}.example.test:${one.port}/quiet`));
     const [a, b, c] = since(one, from).map((arrival) => one.connections[arrival.connection]);

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { cachingLookup, ConnectionPool, createHttpBridge, type HostLookup } from '../../src/egress/index.js';
+import { cachingLookup, HttpsConnectionPool, createHttpBridge, type HostLookup } from '../../src/egress/index.js';
 import { testRoutes } from './helpers/routes.js';
 import { callBridge, mapLookup, startServer, type TestServer } from './helpers/servers.js';
 import { makeTestCa } from './helpers/test-ca.js';
@@ -76,7 +76,7 @@ describe('a cached answer is held to the same rules', () => {
   it('a name cached while private destinations were allowed is refused where they are not', async () => {
     const base = mapLookup({ 'cached.example.test': '127.0.0.1' });
     const lookup = cachingLookup(base, { ttlMs: 60_000 });
-    const pool = new ConnectionPool();
+    const pool = new HttpsConnectionPool();
     const bridge = (privateDestinations: 'allow' | 'deny') =>
       createHttpBridge({
         policy: { allow: [`cached.example.test:${server.port}`], grants: [], privateDestinations },

@@ -9,7 +9,7 @@ import {
   callTool,
   getMetadata,
   CallError,
-  ConnectionPool,
+  McpClientPool,
   McpServerError,
   Secret,
 } from '../../src/mcp/index.js';
@@ -23,7 +23,7 @@ const eras: Array<[string, () => Promise<RunningServer>, 'modern' | 'legacy']> =
 for (const [era, start, kind] of eras) {
   describe(`mcp.tools and calls against ${era}`, () => {
     let server: RunningServer;
-    let pool: ConnectionPool;
+    let pool: McpClientPool;
     before(async () => {
       server = await start();
     });
@@ -35,7 +35,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('lists every page of tools into a toolbox keyed by name, with descriptions and schemas', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const pagesBefore = server.stats.listPages;
       const toolbox = await mcp.tools({ url: server.url, pool });
       assert.deepEqual(Object.keys(toolbox), ['add', 'pixel', 'fail', 'whoami', 'echo_auth_error']);
@@ -51,7 +51,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('calls a tool: the result keeps structuredContent and content blocks', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const toolbox = await mcp.tools({ url: server.url, pool });
       const result = await callTool(toolbox.add, { x: 19, y: 23 });
       assert.deepEqual(result.structuredContent, { sum: 42 });
@@ -59,7 +59,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('keeps image blocks as the server sent them', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const toolbox = await mcp.tools({ url: server.url, pool });
       const result = await toolbox.pixel.call({});
       assert.deepEqual(result.content[0], { type: 'image', data: PIXEL_PNG, mimeType: 'image/png' });
@@ -67,7 +67,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('mcp.call calls without listing', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const pagesBefore = server.stats.listPages;
       const result = await mcp.call({ url: server.url, pool, tool: 'add', arguments: { x: 1, y: 2 } });
       assert.deepEqual(result.structuredContent, { sum: 3 });
@@ -75,7 +75,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('callTool refuses arguments that do not match the input schema before any request reaches the server', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const toolbox = await mcp.tools({ url: server.url, pool });
       const httpBefore = server.stats.http;
       const callsBefore = server.stats.calls;
@@ -94,7 +94,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('mcp.call does not validate: the server refuses an unknown tool as a server error', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       await assert.rejects(mcp.call({ url: server.url, pool, tool: 'nope', arguments: {} }), (err: unknown) => {
         assert.ok(err instanceof McpServerError);
         assert.equal(err.code, 'mcp.server_error');
@@ -104,7 +104,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('a tool result with isError is returned by tool.call and thrown (tool_error) by callTool and mcp.call', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const toolbox = await mcp.tools({ url: server.url, pool });
       const returned = await toolbox.fail.call({ reason: 'disk full' });
       assert.equal(returned.isError, true);
@@ -120,7 +120,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('shares one connection per descriptor: same URL and same auth', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const auth = () => mcp.headers({ 'X-Team': new Secret('blue') });
       const first = await mcp.tools({ url: server.url, auth: auth(), pool });
       const second = await mcp.tools({ url: server.url, auth: auth(), pool });
@@ -133,7 +133,7 @@ for (const [era, start, kind] of eras) {
     });
 
     it('connects lazily: a toolbox tool reconnects by itself after the pool was closed', async () => {
-      pool = new ConnectionPool();
+      pool = new McpClientPool();
       const toolbox = await mcp.tools({ url: server.url, pool });
       await pool.closeAll();
       assert.equal(pool.size, 0);
@@ -148,7 +148,7 @@ describe('a server that drops its connection or restarts is reached again on the
   for (const [era, start] of eras) {
     it(`${era}: down gives a transport server error; after the restart the next call succeeds`, async () => {
       const server = await start();
-      const pool = new ConnectionPool({ timeoutMs: 5000 });
+      const pool = new McpClientPool({ timeoutMs: 5000 });
       try {
         const toolbox = await mcp.tools({ url: server.url, pool });
         await callTool(toolbox.add, { x: 1, y: 1 });
@@ -170,7 +170,7 @@ describe('a server that drops its connection or restarts is reached again on the
 
     it(`${era}: a restart that forgets sessions costs at most one failed call`, async () => {
       const server = await start();
-      const pool = new ConnectionPool({ timeoutMs: 5000 });
+      const pool = new McpClientPool({ timeoutMs: 5000 });
       try {
         const toolbox = await mcp.tools({ url: server.url, pool });
         await callTool(toolbox.add, { x: 1, y: 1 });
@@ -195,7 +195,7 @@ describe('a server that drops its connection or restarts is reached again on the
 
 describe('an unreachable server', () => {
   it('is a transport server error naming the URL, never a raw network error', async () => {
-    const pool = new ConnectionPool({ timeoutMs: 5000 });
+    const pool = new McpClientPool({ timeoutMs: 5000 });
     await assert.rejects(mcp.tools({ url: 'http://127.0.0.1:9/mcp', pool }), (err: unknown) => {
       assert.ok(err instanceof McpServerError);
       assert.equal(err.reason, 'transport');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { mcp, callTool, ConnectionPool, McpServerError, REDACTED, Secret, seal, sealingKey } from '../../src/mcp/index.js';
+import { mcp, callTool, McpClientPool, McpServerError, REDACTED, Secret, seal, sealingKey } from '../../src/mcp/index.js';
 import { startModernServer, startLegacyServer, type RunningServer } from './helpers/servers.js';
 import { runCli } from './helpers/cli.js';
 
@@ -96,7 +96,7 @@ describe('the library: errors, results, tool values, served listings, logs and s
     const show = (label: string, value: unknown) => {
       seen.push(`${label}: ${typeof value === 'string' ? value : `${inspect(value, { depth: 20, showHidden: true })} ${JSON.stringify(value)}`}`);
     };
-    const pool = new ConnectionPool({ timeoutMs: 5000 });
+    const pool = new McpClientPool({ timeoutMs: 5000 });
     const auth = mcp.headers({ Authorization: Secret.concat('Bearer ', new Secret(SECRET)) });
     try {
       const toolbox = await mcp.tools({ url: modern.url, auth, pool });

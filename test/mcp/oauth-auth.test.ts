@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { mcp, callTool, ConnectionPool, McpAuthError, REDACTED, Secret, setAccessTokenSource } from '../../src/mcp/index.js';
+import { mcp, callTool, McpClientPool, McpAuthError, REDACTED, Secret, setAccessTokenSource } from '../../src/mcp/index.js';
 import { startModernServer, startLegacyServer, type RunningServer } from './helpers/servers.js';
 
 describe('OAuth auth on outbound connections', () => {
@@ -37,7 +37,7 @@ describe('OAuth auth on outbound connections', () => {
       asked.push(name);
       return new Secret(token);
     });
-    const pool = new ConnectionPool();
+    const pool = new McpClientPool();
     try {
       const toolbox = await mcp.tools({ url: legacy.url, auth: mcp.oauth('github'), pool });
       await callTool(toolbox.whoami, {});
@@ -57,7 +57,7 @@ describe('OAuth auth on outbound connections', () => {
     setAccessTokenSource(async (name) => {
       throw new McpAuthError('expired', `the credential "${name}" expired and could not be refreshed; run subako mcp login`, { credential: name });
     });
-    const pool = new ConnectionPool();
+    const pool = new McpClientPool();
     try {
       await assert.rejects(mcp.tools({ url: modern.url, auth: mcp.oauth('github'), pool }), (err: unknown) => {
         assert.ok(err instanceof McpAuthError);
@@ -77,7 +77,7 @@ describe('OAuth auth on outbound connections', () => {
       requests.push(options?.forceRefresh);
       return new Secret(options?.forceRefresh ? 'token-one' : 'stale-token');
     });
-    const pool = new ConnectionPool();
+    const pool = new McpClientPool();
     try {
       const result = await mcp.call({ url: modern.url, auth: mcp.oauth('github'), pool, tool: 'add', arguments: { x: 2, y: 2 } });
       assert.deepEqual(result.structuredContent, { sum: 4 });
@@ -89,7 +89,7 @@ describe('OAuth auth on outbound connections', () => {
 
   it('a token the server refuses even after a refresh (HTTP 401) is an McpAuthError naming the credential', async () => {
     setAccessTokenSource(async () => new Secret('revoked-token'));
-    const pool = new ConnectionPool();
+    const pool = new McpClientPool();
     try {
       await assert.rejects(mcp.call({ url: modern.url, auth: mcp.oauth('github'), pool, tool: 'add', arguments: { x: 1, y: 1 } }), (err: unknown) => {
         assert.ok(err instanceof McpAuthError);
@@ -104,7 +104,7 @@ describe('OAuth auth on outbound connections', () => {
   });
 
   it('a credential that was never stored is an McpAuthError from the default store', async () => {
-    const pool = new ConnectionPool();
+    const pool = new McpClientPool();
     try {
       await assert.rejects(mcp.tools({ url: modern.url, auth: mcp.oauth('never-logged-in'), pool }), McpAuthError);
     } finally {

@@ -15,7 +15,7 @@ import {
   defineTool,
   callTool,
   CapabilityRouter,
-  ConnectionPool,
+  McpClientPool,
   CallError,
   createToolboxHandler,
 } from '../../src/mcp/index.js';
@@ -135,7 +135,7 @@ describe('mcp.serve publishes a toolbox at a capability URL while the subscriber
   });
 
   it("is reached by subako's own toolbox client, pages included, and serves tool failures as isError results", async () => {
-    const pool = new ConnectionPool();
+    const pool = new McpClientPool();
     await mcp.serve(
       toolbox,
       async (url) => {

@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkFunctionModule, FUNCTION_MODULE_RULES, WASI_COMMAND_RULES } from '../../src/package/module-rules.js';
-import { PREVIEW1_SIGNATURES, SUBAKO_HTTP_SIGNATURES } from '../../src/wasi/preview1.js';
+import { PREVIEW1_SIGNATURES } from '../../src/wasi/preview1.js';
+import { SUBAKO_HTTP_SIGNATURES } from '../../src/sandbox/index.js';
 import { checkModule } from '../../src/wasm/index.js';
 import { wat } from '../helpers/wat.js';
 

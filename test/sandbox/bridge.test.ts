@@ -12,6 +12,8 @@ import { wat } from '../helpers/wat.js';
 import { SandboxPool } from '../../src/sandbox/pool.js';
 import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
 import { SubakoError } from '../../src/errors.js';
+import { HTTP_ABI_MISUSE, SUBAKO_HTTP_SIGNATURES } from '../../src/sandbox/index.js';
+import { makeSubakoHttpImports } from '../../src/sandbox/subako-http.js';
 import type { BridgeHandler, ModuleHandle, RunContext, Sandbox } from '../../src/sandbox/types.js';
 import { MIB, cGuest, delay, limits, runToEnd, start, until } from './helpers.js';
 
@@ -113,6 +115,14 @@ for (const [where, makeSandbox] of SANDBOXES) describe(`the bridge and subako_ht
     const out = Buffer.concat(chunks);
     const codes = Array.from({ length: 7 }, (_, i) => out.readInt32LE(i * 4));
     assert.deepEqual(codes, [-2, -1, reply.length, -3, -1, 0, -2]);
+    const { outOfRange, nothingHeld, lengthMismatch } = HTTP_ABI_MISUSE;
+    assert.deepEqual(codes, [nothingHeld, outOfRange, reply.length, lengthMismatch, outOfRange, 0, nothingHeld],
+      'the ABI table the glue returns from numbers the misuses as the page does');
+  });
+
+  test('the glue implements exactly the imports of the ABI table the module checks accept', () => {
+    const glue = makeSubakoHttpImports(() => undefined, () => ({ missing: true }));
+    assert.deepEqual(Object.keys(glue).sort(), Object.keys(SUBAKO_HTTP_SIGNATURES).sort());
   });
 
   test('a module that does not import subako_http runs without it', async () => {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { rename, unlink, writeFile } from 'node:fs/promises';
 import type { Auth } from '../auth.js';
 import { tools as listTools } from '../client-api.js';
-import type { ConnectionPool } from '../connection.js';
+import type { McpClientPool } from '../connection.js';
 import { generateBindings } from './generate.js';
 
 export interface PullOptions {
@@ -16,7 +16,7 @@ export interface PullOptions {
   out: string;
   /** The command line for the header (see describePullCommand). */
   command: string;
-  pool?: ConnectionPool;
+  pool?: McpClientPool;
 }
 
 export interface PullResult {

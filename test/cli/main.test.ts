@@ -1,0 +1,43 @@
+/**
+ * The `subako` command line as a whole: an unknown command is a usage error (exit 2) that names it, with or
+ * without --help; the main help and a known command's help still exit 0.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../helpers/paths.js';
+import { unknownCommandIn } from '../../src/cli/main.js';
+
+function subako(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const ran = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+  return { status: ran.status, stdout: ran.stdout, stderr: ran.stderr };
+}
+
+describe('an unknown command is a usage error that names it', () => {
+  for (const line of [['bogus'], ['bogus', '--help'], ['--help', 'bogus'], ['help', 'bogus'], ['constructor']]) {
+    test(`subako ${line.join(' ')} exits 2 naming the command, and prints no help on stdout`, () => {
+      const ran = subako(...line);
+      const name = line.find((word) => !word.startsWith('-') && word !== 'help')!;
+      assert.equal(ran.status, 2, ran.stderr);
+      assert.match(ran.stderr, new RegExp(`unknown command "${name}"; the commands are check, wasi, `));
+      assert.equal(ran.stdout, '');
+    });
+  }
+
+  test('subako --help, subako help and subako wasi --help still print their help and exit 0', () => {
+    for (const line of [['--help'], ['help'], ['wasi', '--help']]) {
+      const ran = subako(...line);
+      assert.equal(ran.status, 0, `${line.join(' ')}: ${ran.stderr}`);
+      assert.match(ran.stdout, /^Usage: subako/);
+    }
+  });
+
+  test('only the first word that is not an option is read as the command', () => {
+    assert.equal(unknownCommandIn(['wasi', 'bogus.wasm', '--help']), undefined);
+    assert.equal(unknownCommandIn(['-V']), undefined);
+    assert.equal(unknownCommandIn(['help']), undefined);
+    assert.equal(unknownCommandIn(['help', 'call']), undefined);
+    assert.equal(unknownCommandIn(['toString']), 'toString');
+  });
+});
