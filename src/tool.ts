@@ -2,6 +2,7 @@
  * "A tool is a tool": every source (function package, remote MCP server, TypeScript function) produces
  * Tools, and every sink (MCP endpoint, library, CLI) consumes them. These types are the whole contract.
  */
+import { SubakoError } from './errors.js';
 
 /** A JSON Schema object (2020-12). Tools' input schemas have `"type": "object"` at the top. */
 export type JsonSchema = Record<string, unknown>;
@@ -20,8 +21,20 @@ export interface CallToolResult {
   _meta?: Record<string, unknown>;
 }
 
-/** How a call ended, for logs and people: richer than what the model reads. */
-export type CallStatus = 'ok' | 'tool_error' | 'crash';
+/**
+ * How a call ended, for logs and people: richer than what the model reads. `cancelled`: the caller went away
+ * (its signal aborted) and the work was stopped; it is not a crash and not a timeout.
+ */
+export type CallStatus = 'ok' | 'tool_error' | 'crash' | 'cancelled';
+
+export const CALL_CANCELLED = 'cancelled';
+
+/** How `Tool.call` rejects when its caller's signal aborted: the work was stopped, there is no result. */
+export class CallCancelledError extends SubakoError {
+  constructor(readonly tool: string, detail = 'its caller went away') {
+    super(CALL_CANCELLED, `the call to tool "${tool}" was cancelled: ${detail}`);
+  }
+}
 
 export interface CallReport {
   status: CallStatus;
@@ -35,7 +48,11 @@ export interface CallReport {
 }
 
 export interface ToolCallContext {
-  /** Cancels the call; the tool stops its work and rejects. */
+  /**
+   * Aborting it cancels the call: the tool stops its work (a function's run is killed and its worker
+   * replaced; a remote call is cancelled on its connection, which stays), reports `cancelled` when it
+   * reports, and rejects with CallCancelledError.
+   */
   signal?: AbortSignal;
   /**
    * What is left of the call's deadline, in milliseconds, when the caller counts one (a session call that
@@ -55,7 +72,9 @@ export interface Tool {
   readonly source?: { kind: string; [key: string]: unknown };
   /**
    * Calls the tool. A failure the model should read is a result with `isError: true` (a function that crashed
-   * included); the promise rejects only for failures of the caller's own making or of the transport.
+   * included); the promise rejects only for failures of the caller's own making — arguments a checked source
+   * refuses before any I/O (CallError: remote MCP tools and `defineTool`; function packages are not checked,
+   * their guest validates), a cancelled call (CallCancelledError) — or of the transport.
    */
   call(args: Record<string, unknown>, ctx?: ToolCallContext): Promise<CallToolResult>;
 }

@@ -9,6 +9,7 @@
  */
 import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
 import { SUBAKO_VERSION } from '../version.js';
+import { CallCancelledError } from '../tool.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
 import { classifyFailure } from './classify-error.js';
 import { redactSecretsDeep, type Secret } from './secret.js';
@@ -32,6 +33,7 @@ interface Entry {
 export interface UseOptions {
   operation: string;
   tool?: string;
+  /** The caller's: when it aborts, the operation is cancelled and `use` rejects with CallCancelledError. */
   signal?: AbortSignal;
 }
 
@@ -79,6 +81,9 @@ export class ConnectionPool {
       );
       // A connection that never came up is useless whatever the reason.
       if (dropConnection || !connected) this.#retire(entry);
+      // The caller went away: the request was cancelled on the connection (the SDK tells the server), which
+      // others share and which stays. The caller learns it as a cancellation, not as the server failing.
+      if (options.signal?.aborted && !dropConnection) throw new CallCancelledError(options.tool ?? options.operation);
       throw error;
     } finally {
       entry.busy -= 1;

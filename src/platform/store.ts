@@ -127,13 +127,20 @@ export interface SessionRecord {
   expiresAt: string;
 }
 
-export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash';
+/**
+ * `cancelled`: the caller went away and the call was stopped. `invalid_arguments`: a checked source (a remote
+ * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran.
+ */
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments';
+
+/** Which entry point made a call: REST, the session's MCP endpoint, or in-process code (the library). */
+export type CallVia = 'api' | 'mcp' | 'library';
 
 export interface CallRecord {
   id: string;
   sessionId: string;
   /** Where the call came from: the REST API or the session's MCP endpoint. */
-  via: 'api' | 'mcp';
+  via: CallVia;
   tool: string;
   arguments: unknown;
   outcome: CallOutcome;
