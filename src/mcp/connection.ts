@@ -74,6 +74,9 @@ export class ConnectionPool {
       connected = true;
       return redactSecretsDeep(await op(entry.client), entry.secrets);
     } catch (err) {
+      // The caller went away while the operation ran: the SDK cancelled the request (it rejects with its own
+      // error, not an AbortError), and the connection, which other calls share, stays.
+      if (connected && options.signal?.aborted) throw new CallCancelledError(options.tool ?? options.operation);
       const { error, dropConnection } = classifyFailure(
         err,
         { url: descriptor.url, auth: descriptor.auth, operation: options.operation, tool: options.tool, secrets: entry.secrets },
@@ -81,9 +84,6 @@ export class ConnectionPool {
       );
       // A connection that never came up is useless whatever the reason.
       if (dropConnection || !connected) this.#retire(entry);
-      // The caller went away: the request was cancelled on the connection (the SDK tells the server), which
-      // others share and which stays. The caller learns it as a cancellation, not as the server failing.
-      if (options.signal?.aborted && !dropConnection) throw new CallCancelledError(options.tool ?? options.operation);
       throw error;
     } finally {
       entry.busy -= 1;
