@@ -13,11 +13,11 @@
  * and OAuth tokens change), those without live until the session goes.
  */
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import type { FunctionCallContext, ToolInfo } from '../function/types.js';
+import type { FunctionCallContext } from '../function/types.js';
 import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
 import type { CallLog, LoggedTool } from './call-log.js';
 import type { PackageService } from './packages.js';
-import type { PackageRuntime, StoredPackageRef } from './package-runtime.js';
+import type { PackageRuntime } from './package-runtime.js';
 import type { RemoteMcp } from './remote-mcp.js';
 import type { SkillService } from './skills.js';
 import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, Store } from './store.js';
