@@ -7,6 +7,7 @@
  * ```
  */
 export type { Tool, Toolbox, ToolCallContext, CallToolResult, ContentBlock, CallReport, CallStatus, JsonSchema } from './tool.js';
+export { CallCancelledError } from './tool.js';
 export { SubakoError, ValidationError, UsageError, type Problem } from './errors.js';
 export { DEFAULT_LIMITS, type Limits } from './config.js';
 export { SUBAKO_VERSION } from './version.js';

@@ -2,7 +2,7 @@
  * "A tool is a tool": every source (function package, remote MCP server, TypeScript function) produces
  * Tools, and every sink (MCP endpoint, library, CLI) consumes them. These types are the whole contract.
  */
-import type { EgressLogEntry } from './egress/index.js';
+import { SubakoError } from './errors.js';
 
 /** A JSON Schema object (2020-12). Tools' input schemas have `"type": "object"` at the top. */
 export type JsonSchema = Record<string, unknown>;
@@ -21,22 +21,55 @@ export interface CallToolResult {
   _meta?: Record<string, unknown>;
 }
 
-/** How a call ended, for logs and people: richer than what the model reads. */
-export type CallStatus = 'ok' | 'tool_error' | 'crash';
+/**
+ * How a call ended, for logs and people: richer than what the model reads. `cancelled`: the caller went away
+ * (its signal aborted) and the work was stopped; it is not a crash and not a timeout.
+ */
+export type CallStatus = 'ok' | 'tool_error' | 'crash' | 'cancelled';
+
+export const CALL_CANCELLED = 'cancelled';
+
+/** How `Tool.call` rejects when its caller's signal aborted: the work was stopped, there is no result. */
+export class CallCancelledError extends SubakoError {
+  constructor(readonly tool: string, detail = 'its caller went away') {
+    super(CALL_CANCELLED, `the call to tool "${tool}" was cancelled: ${detail}`);
+  }
+}
+
+/**
+ * One HTTP exchange a call's guest made (or had refused), as a sink records it: egress's `EgressLogEntry` is
+ * this, its `error` narrowed to the ABI's error kinds.
+ */
+export interface EgressRecord {
+  method: string;
+  /** The hop's URL, query kept, userinfo and fragment stripped. Empty when the guest's URL did not parse. */
+  url: string;
+  status?: number;
+  error?: string;
+  /** Response body bytes received (for a file output: written). */
+  bytesIn: number;
+  /** Request body bytes sent. */
+  bytesOut: number;
+  durationMs: number;
+}
 
 export interface CallReport {
   status: CallStatus;
   /** Present when status is `crash`: a stable reason code and a message. */
   crash?: { reason: string; message: string; stderr: string };
   /** Outgoing HTTP requests the call made (function tools). */
-  egress?: EgressLogEntry[];
+  egress?: EgressRecord[];
   /** The last of what the function wrote to stderr (function tools), whatever the status. */
   stderr?: string;
   durationMs: number;
 }
 
 export interface ToolCallContext {
-  /** Cancels the call; the tool stops its work and rejects. */
+  /**
+   * Aborting it cancels the call: the tool stops its work (a function's run is killed and its worker
+   * replaced; a remote call is cancelled on its connection, which stays), reports `cancelled` when it
+   * reports, and rejects with CallCancelledError.
+   */
   signal?: AbortSignal;
   /**
    * What is left of the call's deadline, in milliseconds, when the caller counts one (a session call that
@@ -56,7 +89,9 @@ export interface Tool {
   readonly source?: { kind: string; [key: string]: unknown };
   /**
    * Calls the tool. A failure the model should read is a result with `isError: true` (a function that crashed
-   * included); the promise rejects only for failures of the caller's own making or of the transport.
+   * included); the promise rejects only for failures of the caller's own making — arguments a checked source
+   * refuses before any I/O (CallError: remote MCP tools and `defineTool`; function packages are not checked,
+   * their guest validates), a cancelled call (CallCancelledError) — or of the transport.
    */
   call(args: Record<string, unknown>, ctx?: ToolCallContext): Promise<CallToolResult>;
 }

@@ -4,18 +4,10 @@
  * and credential headers never appear.
  */
 import type { HttpErrorKind } from '../sandbox/index.js';
+import type { EgressRecord } from '../tool.js';
 
-export interface EgressLogEntry {
-  method: string;
-  /** The hop's URL, query kept, userinfo and fragment stripped. Empty when the guest's URL did not parse. */
-  url: string;
-  status?: number;
+export interface EgressLogEntry extends EgressRecord {
   error?: HttpErrorKind;
-  /** Response body bytes received (for a file output: written). */
-  bytesIn: number;
-  /** Request body bytes sent. */
-  bytesOut: number;
-  durationMs: number;
 }
 
 /** A URL as it may be logged: no userinfo, no fragment. Unparseable text logs as empty. */

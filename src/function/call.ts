@@ -88,26 +88,33 @@ export async function callFunctionTool(
     onStdout: conversation.onStdout,
     bridge,
   });
+  // The caller going away stops the run (the sandbox kills its worker and starts a fresh one); the call ends
+  // as `cancelled`, whatever the killed run looks like.
   const abort = (): void => handle.kill('the call was cancelled');
   // A signal that aborted while the call was being prepared would never fire again: stop the run at once.
   if (ctx.signal?.aborted) abort();
   else ctx.signal?.addEventListener('abort', abort, { once: true });
 
   let answer: unknown = null;
+  let end: Awaited<ReturnType<GuestConversation['finish']>>;
   try {
-    answer = await conversation.attach(handle, request, true);
-  } catch (err) {
-    if (!(err instanceof ConversationCrashed)) throw err;
+    try {
+      answer = await conversation.attach(handle, request, true);
+    } catch (err) {
+      if (!(err instanceof ConversationCrashed)) throw err;
+    }
+    end = await conversation.finish();
+    ctx.volumeBudget?.settle(end.run.writtenBytes);
+  } finally {
+    ctx.signal?.removeEventListener('abort', abort);
   }
-  const end = await conversation.finish();
-  ctx.volumeBudget?.settle(end.run.writtenBytes);
-  ctx.signal?.removeEventListener('abort', abort);
 
   const badResult = end.crash === null ? callToolResultProblem(answer) : null;
   const crashed = end.crash ?? (badResult ? crash(CrashReason.badResult, badResult) : null);
   const stderr = Buffer.from(end.run.stderrTail).toString('utf8');
   const durationMs = () => performance.now() - started;
 
+  if (ctx.signal?.aborted) return cancelledOutcome(durationMs(), egressLog, stderr);
   if (crashed) {
     const info = { reason: crashed.reason, message: crashed.message, stderr };
     return { status: 'crash', result: null, model: renderCrash(info), crash: info, durationMs: durationMs(), egress: egressLog, stderr };
@@ -116,5 +123,15 @@ export async function callFunctionTool(
   // Rendering is part of the call: it gets what the guest left of the deadline, and the call's duration counts it.
   const deadline = started + limits.callTimeoutMs;
   const model = await renderForModel(result, { tmp: ctx.tmpDir, data: ctx.dataDir }, { deadline, signal: ctx.signal });
+  // Gone while its images were rendered: nobody reads the result.
+  if (ctx.signal?.aborted) return cancelledOutcome(durationMs(), egressLog, stderr);
   return { status: result.isError === true ? 'tool_error' : 'ok', result, model, crash: null, durationMs: durationMs(), egress: egressLog, stderr };
+}
+
+/** A call whose caller went away: not a crash, not a timeout; the result says so to whoever still looks. */
+function cancelledOutcome(durationMs: number, egress: EgressLogEntry[], stderr: string): FunctionCallOutcome {
+  return {
+    status: 'cancelled', result: null, model: [{ type: 'text', text: 'The call was cancelled: its caller went away.' }], crash: null,
+    durationMs, egress, stderr,
+  };
 }

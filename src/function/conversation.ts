@@ -47,7 +47,8 @@ export function crashFromOutcome(outcome: RunOutcome, owedAnswer: boolean): Cras
     case 'stdout_limit':
       return crash(CrashReason.stdoutLimit, 'the module wrote more than the stdout limit');
     case 'killed':
-      return crash(CrashReason.timeout, `the run was stopped: ${outcome.reason}`);
+      // Not a timeout (the sandbox reports its own deadline as `timeout`): someone stopped the run.
+      return crash(CrashReason.stopped, `the run was stopped: ${outcome.reason}`);
     case 'sandbox_crashed':
       return crash(CrashReason.sandboxCrashed, `${outcome.message} while this call ran; the host started a new one`);
   }

@@ -18,6 +18,12 @@ export const CrashReason = {
   badResult: 'bad_result',
   /** Ours: the sandbox process holding the run ended (a guest's fatal error in V8, or it was killed). */
   sandboxCrashed: 'sandbox_crashed',
+  /**
+   * Ours: the run was stopped from outside before it ended (a kill that is not the guest's doing). A call
+   * whose caller went away is not a crash but its own status, `cancelled` (call.ts); the platform logs a call
+   * stopped because its session or agent was deleted with this reason.
+   */
+  stopped: 'stopped',
 } as const;
 
 export type CrashReasonCode = (typeof CrashReason)[keyof typeof CrashReason];

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
 import { HttpsConnectionPool } from '../egress/index.js';
-import type { Tool, ToolCallContext, Toolbox, CallToolResult } from '../tool.js';
+import { CallCancelledError, type Tool, type ToolCallContext, type Toolbox, type CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
 import { callFunctionTool, forgetDirectory } from './call.js';
 import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, PackageSource, ToolInfo } from './types.js';
@@ -66,9 +66,15 @@ export class FunctionHost {
     return discoverTools(this.sandbox, loaded.module, loaded.source, this.limits);
   }
 
-  call(loaded: LoadedPackage, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext): Promise<FunctionCallOutcome> {
+  /** One call. Its status is `cancelled` when `ctx.signal` aborted: the run was stopped, its worker replaced. */
+  async call(loaded: LoadedPackage, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext): Promise<FunctionCallOutcome> {
     const limits = ctx.limits ? { ...this.limits, ...ctx.limits } : this.limits;
-    return callFunctionTool({ sandbox: this.sandbox, connections: this.connections }, loaded.module, loaded.source, tool, args, ctx, limits);
+    try {
+      return await callFunctionTool({ sandbox: this.sandbox, connections: this.connections }, loaded.module, loaded.source, tool, args, ctx, limits);
+    } finally {
+      // A call that failed before its run ended wrote nothing we know of; after the run's own settle, a no-op.
+      ctx.volumeBudget?.settle(0);
+    }
   }
 
   /** The package's tools as Tools; `context()` gives each call its mounts and egress. */
@@ -102,6 +108,7 @@ export class FunctionHost {
           stderr: outcome.stderr,
           durationMs: outcome.durationMs,
         });
+        if (outcome.status === 'cancelled') throw new CallCancelledError(info.name);
         return toModelResult(outcome);
       },
     };

@@ -75,7 +75,7 @@ export interface FunctionCallContext {
 
 export interface CrashInfo {
   /** A stable reason code: jsonrpc_error, result_type, not_jsonrpc, unknown_id, module_request, exited_early,
-   *  exit_status, no_exit, trap, out_of_memory, timeout, stdout_limit, bad_result. */
+   *  exit_status, no_exit, trap, out_of_memory, timeout, stdout_limit, bad_result, sandbox_crashed, stopped. */
   reason: string;
   message: string;
   /** The last 4 KiB of stderr, as text. */
@@ -83,6 +83,7 @@ export interface CrashInfo {
 }
 
 export interface FunctionCallOutcome {
+  /** `cancelled` when the call's signal aborted: the run was stopped (not a crash: `crash` is null). */
   status: CallStatus;
   result: CallToolResult | null;
   /** What the model sees: text, images (downscaled), notes. */

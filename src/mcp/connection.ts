@@ -9,6 +9,7 @@
  */
 import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
 import { SUBAKO_VERSION } from '../version.js';
+import { CallCancelledError } from '../tool.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
 import { classifyFailure } from './classify-error.js';
 import { redactSecretsDeep, type Secret } from '../common/index.js';
@@ -32,6 +33,7 @@ interface Entry {
 export interface UseOptions {
   operation: string;
   tool?: string;
+  /** The caller's: when it aborts, the operation is cancelled and `use` rejects with CallCancelledError. */
   signal?: AbortSignal;
 }
 
@@ -72,6 +74,9 @@ export class McpClientPool {
       connected = true;
       return redactSecretsDeep(await op(entry.client), entry.secrets);
     } catch (err) {
+      // The caller went away while the operation ran: the SDK cancelled the request (it rejects with its own
+      // error, not an AbortError), and the connection, which other calls share, stays.
+      if (connected && options.signal?.aborted) throw new CallCancelledError(options.tool ?? options.operation);
       const { error, dropConnection } = classifyFailure(
         err,
         { url: descriptor.url, auth: descriptor.auth, operation: options.operation, tool: options.tool, secrets: entry.secrets },

@@ -10,7 +10,7 @@
  * - any other JSON value: a text block of its JSON, and `structuredContent` when it is a plain object.
  */
 import { toJSONSchema, type ZodType } from 'zod';
-import type { CallToolResult, JsonSchema, Tool, ToolCallContext } from '../tool.js';
+import { CallCancelledError, type CallToolResult, type JsonSchema, type Tool, type ToolCallContext } from '../tool.js';
 import { assertArguments } from './call-arguments.js';
 import { CallError } from './errors.js';
 import { normalizeResult } from './result.js';
@@ -98,6 +98,11 @@ export function defineTool<Args = Record<string, unknown>>(options: DefineToolOp
         result = toResult(await handler(parsed, ctx));
       } catch (err) {
         result = errorResult(err);
+      }
+      // The caller went away while the handler ran: Tool.call's contract is a cancellation, whatever it returned.
+      if (ctx.signal?.aborted) {
+        ctx.report?.({ status: 'cancelled', durationMs: performance.now() - started });
+        throw new CallCancelledError(name);
       }
       ctx.report?.({ status: result.isError ? 'tool_error' : 'ok', durationMs: performance.now() - started });
       return result;

@@ -42,7 +42,8 @@ export class RemoteTool implements Tool {
 
   /**
    * Returns the server's result, `isError: true` included (the model should read a tool's failure); rejects
-   * with CallError for arguments that do not match (nothing sent), McpServerError when the server rejects
+   * with CallError for arguments that do not match (nothing sent), CallCancelledError when `ctx.signal`
+   * aborts (the request is cancelled; the shared connection stays), McpServerError when the server rejects
    * the call or cannot be reached, McpAuthError when the OAuth credential is missing or expired.
    */
   async call(args: Record<string, unknown>, ctx: ToolCallContext = {}): Promise<CallToolResult> {

@@ -1,20 +1,26 @@
 /**
- * A session's toolbox: the function tools of its agent version's packages and the allowed tools of its
- * remote MCP servers, under the names tool-names.ts publishes. Function tools run with the session's
- * context (its /volume/tmp, the agent's /volume/data when granted, the skills, the egress policy and the
- * session's vault credentials), built afresh for every call so refreshed tokens are used.
+ * A session's toolbox, the one pipeline every entry point calls: the function tools of its agent version's
+ * packages and the allowed tools of its remote MCP servers, built once per session, each wrapped once by the
+ * call log under the name tool-names.ts publishes. REST, the session's MCP endpoint and in-process code all
+ * call these same tools (`entry(via)` for a sink: the same tools, recorded as made through it), so a rule of
+ * a call — the arguments check, which is the source's own, the call log, admission — is the same from each.
+ *
+ * Function tools run with the session's context (its /volume/tmp, the agent's /volume/data when granted,
+ * the skills, the egress policy and the session's vault credentials), made afresh for every call so
+ * refreshed tokens are used, with the write budget the volumes' quotas leave the call reserved first.
  *
  * Toolboxes are cached per session; those with remote servers are rebuilt after a minute (remote tool lists
  * and OAuth tokens change), those without live until the session goes.
  */
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import type { FunctionCallContext, ToolInfo } from '../function/index.js';
-import type { Tool, Toolbox } from '../tool.js';
+import type { FunctionCallContext } from '../function/index.js';
+import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
+import type { CallLog, LoggedTool } from './call-log.js';
 import type { PackageService } from './packages.js';
-import type { PackageRuntime, StoredPackageRef } from './package-runtime.js';
+import type { PackageRuntime } from './package-runtime.js';
 import type { RemoteMcp } from './remote-mcp.js';
 import type { SkillService } from './skills.js';
-import type { AgentSpec, AgentToolGrant, AgentRemoteServer, SessionRecord, SkillRecord, Store } from './store.js';
+import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, Store } from './store.js';
 import { publishToolNames, type SourceTools } from './tool-names.js';
 import type { VaultService } from './vaults.js';
 import type { Volumes } from './volumes.js';
@@ -22,7 +28,10 @@ import { NotFoundError } from './errors.js';
 import type { QuotaVolume, VolumeQuotas } from './volume-quota.js';
 
 export interface AgentToolbox {
-  tools: Toolbox;
+  /** Under their published names, each wrapped by the call log. */
+  tools: Record<string, LoggedTool>;
+  /** The same tools as a sink serves them: each call recorded as made through `via`. Built once per toolbox. */
+  entry(via: CallVia): Toolbox;
   /** Secret values this session can reach, for redacting the call log. */
   secrets: string[];
   /** Sources left out, with why (a remote server that did not answer). */
@@ -38,6 +47,7 @@ export interface SessionToolboxDeps {
   volumes: Volumes;
   remote: RemoteMcp;
   quotas: VolumeQuotas;
+  calls: CallLog;
   limits?: Partial<Limits>;
 }
 
@@ -83,7 +93,9 @@ export class SessionToolboxes {
       const rec = await this.deps.store.getPackage(grant.package, grant.version);
       if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
       const ref = await this.deps.packages.ref(rec);
-      sources.push({ source: grant.package, tools: rec.tools.map((info) => this.functionTool(session, spec, grant, ref, info)) });
+      const box = await this.deps.runtime.toolbox(ref, rec.tools, () => this.callContext(session, spec, grant));
+      const tools = rec.tools.map((info) => box[info.name]).filter((tool): tool is Tool => tool !== undefined);
+      sources.push({ source: grant.package, tools });
     }
     for (const server of spec.mcp_servers) {
       try {
@@ -95,35 +107,13 @@ export class SessionToolboxes {
       }
     }
     const names = publishToolNames(sources.map((s): SourceTools => ({ source: s.source, tools: s.tools.map((t) => t.name) })));
-    const tools: Toolbox = {};
+    const scope = { session, secrets: [...secrets] };
+    const tools: Record<string, LoggedTool> = {};
     for (const { source, tool, name } of names) {
       const original = sources.find((s) => s.source === source)?.tools.find((t) => t.name === tool);
-      if (original) tools[name] = renamed(original, name);
+      if (original) tools[name] = this.deps.calls.withCallLog(original, scope, name);
     }
-    return { tools, secrets: [...secrets], warnings };
-  }
-
-  private functionTool(session: SessionRecord, spec: AgentSpec, grant: AgentToolGrant, ref: StoredPackageRef, info: ToolInfo): Tool {
-    const { runtime } = this.deps;
-    return {
-      name: info.name,
-      description: info.description,
-      inputSchema: info.inputSchema,
-      outputSchema: info.outputSchema,
-      source: { kind: 'function', package: ref.name, version: ref.version },
-      call: async (args, ctx) => {
-        const context = await this.callContext(session, spec, grant);
-        const volumeBudget = await this.deps.quotas.reserve(this.quotaVolumes(context), this.limits.writeBudgetBytes);
-        try {
-          const box = await runtime.toolbox(ref, [info], () => ({ ...context, volumeBudget, signal: ctx?.signal }));
-          const tool = box[info.name];
-          if (!tool) throw new NotFoundError(`tool ${info.name} of package ${ref.name}@${ref.version}`);
-          return await tool.call(args, ctx);
-        } finally {
-          volumeBudget.settle(0); // a call that never ran wrote nothing; after a run this is a no-op
-        }
-      },
-    };
+    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings };
   }
 
   private get limits(): Limits {
@@ -138,6 +128,10 @@ export class SessionToolboxes {
     return volumes;
   }
 
+  /**
+   * A function call's context, made as the call starts. The volumes' write budget is reserved last, so a
+   * context that could not be made holds no reservation; the run settles it (FunctionHost.call, always).
+   */
   private async callContext(session: SessionRecord, spec: AgentSpec, grant: AgentToolGrant): Promise<FunctionCallContext> {
     const { volumes, vaults, skills, store } = this.deps;
     const skillRecords: SkillRecord[] = [];
@@ -147,7 +141,7 @@ export class SessionToolboxes {
     }
     const skillsDir = await skills.mountDir(skillRecords);
     const credentials = await vaults.openAll(session.vaultIds);
-    return {
+    const context: FunctionCallContext = {
       tmpDir: await volumes.sessionTmp(session.id),
       ...(grant.data ? { dataDir: await volumes.agentData(session.agentId) } : {}),
       ...(skillsDir ? { skillsDir } : {}),
@@ -158,6 +152,8 @@ export class SessionToolboxes {
       },
       ...(this.deps.limits ? { limits: this.deps.limits } : {}),
     };
+    context.volumeBudget = await this.deps.quotas.reserve(this.quotaVolumes(context), this.limits.writeBudgetBytes);
+    return context;
   }
 
   private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[] }> {
@@ -174,15 +170,23 @@ export class SessionToolboxes {
   }
 }
 
-function renamed(tool: Tool, name: string): Tool {
-  if (tool.name === name) return tool;
-  return {
-    name,
-    description: tool.description,
-    inputSchema: tool.inputSchema,
-    outputSchema: tool.outputSchema,
-    source: tool.source,
-    call: (args, ctx) => tool.call(args, ctx),
+/** Per entry point, the logged tools with `call` recorded as made through it; each view made once, when first asked. */
+function entryViews(tools: Record<string, LoggedTool>): (via: CallVia) => Toolbox {
+  const views = new Map<CallVia, Toolbox>();
+  return (via) => {
+    let view = views.get(via);
+    if (!view) {
+      view = {};
+      for (const [name, tool] of Object.entries(tools)) {
+        const served: Tool = Object.freeze({
+          ...tool,
+          call: async (args: Record<string, unknown>, ctx?: ToolCallContext) => (await tool.run(args, via, ctx?.signal)).result,
+        });
+        Object.defineProperty(view, name, { value: served, enumerable: true });
+      }
+      views.set(via, view);
+    }
+    return view;
   };
 }
 

@@ -16,7 +16,7 @@
  * A call of a full session does not hold up calls of the same agent's other sessions: when a slot frees, the
  * agent's waiting calls are scanned in arrival order and each one whose session has room starts.
  */
-import { SubakoError } from '../errors.js';
+import { ToolCallRefusedError } from '../mcp/index.js';
 import { NotFoundError } from './errors.js';
 
 export interface CallAdmissionLimits {
@@ -47,13 +47,17 @@ export const RETRY_AFTER_MS = 1_000;
 export const CALL_REFUSED = 'too_many_calls';
 
 /** A call refused because the session's or the agent's queue is full. Nothing ran and nothing was logged. */
-export class CallRefusedError extends SubakoError {
+/**
+ * A call refused before it ran. It is mcp/'s ToolCallRefusedError, so an MCP endpoint answers it as a JSON-RPC
+ * error with the retry hint (REST: 429) without anyone translating it.
+ */
+export class CallRefusedError extends ToolCallRefusedError {
   constructor(
     readonly limit: 'session' | 'agent',
     readonly retryAfterMs: number,
     message: string,
   ) {
-    super(CALL_REFUSED, message);
+    super(message, { retryAfterMs, limit }, CALL_REFUSED);
   }
 }
 

@@ -1,5 +1,7 @@
 /**
- * Every call a session makes, from the REST API or its MCP endpoint, runs through here and is recorded:
+ * Every call a session makes runs through here and is recorded, whichever entry point made it (REST, the
+ * session's MCP endpoint, in-process code): a session's tools are wrapped once by `withCallLog`, and every
+ * entry point calls those tools. Each call is recorded
  * first as `running` (so a call cut off by a crash of the server still leaves a record, marked interrupted at
  * the next start), then with its outcome, what the model saw, the stderr tail, the egress log and the time.
  * Arguments and text are redacted before they are stored. The log also counts calls in flight so a
@@ -10,18 +12,46 @@
  * of refused calls must not turn into a flood of rows. An admitted call is logged from its arrival; if its
  * deadline passes while it waits it ends as a `timeout` crash without running, and when it runs the tool gets
  * only what is left of the deadline (`timeoutMs`).
+ *
+ * How a call ends is the tool's report, and two ends of the log's own: `invalid_arguments` when a checked source
+ * (a remote MCP tool, a TypeScript tool) refused the arguments before any I/O — the same refusal from every
+ * entry point, since the check is the source's — and `cancelled` when the caller went away (its signal). A
+ * call stopped because its session or agent was deleted is kept apart from that: a `crash` with reason
+ * `stopped`, since nobody cancelled it.
  */
 import { createHash } from 'node:crypto';
-import type { CallReport, CallToolResult, ContentBlock, Tool } from '../tool.js';
+import { CallCancelledError, type CallReport, type CallToolResult, type ContentBlock, type Tool, type ToolCallContext } from '../tool.js';
+import { CrashReason } from '../function/index.js';
+import { CallError } from '../mcp/index.js';
 import { newId, nowIso } from './ids.js';
 import { redactArguments, redactText } from '../common/index.js';
-import type { CallRecord, Page, PageRequest, SessionRecord, Store } from './store.js';
+import type { CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
 import { NotFoundError } from './errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
 
 export interface LoggedCall {
   record: CallRecord;
   result: CallToolResult;
+  /**
+   * Why the call has no result of its own, as `Tool.call` would reject: the source refused the arguments
+   * (CallError, outcome `invalid_arguments`) or the caller went away (CallCancelledError, `cancelled`).
+   */
+  refusal?: Error;
+}
+
+/**
+ * A session's tool wrapped by the call log. `run` is what an entry point calls: the call admitted, recorded
+ * as made through `via`, redacted, with its record. `call` is the plain Tool face (the library), logged as
+ * `library`, keeping Tool.call's contract (rejects with CallError or CallCancelledError).
+ */
+export interface LoggedTool extends Tool {
+  run(args: Record<string, unknown>, via: CallVia, signal?: AbortSignal): Promise<LoggedCall>;
+}
+
+/** The session a tool's calls belong to, and the secrets its call records are redacted of. */
+export interface CallScope {
+  session: SessionRecord;
+  secrets: readonly string[];
 }
 
 export class CallLog {
@@ -39,9 +69,35 @@ export class CallLog {
     return this.inFlight;
   }
 
+  /**
+   * The one place a session's tool gets its call log and its published name (tool-names.ts): every entry
+   * point calls what this returns.
+   */
+  withCallLog(tool: Tool, scope: CallScope, name = tool.name): LoggedTool {
+    const run = (args: Record<string, unknown>, via: CallVia, signal?: AbortSignal): Promise<LoggedCall> =>
+      this.run(scope.session, via, name, tool, args, scope.secrets, signal);
+    return Object.freeze({
+      name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      inputSchema: tool.inputSchema,
+      ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+      ...(tool.source !== undefined ? { source: tool.source } : {}),
+      run,
+      async call(args: Record<string, unknown>, ctx?: ToolCallContext): Promise<CallToolResult> {
+        const { result, refusal } = await run(args, 'library', ctx?.signal);
+        if (refusal) throw refusal;
+        return result;
+      },
+    });
+  }
+
+  /**
+   * Runs one call of a session's tool and records it. Rejects only with CallRefusedError (nothing ran, nothing
+   * recorded); every other end, the source's refusal of the arguments and a cancellation included, is a record.
+   */
   async run(
     session: SessionRecord,
-    via: 'api' | 'mcp',
+    via: CallVia,
     name: string,
     tool: Tool,
     args: Record<string, unknown>,
@@ -61,32 +117,46 @@ export class CallLog {
       // A turn that comes with no time left is a deadline passed while waiting.
       if (turn === 'run' && admitted.remainingMs() <= 0) turn = 'timeout';
       if (turn !== 'run') {
-        const result = notStartedResult(name, turn, admitted, this.callTimeoutMs);
-        const finished = finish(record, result.result, result.report, admitted.waitedMs(), secrets);
+        const ended = notStartedResult(name, turn, admitted, this.callTimeoutMs);
+        const finished = finish(record, ended.result, ended.report, admitted.waitedMs(), secrets);
         await this.store.finishCall(finished);
-        return { record: finished, result: result.result };
+        return { record: finished, result: ended.result, ...(turn === 'cancelled' ? { refusal: new CallCancelledError(name, 'its caller went away before it started') } : {}) };
       }
       const started = performance.now();
-      let report: CallReport | null = null;
+      let report: LoggedReport | null = null;
       let result: CallToolResult;
+      let refusal: Error | undefined;
       try {
         result = await tool.call(args, { signal: admitted.signal, timeoutMs: admitted.remainingMs(), report: (r) => { report = r; } });
       } catch (err) {
-        // A tool that throws (a remote server gone, a transport failure) is a crash the model reads about.
+        const elapsed = performance.now() - started;
         const message = redactText(err instanceof Error ? err.message : String(err), secrets);
-        const reason = (err as { reason?: unknown; code?: unknown }).reason ?? (err as { code?: unknown }).code ?? 'error';
-        result = { content: [{ type: 'text', text: `The tool ${name} failed: ${message}` }], isError: true };
-        report = { status: 'crash', crash: { reason: String(reason), message, stderr: '' }, durationMs: performance.now() - started };
+        if (err instanceof CallError) {
+          // The source refused the arguments before any I/O: what the model reads is the refusal itself.
+          refusal = err;
+          result = { content: [{ type: 'text', text: message }], isError: true };
+          report = { status: 'invalid_arguments', durationMs: elapsed };
+        } else if (err instanceof CallCancelledError || (signal?.aborted && admitted.stoppedBecause() === null)) {
+          refusal = err instanceof CallCancelledError ? err : new CallCancelledError(name);
+          result = { content: [{ type: 'text', text: `The call to ${name} was cancelled: its caller went away.` }], isError: true };
+          report = { ...(report as LoggedReport | null), status: 'cancelled', durationMs: (report as LoggedReport | null)?.durationMs ?? elapsed };
+        } else {
+          // A tool that throws (a remote server gone, a transport failure) is a crash the model reads about.
+          const reason = (err as { reason?: unknown; code?: unknown }).reason ?? (err as { code?: unknown }).code ?? 'error';
+          result = { content: [{ type: 'text', text: `The tool ${name} failed: ${message}` }], isError: true };
+          report = { status: 'crash', crash: { reason: String(reason), message, stderr: '' }, durationMs: elapsed };
+        }
       }
-      const ended = report as CallReport | null;
+      const ended = report as LoggedReport | null;
       const stopped = admitted.stoppedBecause();
-      // The tool saw its signal abort and reports a crash; the log says why it was aborted.
-      const told = stopped !== null && ended?.status === 'crash'
-        ? { ...ended, crash: { reason: 'stopped', message: `the call was stopped: ${stopped}`, stderr: ended.crash?.stderr ?? '' } }
+      // Stopped by a deletion (not by its caller): the tool saw its signal abort; the log says why.
+      const told: LoggedReport | null = stopped !== null && (ended?.status === 'crash' || ended?.status === 'cancelled')
+        ? { ...ended, status: 'crash', crash: { reason: CrashReason.stopped, message: `the call was stopped: ${stopped}`, stderr: ended.crash?.stderr ?? ended.stderr ?? '' } }
         : ended;
+      if (stopped !== null && told?.status === 'crash') result = { content: [{ type: 'text', text: `The tool ${name} was stopped: ${stopped}.` }], isError: true };
       const finished = finish(record, result, told, performance.now() - started, secrets);
       await this.store.finishCall(finished);
-      return { record: finished, result };
+      return { record: finished, result, ...(refusal && told?.status !== 'crash' ? { refusal } : {}) };
     } finally {
       admitted.end();
       this.inFlight -= 1;
@@ -118,7 +188,7 @@ export class CallLog {
 }
 
 /** The result and report of a call that never ran: its deadline passed while it waited, or it was stopped. */
-function notStartedResult(name: string, why: NotStarted, admitted: AdmittedCall, callTimeoutMs: number): { result: CallToolResult; report: CallReport } {
+function notStartedResult(name: string, why: NotStarted, admitted: AdmittedCall, callTimeoutMs: number): { result: CallToolResult; report: LoggedReport } {
   const waited = Math.round(admitted.waitedMs());
   const message =
     why === 'timeout'
@@ -129,11 +199,16 @@ function notStartedResult(name: string, why: NotStarted, admitted: AdmittedCall,
         : `the caller went away after ${waited} ms, before the call started`;
   return {
     result: { content: [{ type: 'text', text: `The tool ${name} did not run: ${message}.` }], isError: true },
-    report: { status: 'crash', crash: { reason: why, message, stderr: '' }, durationMs: waited },
+    report: why === 'cancelled'
+      ? { status: 'cancelled', durationMs: waited }
+      : { status: 'crash', crash: { reason: why, message, stderr: '' }, durationMs: waited },
   };
 }
 
-function finish(record: CallRecord, result: CallToolResult, report: CallReport | null, elapsed: number, secrets: readonly string[]): CallRecord {
+/** A tool's report, or the call log's own word on how the call ended (`invalid_arguments`). */
+type LoggedReport = Omit<CallReport, 'status'> & { status: Exclude<CallOutcome, 'running'> };
+
+function finish(record: CallRecord, result: CallToolResult, report: LoggedReport | null, elapsed: number, secrets: readonly string[]): CallRecord {
   const outcome = report?.status ?? (result.isError ? 'tool_error' : 'ok');
   return {
     ...record,

@@ -48,7 +48,7 @@ export class FunctionRuntime implements PackageRuntime {
     return this.host.discover(await this.loadFrom(pkg));
   }
 
-  async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext): Promise<Toolbox> {
+  async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox> {
     let loading = this.loaded.get(pkg.digest);
     if (!loading) {
       loading = this.loadFrom(pkg);

@@ -37,8 +37,11 @@ export interface PackageRuntime {
   inspect(dir: string): Promise<InspectedPackage>;
   /** Runs discovery (server/discover + tools/list) on a checked package. */
   discover(pkg: StoredPackageRef): Promise<DiscoveryResult>;
-  /** The package's tools, each call running with the context `context()` gives at that moment. */
-  toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext): Promise<Toolbox>;
+  /**
+   * The package's tools, built once; each call runs with the context `context()` gives at that moment (fresh
+   * credentials, the volume quota's reservation).
+   */
+  toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox>;
   /** Waits for calls in flight, then stops the workers. */
   close(): Promise<void>;
 }

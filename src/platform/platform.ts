@@ -80,11 +80,12 @@ export class Platform {
     this.agents = new AgentService(store, volumes, stopCalls);
     this.vaults = new VaultService(store, options.sealingKey);
     this.sessions = new SessionService(store, volumes, stopCalls);
+    this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_LIMITS.callTimeoutMs);
+    // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
-      remote: options.remote, limits: options.limits, quotas: this.quotas,
+      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls,
     });
-    this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_LIMITS.callTimeoutMs);
     this.sessions.onGone((id) => this.toolboxes.evict(id));
     this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));
     // A deleted or expired session's calls are aborted, running or waiting (deleting an agent deletes each

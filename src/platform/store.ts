@@ -7,7 +7,7 @@
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
  */
 import type { ToolInfo } from '../function/index.js';
-import type { EgressLogEntry } from '../egress/index.js';
+import type { EgressRecord } from '../tool.js';
 
 export interface PageRequest {
   limit: number;
@@ -131,13 +131,20 @@ export interface SessionRecord {
   expiresAt: string;
 }
 
-export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash';
+/**
+ * `cancelled`: the caller went away and the call was stopped. `invalid_arguments`: a checked source (a remote
+ * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran.
+ */
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments';
+
+/** Which entry point made a call: REST, the session's MCP endpoint, or in-process code (the library). */
+export type CallVia = 'api' | 'mcp' | 'library';
 
 export interface CallRecord {
   id: string;
   sessionId: string;
   /** Where the call came from: the REST API or the session's MCP endpoint. */
-  via: 'api' | 'mcp';
+  via: CallVia;
   tool: string;
   arguments: unknown;
   outcome: CallOutcome;
@@ -145,7 +152,7 @@ export interface CallRecord {
   /** The content blocks the model saw. */
   model: unknown[];
   stderrTail: string;
-  egress: EgressLogEntry[];
+  egress: EgressRecord[];
   durationMs: number | null;
   startedAt: string;
 }

@@ -7,7 +7,7 @@
  * It lives in sandbox/ because the sandbox is the room that provides the import to the guest, and every
  * other user (egress/, package/) sits above it; wasi/ is the preview 1 host and wasm/ knows no host ABI.
  */
-import type { FuncSignature } from '../wasi/preview1.js';
+import type { FuncSignature } from '../wasi/index.js';
 
 export const SUBAKO_HTTP_MODULE = 'subako_http';
 

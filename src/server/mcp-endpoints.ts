@@ -1,12 +1,12 @@
 /**
- * Each session's MCP endpoint: the session's toolbox, every call logged (and admitted: see call-admission.ts),
- * served over Streamable HTTP for both protocol eras by mcp/'s toolbox handler. Handlers are kept per session and rebuilt when the session's
- * toolbox is (remote tool lists refresh), and dropped when the session goes.
+ * Each session's MCP endpoint: the session's tools as the platform built them (each call logged and admitted
+ * there: see platform/agent-toolbox.ts), served over Streamable HTTP for both protocol eras by mcp/'s toolbox
+ * handler. This file only adapts: handlers are kept per session, rebuilt when the session's toolbox is
+ * (remote tool lists refresh), and dropped when the session goes.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createToolboxHandler, ToolCallRefusedError, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
-import { CallRefusedError, type AgentToolbox, type Platform, type SessionRecord } from '../platform/index.js';
-import type { Tool, Toolbox } from '../tool.js';
+import { createToolboxHandler, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
+import type { AgentToolbox, Platform, SessionRecord } from '../platform/index.js';
 
 interface Served {
   box: AgentToolbox;
@@ -25,7 +25,7 @@ export class SessionMcpEndpoints {
     let served = this.served.get(session.id);
     if (!served || served.box !== box) {
       if (served) void served.handler.close().catch(() => undefined);
-      const handler = createToolboxHandler(this.logged(session, box), {
+      const handler = createToolboxHandler(box.entry('mcp'), {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
       });
@@ -45,31 +45,5 @@ export class SessionMcpEndpoints {
     const all = [...this.served.values()];
     this.served.clear();
     await Promise.all(all.map((s) => s.handler.close().catch(() => undefined)));
-  }
-
-  /** The toolbox as served: each call goes through the call log. */
-  private logged(session: SessionRecord, box: AgentToolbox): Toolbox {
-    const out: Toolbox = {};
-    for (const [name, tool] of Object.entries(box.tools)) {
-      const wrapped: Tool = {
-        name,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-        outputSchema: tool.outputSchema,
-        source: tool.source,
-        call: async (args, ctx) => {
-          try {
-            return (await this.platform.calls.run(session, 'mcp', name, tool, args, box.secrets, ctx?.signal)).result;
-          } catch (err) {
-            // Refused before it ran (the session's or agent's queue is full): a JSON-RPC error with the retry
-            // hint, as REST answers 429; not a tool result the model would read as the tool failing.
-            if (err instanceof CallRefusedError) throw new ToolCallRefusedError(err.message, { retryAfterMs: err.retryAfterMs, limit: err.limit }, err.code);
-            throw err;
-          }
-        },
-      };
-      Object.defineProperty(out, name, { value: wrapped, enumerable: true });
-    }
-    return out;
   }
 }

@@ -41,9 +41,9 @@ after(() => rmSync(base, { recursive: true, force: true }));
 
 describe('finding 8: a linked file\'s directory swapped for a symlink while the result is rendered', () => {
   it('no image from outside the volume is ever shown; each link is the volume\'s image or a note', async () => {
-    const racer = await startSwapRacer({ parent: tmp, name: 'd', linkTarget: '../../..', files: {} });
-    // The racer made d.real empty; the volume's own image goes in it.
-    writeFileSync(join(tmp, 'd.real', 'img.png'), volumeImage);
+    // The volume's own image is put in the real directory before the racer starts swapping it: written
+    // afterwards, the write itself could meet the swap (and fail before the racer is stopped).
+    const racer = await startSwapRacer({ parent: tmp, name: 'd', linkTarget: '../../..', files: { 'img.png': volumeImage } });
     const content = Array.from({ length: LINKS }, () => ({ type: 'resource_link', uri: 'volume:///tmp/d/img.png', name: 'img' }));
     let tries = 0;
     let shown = 0;

@@ -1,5 +1,4 @@
 /** /v1/sessions/{id}: the session, its tools, its calls. Call routes take an API key or the session's own token. */
-import { checkArguments } from '../../common/index.js';
 import type { Route } from '../route.js';
 import { CALL_ANSWER_SCHEMA, CALL_INPUT_SCHEMA, CALL_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, SESSION_SCHEMA, TOOL_SCHEMA, pageOf } from '../schemas.js';
 import { callView, mapPage, pageRequest, sessionView, toolView } from '../views.js';
@@ -41,12 +40,14 @@ export function sessionRoutes(): Route[] {
     },
     {
       method: 'POST', path: '/v1/sessions/{id}/calls', operationId: 'callTool', tag: 'calls', auth: 'api_key_or_session',
-      summary: 'Call one of the session\'s tools. The call is logged; a tool failure is a result with isError, not an HTTP error. ' +
+      summary: 'Call one of the session\'s tools, as its MCP endpoint would. The call is logged; a tool failure is a result with isError, not an HTTP error. ' +
+        'Arguments are checked by the tool\'s source, the same from every entry point: a remote MCP tool refuses arguments that do not match its input schema ' +
+        '(outcome invalid_arguments, nothing sent), a function package gets them as they are (its guest validates). ' +
         'A call waits its turn while its session or agent runs as many calls as it may (its deadline counts the wait); past the queue it is refused with 429.',
       body: { kind: 'json', schema: CALL_INPUT_SCHEMA, maxBytes: 4 * 1024 * 1024 },
       responses: {
         200: { description: 'The call ran; its record and the result the model would see.', schema: CALL_ANSWER_SCHEMA },
-        404: error('No such session or tool.'), 422: error('The arguments do not match the tool\'s input schema.'),
+        404: error('No such session or tool.'),
         429: error('The session, or its agent, runs as many calls as it may and its queue of waiting calls is full; nothing ran. Retry after the Retry-After header\'s seconds.'),
       },
       async handler({ platform, params, body, signal }) {
@@ -55,10 +56,7 @@ export function sessionRoutes(): Route[] {
         const box = await platform.toolboxes.forSession(session);
         const tool = Object.prototype.hasOwnProperty.call(box.tools, input.tool) ? box.tools[input.tool] : undefined;
         if (!tool) throw new HttpError(404, 'unknown_tool', `the session has no tool named ${JSON.stringify(input.tool)}`);
-        const args = input.arguments ?? {};
-        const check = checkArguments(tool.inputSchema, args);
-        if (!check.ok) throw new HttpError(422, 'invalid_arguments', check.problems.map((p) => p.message).slice(0, 5).join('; '));
-        const { record, result } = await platform.calls.run(session, 'api', input.tool, tool, args, box.secrets, signal);
+        const { record, result } = await tool.run(input.arguments ?? {}, 'api', signal);
         return { status: 200, body: { call: callView(record), result } };
       },
     },

@@ -18,7 +18,7 @@ export interface SwapRacerOptions {
   /** The symlink's text, e.g. `../../..` or an absolute path. */
   linkTarget: string;
   /** Files put in the real directory, so honest requests succeed too. */
-  files?: Record<string, string>;
+  files?: Record<string, string | Uint8Array>;
   /** This many more files (`f0`, `f1`, …) in the real directory, to make removing it take a while. */
   fill?: number;
   /** Work through a descriptor of `parent` (as a guest does), not its path. */
