@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { BundleError, bundleDigest, packBundle } from '../package/bundle.js';
+import { BundleError, bundleDigest, packBundle } from '../package/index.js';
 import { EXIT_FAILED, type CommandContext } from './main.js';
 
 export function registerPack(program: Command, ctx: CommandContext): void {

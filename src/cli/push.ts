@@ -6,7 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { BundleError, packBundle } from '../package/bundle.js';
+import { BundleError, packBundle } from '../package/index.js';
 import { EXIT_FAILED, type CommandContext } from './main.js';
 
 interface PushFlags {

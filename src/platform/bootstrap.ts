@@ -5,7 +5,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packBundle } from '../package/bundle.js';
+import { packBundle } from '../package/index.js';
 import type { Platform } from './platform.js';
 
 export interface FirstStart {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ValidationError } from '../errors.js';
-import { bundleDigest, readBundle, writeBundleTree, type BundleLimits } from '../package/bundle.js';
+import { bundleDigest, readBundle, writeBundleTree, type BundleLimits } from '../package/index.js';
 import type { ContentStore } from '../package/store.js';
 import { ConflictError, InUseError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
-import { DEFAULT_BUNDLE_LIMITS, type BundleLimits } from '../package/bundle.js';
+import { DEFAULT_BUNDLE_LIMITS, type BundleLimits } from '../package/index.js';
 import { ContentStore } from '../package/store.js';
 import { AgentService } from './agents.js';
 import { SessionToolboxes } from './agent-toolbox.js';

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { access, cp, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ValidationError, type Problem } from '../errors.js';
-import { bundleDigest, readBundle, type BundleLimits } from '../package/bundle.js';
+import { bundleDigest, readBundle, type BundleLimits } from '../package/index.js';
 import type { ContentStore } from '../package/store.js';
 import { ConflictError, InUseError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';

@@ -4,7 +4,7 @@
  * are not shown (they may carry paths or internals).
  */
 import { SubakoError, ValidationError } from '../errors.js';
-import { BundleError } from '../package/bundle.js';
+import { BundleError } from '../package/index.js';
 import { ConflictError, InUseError, NotFoundError, UpstreamError } from '../platform/errors.js';
 import { CallRefusedError } from '../platform/call-admission.js';
 

@@ -7,7 +7,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { OriginPolicy } from '../mcp/origin.js';
-import { DEFAULT_BUNDLE_LIMITS } from '../package/bundle.js';
+import { DEFAULT_BUNDLE_LIMITS } from '../package/index.js';
 import type { Platform } from '../platform/platform.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';

@@ -13,7 +13,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createToolboxHandler } from '../../src/mcp/toolbox-handler.js';
 import { defineTool } from '../../src/mcp/define-tool.js';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, skillDir, startInProcess, type InProcess } from './helpers/harness.js';
 
 let s: InProcess;
