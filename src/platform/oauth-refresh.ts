@@ -37,7 +37,7 @@ export function isAcceptableTokenEndpoint(text: string): boolean {
   return url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
 }
 
-export async function refreshAccessToken(settings: OAuthRefreshSettings, now = Date.now()): Promise<RefreshedToken> {
+export async function refreshAccessToken(settings: OAuthRefreshSettings, now: number): Promise<RefreshedToken> {
   const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: settings.refresh_token });
   if (settings.scope) form.set('scope', settings.scope);
   const headers: Record<string, string> = {

@@ -6,6 +6,7 @@
  * they expire, once per credential however many calls ask at the same time.
  */
 import { seal, unseal } from '../mcp/seal.js';
+import { systemClock, type Clock } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { InUseError, NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
@@ -51,7 +52,8 @@ const REFRESH_MARGIN_MS = 60_000;
 export class VaultService {
   private readonly refreshing = new Map<string, Promise<OpenCredential>>();
 
-  constructor(private readonly store: Store, private readonly key: Buffer) {}
+  /** `clock` decides when an OAuth token is close enough to its expiry to refresh. */
+  constructor(private readonly store: Store, private readonly key: Buffer, private readonly clock: Clock = systemClock) {}
 
   async createVault(name: string): Promise<VaultRecord> {
     const rec: VaultRecord = { id: newId('vlt'), name, createdAt: nowIso() };
@@ -146,7 +148,7 @@ export class VaultService {
 
   private async openForUse(rec: CredentialRecord): Promise<OpenCredential> {
     const payload = this.open(rec);
-    if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(rec.expiresAt)) {
+    if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(rec.expiresAt, this.clock.now())) {
       const pending = this.refreshing.get(rec.id) ?? this.refresh(rec, payload.refresh);
       this.refreshing.set(rec.id, pending);
       try {
@@ -159,7 +161,7 @@ export class VaultService {
   }
 
   private async refresh(rec: CredentialRecord, settings: OAuthRefreshSettings): Promise<OpenCredential> {
-    const fresh = await refreshAccessToken(settings);
+    const fresh = await refreshAccessToken(settings, this.clock.now());
     const next: CredentialPayload = {
       auth_scheme: 'oauth',
       access_token: fresh.access_token,
@@ -177,10 +179,10 @@ export class VaultService {
   }
 }
 
-function needsRefresh(expiresAt: string | null): boolean {
+function needsRefresh(expiresAt: string | null, now: number): boolean {
   if (expiresAt === null) return false;
   const at = Date.parse(expiresAt);
-  return Number.isNaN(at) || at - Date.now() < REFRESH_MARGIN_MS;
+  return Number.isNaN(at) || at - now < REFRESH_MARGIN_MS;
 }
 
 function openCredential(rec: CredentialRecord, payload: CredentialPayload): OpenCredential {

@@ -12,7 +12,7 @@ import { sealingKey } from '../mcp/seal.js';
 import { bootstrapIfFresh, type FirstStart } from '../platform/bootstrap.js';
 import { defaultCallAdmissionLimits, type CallAdmissionLimits } from '../platform/call-admission.js';
 import { FunctionRuntime } from '../platform/function-runtime.js';
-import { Platform } from '../platform/platform.js';
+import { Platform, type PlatformOptions } from '../platform/platform.js';
 import type { RemoteMcp } from '../platform/remote-mcp.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { SubakoServer } from './server.js';
@@ -38,6 +38,9 @@ export interface StartOptions {
   admission?: Partial<CallAdmissionLimits>;
   /** Connection limits; each one not given takes its default. */
   connections?: Partial<ConnectionLimits>;
+  /** The platform's clock and logger (tests move time forward; see PlatformOptions). */
+  clock?: PlatformOptions['clock'];
+  logger?: PlatformOptions['logger'];
 }
 
 export interface Started {
@@ -65,7 +68,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let platform: Platform;
   try {
-    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission });
+    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission, clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();
     throw err;
