@@ -29,8 +29,9 @@ export function isAcceptableTokenEndpoint(text: string): boolean {
   let url: URL;
   try {
     url = new URL(text);
-  } catch {
-    return false;
+  } catch (error) {
+    if (error instanceof TypeError) return false; // not a URL
+    throw error;
   }
   if (url.username !== '' || url.password !== '') return false;
   if (url.protocol === 'https:') return true;
@@ -68,8 +69,9 @@ export async function refreshAccessToken(settings: OAuthRefreshSettings, now: nu
   let body: Record<string, unknown> = {};
   try {
     body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
+  } catch (error) {
     // A non-JSON answer is handled below as a failure.
+    if (!(error instanceof SyntaxError)) throw error;
   }
   if (!response.ok || typeof body.access_token !== 'string' || body.access_token.length === 0) {
     const reason = typeof body.error === 'string' ? ` (${body.error.slice(0, 100)})` : '';

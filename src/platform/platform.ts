@@ -88,7 +88,7 @@ export class Platform {
       ]);
     };
     this.agents = new AgentService(store, volumes, stopCalls);
-    this.vaults = new VaultService(store, options.sealingKey, this.clock);
+    this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock);
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,

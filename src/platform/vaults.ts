@@ -6,7 +6,7 @@
  * they expire, once per credential however many calls ask at the same time.
  */
 import { seal, unseal } from '../mcp/seal.js';
-import { systemClock, type Clock } from '../common/index.js';
+import { silentLogger, systemClock, type Clock, type Logger } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { InUseError, NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
@@ -53,7 +53,12 @@ export class VaultService {
   private readonly refreshing = new Map<string, Promise<OpenCredential>>();
 
   /** `clock` decides when an OAuth token is close enough to its expiry to refresh. */
-  constructor(private readonly store: Store, private readonly key: Buffer, private readonly clock: Clock = systemClock) {}
+  constructor(
+    private readonly store: Store,
+    private readonly key: Buffer,
+    private readonly clock: Clock = systemClock,
+    private readonly log: Logger = silentLogger,
+  ) {}
 
   async createVault(name: string): Promise<VaultRecord> {
     const rec: VaultRecord = { id: newId('vlt'), name, createdAt: nowIso() };
@@ -123,7 +128,10 @@ export class VaultService {
     const out: OpenCredential[] = [];
     for (const vaultId of vaultIds) {
       for (const rec of await this.store.allCredentials(vaultId)) {
-        const opened = await this.openForUse(rec).catch(() => null);
+        const opened = await this.openForUse(rec).catch((err: unknown) => {
+          this.log.warn({ err, vault: vaultId, credential: rec.id }, 'a credential was left out of a session: it could not be opened or refreshed');
+          return null;
+        });
         if (opened) out.push(opened);
       }
     }
@@ -206,7 +214,8 @@ function checkTarget(text: string): string {
   let url: URL;
   try {
     url = new URL(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
     throw new ValidationError([{ code: 'credential.target', message: `target ${JSON.stringify(text)} is not a URL` }]);
   }
   const local = url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
