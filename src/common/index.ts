@@ -12,3 +12,5 @@ export {
   type SchemaCheck, type SchemaProblem, type ArgumentProblem, type SchemaSubject,
 } from './json-schema.js';
 export { SEAL_ERROR, SealError, InvalidSchemaError, type SealErrorReason } from './errors.js';
+export { createLogger, defaultLogLevel, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFields } from './log.js';
+export { systemClock, isoAt, type Clock } from './clock.js';

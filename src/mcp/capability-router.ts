@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { DEFAULT_MAX_BODY_BYTES } from './toolbox-handler.js';
+import { DEFAULT_MAX_BODY_BYTES } from './endpoint-admission.js';
 
 export type WebHandler = (request: Request) => Promise<Response>;
 type NodeHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -21,7 +21,7 @@ export interface CapabilityRouterOptions {
   prefix?: string;
   /** Receives one line per request, token redacted: `mcp <label> POST /mcp/******** 200`. */
   log?: (line: string) => void;
-  /** Largest request body accepted, in bytes (default 4 MiB). */
+  /** Largest request body a plain web handler (one without `handleNode`) is given, in bytes (default 4 MiB). */
   maxBodyBytes?: number;
 }
 
@@ -104,13 +104,7 @@ export class CapabilityRouter {
       notFound(res);
       return true;
     }
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > this.#maxBodyBytes) {
-      req.resume();
-      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: `Request body larger than ${this.#maxBodyBytes} bytes` } }));
-      return true;
-    }
+    // The body's size is checked once, by the route: a ToolboxHandler's gate, or the SDK's adapter's bound.
     await route.node(req, res);
     return true;
   }

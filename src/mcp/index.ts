@@ -41,10 +41,9 @@ export { headers, oauth, isAuth, setAccessTokenSource, type Auth, type HeadersAu
 export { tools, call, getMetadata, callTool, type ServerOptions, type DirectCall, type ToolMetadata } from './client-api.js';
 export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connection.js';
 export { defineTool, type DefineToolOptions } from './define-tool.js';
-export {
-  createToolboxHandler, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES, CALL_REFUSED_RPC_CODE, ToolCallRefusedError,
-  type ToolboxHandler, type ToolboxHandlerOptions,
-} from './toolbox-handler.js';
+export { createToolboxHandler, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES } from './endpoint-admission.js';
+export { CALL_REFUSED_RPC_CODE, ToolCallRefusedError } from './toolbox-server.js';
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
 export { serve, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';

@@ -7,7 +7,7 @@ import type { Problem } from '../errors.js';
 import type { ModuleInfo } from '../wasm/index.js';
 import type { PackageManifest } from './manifest.js';
 import { checkFunctionModule } from './module-rules.js';
-import { MAX_MODULE_BYTES, PACKAGE_PROBLEMS, readFileCapped, readPackageDir } from './package-dir.js';
+import { MAX_MODULE_BYTES, PACKAGE_PROBLEMS, isMissing, readFileCapped, readPackageDir } from './package-dir.js';
 
 export interface PackageCheck {
   ok: boolean;
@@ -26,7 +26,8 @@ export async function checkPackage(path: string): Promise<PackageCheck> {
   let isDirectory: boolean;
   try {
     isDirectory = (await stat(path)).isDirectory();
-  } catch {
+  } catch (error) {
+    if (!isMissing(error)) throw error;
     return failed([{ code: PACKAGE_PROBLEMS.notFound, message: `${path} does not exist; pass a .wasm module or a package directory.` }]);
   }
   if (isDirectory) {

@@ -1,4 +1,4 @@
-/** package/: manifests, package directories, the upload checks (bundles and the store live beside these). */
+/** package/: manifests, package directories, the upload checks, bundles (read, write, pack); the content store lives beside these. */
 export {
   MANIFEST_FILE, MANIFEST_PROBLEMS, MAX_MANIFEST_BYTES, NAME_PATTERN, VERSION_PATTERN, MAX_DESCRIPTION_LENGTH,
   MAX_VERSION_LENGTH, parseManifest, validateManifest,
@@ -11,8 +11,9 @@ export type { PackageDirRead, FileRead } from './package-dir.js';
 export { FUNCTION_MODULE_RULES, WASI_COMMAND_RULES, checkFunctionModule } from './module-rules.js';
 export { checkPackage } from './check-package.js';
 export type { PackageCheck } from './check-package.js';
-export {
-  BundleError, BUNDLE_PROBLEMS, DEFAULT_BUNDLE_LIMITS, bundleDigest, readBundle, unpackBundle, writeBundleTree, packBundle,
-  type BundleLimits, type BundleFile, type BundleContents,
-} from './bundle.js';
+export { BUNDLE_PROBLEMS, BundleError, DEFAULT_BUNDLE_LIMITS, bundleDigest } from './bundle.js';
+export type { BundleContents, BundleFile, BundleLimits } from './bundle.js';
+export { normalizeEntryPath, readBundle } from './bundle-read.js';
+export { unpackBundle, writeBundleTree } from './bundle-write.js';
+export { packBundle } from './bundle-pack.js';
 export { ContentStore, type SweepReport } from './store.js';

@@ -31,8 +31,9 @@ async function kindOf(path: string): Promise<Kind> {
   try {
     const info = await stat(path);
     return info.isFile() ? 'file' : info.isDirectory() ? 'directory' : 'other';
-  } catch {
-    return 'missing';
+  } catch (error) {
+    if (isMissing(error)) return 'missing';
+    throw error;
   }
 }
 
@@ -85,7 +86,9 @@ async function readManifest(dir: string, problems: Problem[]): Promise<PackageMa
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
-  } catch {
+  } catch (error) {
+    // A fatal TextDecoder throws TypeError on bytes that are not UTF-8; nothing else is expected here.
+    if (!(error instanceof TypeError)) throw error;
     problems.push({ code: MANIFEST_PROBLEMS.json, message: `${MANIFEST_FILE} is not UTF-8 text; write it as UTF-8 JSON.` });
     return null;
   }
@@ -122,4 +125,10 @@ export async function readPackageDir(dir: string): Promise<PackageDirRead> {
   }
   if (problems.length > 0 || !manifest || !moduleBytes) return { ok: false, problems, manifest, moduleBytes };
   return { ok: true, manifest, moduleBytes, assetsDir: assetsKind === 'directory' ? assetsPath : null };
+}
+
+/** A path that is not there (or runs through a file): the one failure of a look-up that means "absent". */
+export function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
 }

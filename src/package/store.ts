@@ -9,7 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeTree } from '../wasi/index.js';
-import { bundleDigest, DEFAULT_BUNDLE_LIMITS, writeBundleTree, type BundleContents, type BundleLimits, readBundle } from './bundle.js';
+import { bundleDigest, DEFAULT_BUNDLE_LIMITS, type BundleContents, type BundleLimits } from './bundle.js';
+import { readBundle } from './bundle-read.js';
+import { writeBundleTree } from './bundle-write.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
 /** The names this store and the bundle writer give what they write, and nothing else ever matches. */

@@ -12,6 +12,7 @@
  * Toolboxes are cached per session; those with remote servers are rebuilt after a minute (remote tool lists
  * and OAuth tokens change), those without live until the session goes.
  */
+import { systemClock, type Clock } from '../common/index.js';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import type { FunctionCallContext } from '../function/index.js';
 import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
@@ -49,6 +50,8 @@ export interface SessionToolboxDeps {
   quotas: VolumeQuotas;
   calls: CallLog;
   limits?: Partial<Limits>;
+  /** Decides when a cached toolbox with remote tools is stale. */
+  clock?: Clock;
 }
 
 const REMOTE_TOOLBOX_TTL_MS = 60_000;
@@ -60,12 +63,13 @@ export class SessionToolboxes {
 
   forSession(session: SessionRecord): Promise<AgentToolbox> {
     const cached = this.cache.get(session.id);
-    if (cached && cached.expires > Date.now()) return cached.built;
+    const clock = this.deps.clock ?? systemClock;
+    if (cached && cached.expires > clock.now()) return cached.built;
     const built = this.build(session);
     const entry = { built, expires: Number.POSITIVE_INFINITY };
     this.cache.set(session.id, entry);
     built.then(
-      (box) => { if (box.warnings.length > 0 || this.hasRemote(box)) entry.expires = Date.now() + REMOTE_TOOLBOX_TTL_MS; },
+      (box) => { if (box.warnings.length > 0 || this.hasRemote(box)) entry.expires = clock.now() + REMOTE_TOOLBOX_TTL_MS; },
       () => { if (this.cache.get(session.id) === entry) this.cache.delete(session.id); },
     );
     return built;

@@ -30,7 +30,7 @@ export function isAcceptableTokenEndpoint(text: string): boolean {
   return isHttpsOrLoopback(text);
 }
 
-export async function refreshAccessToken(settings: OAuthRefreshSettings, now = Date.now()): Promise<RefreshedToken> {
+export async function refreshAccessToken(settings: OAuthRefreshSettings, now: number): Promise<RefreshedToken> {
   const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: settings.refresh_token });
   if (settings.scope) form.set('scope', settings.scope);
   const headers: Record<string, string> = {
@@ -61,8 +61,9 @@ export async function refreshAccessToken(settings: OAuthRefreshSettings, now = D
   let body: Record<string, unknown> = {};
   try {
     body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
+  } catch (error) {
     // A non-JSON answer is handled below as a failure.
+    if (!(error instanceof SyntaxError)) throw error;
   }
   if (!response.ok || typeof body.access_token !== 'string' || body.access_token.length === 0) {
     const reason = typeof body.error === 'string' ? ` (${body.error.slice(0, 100)})` : '';

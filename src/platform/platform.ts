@@ -7,6 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { createLogger, systemClock, type Clock, type Logger } from '../common/index.js';
 import { DEFAULT_LIMITS, type Limits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BundleLimits, ContentStore } from '../package/index.js';
 import { AgentService } from './agents.js';
@@ -40,6 +41,10 @@ export interface PlatformOptions {
   sweepIntervalMs?: number;
   /** Injected store (tests of other back ends); the embedded SQLite file otherwise. */
   store?: Store;
+  /** What expiry is decided against (sessions' TTL, OAuth refresh, cached remote toolboxes); the system clock by default. */
+  clock?: Clock;
+  /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
+  logger?: Logger;
 }
 
 export class Platform {
@@ -55,6 +60,8 @@ export class Platform {
   readonly calls: CallLog;
   /** Who may run a call now; `stopSession` / `stopAgent` end a session's or an agent's calls. */
   readonly admission: CallAdmission;
+  readonly clock: Clock;
+  readonly log: Logger;
   private sweeper: NodeJS.Timeout | null = null;
   private closed = false;
 
@@ -66,6 +73,8 @@ export class Platform {
     skillBlobs: ContentStore,
   ) {
     const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
+    this.clock = options.clock ?? systemClock;
+    this.log = options.logger ?? createLogger();
     this.apiKeys = new ApiKeys(store);
     this.packages = new PackageService(store, packageBlobs, options.runtime, join(options.dataDir, 'scratch'), limits);
     this.skills = new SkillService(store, skillBlobs, limits);
@@ -78,13 +87,13 @@ export class Platform {
       ]);
     };
     this.agents = new AgentService(store, volumes, stopCalls);
-    this.vaults = new VaultService(store, options.sealingKey);
-    this.sessions = new SessionService(store, volumes, stopCalls);
+    this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
+    this.sessions = new SessionService(store, volumes, stopCalls, this.clock);
     this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_LIMITS.callTimeoutMs);
     // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
-      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls,
+      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, clock: this.clock,
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));
     this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));
@@ -110,10 +119,16 @@ export class Platform {
     await store.interruptRunningCalls();
     await platform.sessions.sweepExpired();
     const interval = options.sweepIntervalMs ?? 60_000;
+    // Each chore's failure is logged and the next tick tries again: nobody awaits them, and one chore failing
+    // (a locked store, a busy trash directory) must not stop the others.
+    const sweeperLog = platform.log.child({ component: 'sweeper' });
+    const chore = (name: string, work: () => Promise<unknown>) => {
+      work().catch((err: unknown) => sweeperLog.error({ err, chore: name }, `the sweeper's ${name} failed; it runs again in ${interval} ms`));
+    };
     platform.sweeper = setInterval(() => {
-      void platform.sessions.sweepExpired().catch(() => undefined);
-      void platform.volumes.emptyTrash().catch(() => undefined);
-      void store.pruneIdempotent(new Date(Date.now() - 24 * 3600_000).toISOString()).catch(() => undefined);
+      chore('expired sessions', () => platform.sessions.sweepExpired());
+      chore('trash', () => platform.volumes.emptyTrash());
+      chore('idempotency records', () => store.pruneIdempotent(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
     }, interval);
     platform.sweeper.unref();
     return platform;

@@ -5,9 +5,10 @@
  * /volume/data stays. The record goes first (no new call can start), then the session's calls are stopped,
  * then the volume is moved out of every guest's reach and removed (volumes.ts).
  */
+import { isoAt, systemClock, type Clock } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { NotFoundError } from './errors.js';
-import { hashSecret, newId, newSecret, nowIso } from './ids.js';
+import { hashSecret, newId, newSecret } from './ids.js';
 import type { Page, PageRequest, SessionRecord, Store } from './store.js';
 import type { Volumes } from './volumes.js';
 
@@ -35,6 +36,8 @@ export class SessionService {
     private readonly store: Store,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
+    /** Decides expiry: tests move it forward instead of sleeping out a TTL. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** Called with a session's id when it is deleted or expires (caches drop what they hold for it). */
@@ -60,7 +63,7 @@ export class SessionService {
       throw new ValidationError([{ code: 'session.ttl', message: `ttl_seconds must be a whole number from 1 to ${MAX_SESSION_TTL_SECONDS}` }]);
     }
     const token = newSecret('st');
-    const now = Date.now();
+    const now = this.clock.now();
     const session: SessionRecord = {
       id: newId('ses'), agentId, agentVersion: agent.currentVersion, tokenHash: hashSecret(token), vaultIds,
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + ttl * 1000).toISOString(),
@@ -73,14 +76,14 @@ export class SessionService {
   /** A session that exists and has not expired. */
   async get(id: string): Promise<SessionRecord> {
     const session = await this.store.getSession(id);
-    if (!session || isExpired(session)) throw new NotFoundError(`session ${id}`);
+    if (!session || isExpired(session, this.clock.now())) throw new NotFoundError(`session ${id}`);
     return session;
   }
 
   /** The live session a token opens, or null. */
   async byToken(token: string): Promise<SessionRecord | null> {
     const session = await this.store.findSessionByTokenHash(hashSecret(token));
-    return session && !isExpired(session) ? session : null;
+    return session && !isExpired(session, this.clock.now()) ? session : null;
   }
 
   async list(agentId: string, page: PageRequest): Promise<Page<SessionRecord>> {
@@ -96,7 +99,7 @@ export class SessionService {
 
   /** Removes every expired session; returns how many. */
   async sweepExpired(): Promise<number> {
-    const expired = await this.store.expiredSessions(nowIso());
+    const expired = await this.store.expiredSessions(isoAt(this.clock));
     for (const session of expired) await this.remove(session);
     return expired.length;
   }
@@ -110,6 +113,6 @@ export class SessionService {
   }
 }
 
-export function isExpired(session: SessionRecord, now = Date.now()): boolean {
+export function isExpired(session: SessionRecord, now: number): boolean {
   return Date.parse(session.expiresAt) <= now;
 }

@@ -5,7 +5,7 @@
  * views show the target, the scheme and the expiry only. OAuth access tokens are refreshed shortly before
  * they expire, once per credential however many calls ask at the same time.
  */
-import { seal, unseal } from '../common/index.js';
+import { seal, unseal, silentLogger, systemClock, type Clock, type Logger } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { InUseError, NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
@@ -51,7 +51,13 @@ const REFRESH_MARGIN_MS = 60_000;
 export class VaultService {
   private readonly refreshing = new Map<string, Promise<OpenCredential>>();
 
-  constructor(private readonly store: Store, private readonly key: Buffer) {}
+  /** `clock` decides when an OAuth token is close enough to its expiry to refresh. */
+  constructor(
+    private readonly store: Store,
+    private readonly key: Buffer,
+    private readonly clock: Clock = systemClock,
+    private readonly log: Logger = silentLogger,
+  ) {}
 
   async createVault(name: string): Promise<VaultRecord> {
     const rec: VaultRecord = { id: newId('vlt'), name, createdAt: nowIso() };
@@ -121,7 +127,10 @@ export class VaultService {
     const out: OpenCredential[] = [];
     for (const vaultId of vaultIds) {
       for (const rec of await this.store.allCredentials(vaultId)) {
-        const opened = await this.openForUse(rec).catch(() => null);
+        const opened = await this.openForUse(rec).catch((err: unknown) => {
+          this.log.warn({ err, vault: vaultId, credential: rec.id }, 'a credential was left out of a session: it could not be opened or refreshed');
+          return null;
+        });
         if (opened) out.push(opened);
       }
     }
@@ -146,7 +155,7 @@ export class VaultService {
 
   private async openForUse(rec: CredentialRecord): Promise<OpenCredential> {
     const payload = this.open(rec);
-    if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(rec.expiresAt)) {
+    if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(rec.expiresAt, this.clock.now())) {
       const pending = this.refreshing.get(rec.id) ?? this.refresh(rec, payload.refresh);
       this.refreshing.set(rec.id, pending);
       try {
@@ -159,7 +168,7 @@ export class VaultService {
   }
 
   private async refresh(rec: CredentialRecord, settings: OAuthRefreshSettings): Promise<OpenCredential> {
-    const fresh = await refreshAccessToken(settings);
+    const fresh = await refreshAccessToken(settings, this.clock.now());
     const next: CredentialPayload = {
       auth_scheme: 'oauth',
       access_token: fresh.access_token,
@@ -177,10 +186,10 @@ export class VaultService {
   }
 }
 
-function needsRefresh(expiresAt: string | null): boolean {
+function needsRefresh(expiresAt: string | null, now: number): boolean {
   if (expiresAt === null) return false;
   const at = Date.parse(expiresAt);
-  return Number.isNaN(at) || at - Date.now() < REFRESH_MARGIN_MS;
+  return Number.isNaN(at) || at - now < REFRESH_MARGIN_MS;
 }
 
 function openCredential(rec: CredentialRecord, payload: CredentialPayload): OpenCredential {
@@ -204,7 +213,8 @@ function checkTarget(text: string): string {
   let url: URL;
   try {
     url = new URL(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
     throw new ValidationError([{ code: 'credential.target', message: `target ${JSON.stringify(text)} is not a URL` }]);
   }
   const local = url.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);

@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 import type { Limits } from '../config.js';
 import { sealingKey } from '../common/index.js';
 import { headers, tools, type OriginPolicy } from '../mcp/index.js';
-import { bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, Platform, type RemoteMcp } from '../platform/index.js';
+import {
+  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, Platform,
+  type PlatformOptions, type RemoteMcp,
+} from '../platform/index.js';
 import type { ConnectionLimits } from './connection-limits.js';
 import { SubakoServer } from './server.js';
 
@@ -32,6 +35,9 @@ export interface StartOptions {
   admission?: Partial<CallAdmissionLimits>;
   /** Connection limits; each one not given takes its default. */
   connections?: Partial<ConnectionLimits>;
+  /** The platform's clock and logger (tests move time forward; see PlatformOptions). */
+  clock?: PlatformOptions['clock'];
+  logger?: PlatformOptions['logger'];
 }
 
 export interface Started {
@@ -59,7 +65,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let platform: Platform;
   try {
-    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission });
+    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission, clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();
     throw err;

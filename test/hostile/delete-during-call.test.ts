@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, startInProcess, tempDir, type InProcess } from '../server/helpers/harness.js';
 import { startSwapRacer } from './helpers/swap-racer.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
 import { ENTRY_COST_BYTES, MAX_ENTRIES_PER_RUN } from '../../src/wasi/index.js';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { wat } from '../helpers/wat.js';
 import { MIB, limits, runToEnd } from '../sandbox/helpers.js';
 import { probePackageDir, startInProcess, type InProcess } from '../server/helpers/harness.js';

@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, startInProcess, type InProcess } from '../server/helpers/harness.js';
 
 /** The sandbox processes this process started (their command line names the sandbox's entry). */

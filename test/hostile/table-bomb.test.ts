@@ -11,7 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkFunctionModule } from '../../src/package/module-rules.js';
 import { checkPackage } from '../../src/package/check-package.js';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { FunctionHost } from '../../src/function/host.js';
 import { MODULE_LIMITS, ModuleLimitError } from '../../src/wasm/index.js';
 import { wat } from '../helpers/wat.js';

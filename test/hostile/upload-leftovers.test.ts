@@ -13,7 +13,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { startServer } from '../../src/server/start.js';
 import { probePackageDir, skillDir, spawnServe, startInProcess, tempDir, TEST_KEY } from '../server/helpers/harness.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import {
   BUNDLE_PROBLEMS, BundleError, bundleDigest, normalizeEntryPath, packBundle, readBundle, unpackBundle,
-} from '../../src/package/bundle.js';
+} from '../../src/package/index.js';
 import { ContentStore } from '../../src/package/store.js';
 import { tarEntry, tarArchive } from '../platform/helpers/tar-builder.js';
 

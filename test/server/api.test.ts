@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { tarArchive, tarEntry } from '../platform/helpers/tar-builder.js';
 import { EXAMPLES, greetPackageDir, startInProcess, type InProcess } from './helpers/harness.js';
 

@@ -13,7 +13,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { createToolboxHandler } from '../../src/mcp/toolbox-handler.js';
 import { defineTool } from '../../src/mcp/define-tool.js';
 import { sharedMcpClientPool as defaultPool } from '../../src/mcp/connection.js';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, startInProcess, type InProcess } from './helpers/harness.js';
 
 const DEADLINE_MS = 30_000;

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { greetPackageDir, startInProcess, type InProcess } from './helpers/harness.js';
 
 let s: InProcess;

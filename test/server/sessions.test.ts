@@ -13,15 +13,18 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createToolboxHandler } from '../../src/mcp/toolbox-handler.js';
 import { defineTool } from '../../src/mcp/define-tool.js';
-import { packBundle } from '../../src/package/bundle.js';
+import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, skillDir, startInProcess, type InProcess } from './helpers/harness.js';
+import { SteppedClock } from '../helpers/clock.js';
 
 let s: InProcess;
+/** Moved forward to expire a session, rather than waiting its TTL out. */
+const clock = new SteppedClock();
 let agentId: string;
 const text = (res: { body: any }): string => res.body.result.content.map((b: { text?: string }) => b.text ?? '').join('');
 
 before(async () => {
-  s = await startInProcess({ limits: { callTimeoutMs: 3_000 } });
+  s = await startInProcess({ limits: { callTimeoutMs: 3_000 }, clock });
   assert.equal((await s.call('POST', '/v1/packages', await packBundle(probePackageDir()))).status, 201);
   assert.equal((await s.call('POST', '/v1/skills', await packBundle(skillDir('howto')))).status, 201);
   const agent = await s.call('POST', '/v1/agents', { name: 'files', tools: [{ package: 'probe', data: true }], skills: [{ name: 'howto' }] });
@@ -61,7 +64,8 @@ describe('volumes', () => {
 
   it('a session that expires is gone, with its volume', async () => {
     const short = (await s.call('POST', `/v1/agents/${agentId}/sessions`, { ttl_seconds: 1 })).body;
-    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await s.call('GET', `/v1/sessions/${short.id}`)).status, 200, 'alive within its TTL');
+    clock.advance(1_001);
     assert.equal((await s.call('GET', `/v1/sessions/${short.id}`)).status, 404);
     assert.equal(await s.server.platform.sessions.sweepExpired() >= 1, true);
     assert.equal(existsSync(join(s.dataDir, 'volumes', 'sessions', short.id)), false);

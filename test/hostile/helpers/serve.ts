@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { packBundle } from '../../../src/package/bundle.js';
+import { packBundle } from '../../../src/package/index.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
 import { TEST_KEY, makeApi, probePackageDir, tempDir, type Api } from '../../server/helpers/harness.js';
 

@@ -263,12 +263,11 @@ describe('refresh: accessTokenFor keeps tokens fresh', () => {
   });
 
   test('a refused refresh of an expired token is McpAuthError, also through mcp.oauth(name)', async () => {
-    // Access tokens live one second: every use needs a refresh (they are inside the one-minute margin).
-    const s = await setup({ accessTokenTtlSeconds: 1 });
+    // Access tokens that expire as they are issued: every use needs a refresh, and none is still valid.
+    const s = await setup({ accessTokenTtlSeconds: 0 });
     try {
       await loginAs(s, 'doomed');
       s.authServer.failRefresh = true;
-      await new Promise((resolve) => setTimeout(resolve, 1100)); // let the access token really expire
       await assert.rejects(accessTokenFor('doomed'), (err: unknown) => {
         assert.ok(err instanceof McpAuthError);
         assert.equal(err.reason, 'expired');
@@ -284,10 +283,10 @@ describe('refresh: accessTokenFor keeps tokens fresh', () => {
   });
 
   test('an unreachable authorization server during a refresh is a retryable McpServerError', async () => {
-    const s = await setup({ accessTokenTtlSeconds: 1 });
+    // Expired as issued: without a token still valid to fall back on, the unreachable server is the answer.
+    const s = await setup({ accessTokenTtlSeconds: 0 });
     await loginAs(s, 'unreachable');
     await s.close();
-    await new Promise((resolve) => setTimeout(resolve, 1100));
     await assert.rejects(accessTokenFor('unreachable'), (err: unknown) => err instanceof McpServerError && err.reason === 'transport');
   });
 

@@ -10,6 +10,7 @@ import { REPO_ROOT, fixture } from '../../helpers/paths.js';
 import { startServer } from '../../../src/server/start.js';
 import type { SubakoServer } from '../../../src/server/server.js';
 import type { Limits } from '../../../src/config.js';
+import type { Clock } from '../../../src/common/index.js';
 
 export interface Api {
   url: string;
@@ -52,11 +53,11 @@ export interface InProcess extends Api {
   close(): Promise<void>;
 }
 
-export async function startInProcess(options: { limits?: Partial<Limits>; dataDir?: string; publicUrl?: string } = {}): Promise<InProcess> {
+export async function startInProcess(options: { limits?: Partial<Limits>; dataDir?: string; publicUrl?: string; clock?: Clock } = {}): Promise<InProcess> {
   const dataDir = options.dataDir ?? tempDir();
   const { server, firstStart } = await startServer({
     dataDir, port: 0, workers: 2, examplesDir: EXAMPLES, limits: options.limits, env: { ...process.env, ...TEST_KEY },
-    publicUrl: options.publicUrl,
+    publicUrl: options.publicUrl, clock: options.clock,
   });
   if (!firstStart) throw new Error('expected a first start');
   return { ...makeApi(server.url, firstStart.apiKey), server, dataDir, agentId: firstStart.agentId!, close: () => server.close(5_000) };

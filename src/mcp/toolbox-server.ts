@@ -1,0 +1,112 @@
+/**
+ * A Toolbox as an MCP server, transport aside: one server factory for both eras — 2026-07-28 stateless
+ * (server/discover, per-request envelopes) and 2025-era clients (`initialize`, served statelessly) — through
+ * the v2 server SDK's `createMcpHandler`. It answers web-standard requests and knows nothing of node:http, of
+ * Origins or body sizes: the endpoint's gate (endpoint-admission.ts) has checked those before.
+ *
+ * A tool that throws ToolCallRefusedError (the platform's per-session limits: too many calls waiting) is
+ * answered with a JSON-RPC error (-32000, `data.retryAfterMs`) instead of a tool result: nothing ran, and a
+ * model reading "try later" as the tool's own failure would be misled.
+ */
+import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
+import type { CallToolResult, Toolbox } from '../tool.js';
+import { SubakoError } from '../errors.js';
+import { SUBAKO_VERSION } from '../version.js';
+import { errorResult } from './define-tool.js';
+
+/** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
+export const CALL_REFUSED_RPC_CODE = -32000;
+const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * Thrown by a tool to refuse a call before anything ran (a rate or queue limit); the endpoint answers a
+ * JSON-RPC error carrying `data` (e.g. `{ retryAfterMs, limit }`) rather than a tool result.
+ */
+export class ToolCallRefusedError extends SubakoError {
+  constructor(message: string, readonly data: { retryAfterMs: number; [key: string]: unknown }, code = 'tool_call_refused') {
+    super(code, message);
+  }
+}
+
+export interface ToolboxServerOptions {
+  serverInfo?: { name: string; version: string };
+  instructions?: string;
+  /** Tools per `tools/list` page (default 100). */
+  pageSize?: number;
+  /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
+  maxBodyBytes: number;
+  /** Reports failures the client does not see (a tool that threw). Never given a secret. */
+  report: (error: Error) => void;
+}
+
+/** The SDK's handler face: a web request, and the body when the caller already parsed it. */
+export interface McpFetchHandler {
+  fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+function encodeCursor(offset: number): string {
+  return Buffer.from(`o:${offset}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): number | undefined {
+  const match = /^o:(\d{1,9})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return match ? Number(match[1]) : undefined;
+}
+
+export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): McpFetchHandler {
+  const pageSize = Math.max(1, options.pageSize ?? DEFAULT_PAGE_SIZE);
+  const serverInfo = options.serverInfo ?? { name: 'subako', version: SUBAKO_VERSION };
+  const { report } = options;
+  // A snapshot: the served tool set does not change under a client (the spec asks for a stable listing).
+  const names = Object.keys(toolbox);
+  const byName = new Map(names.map((name) => [name, toolbox[name]]));
+  const descriptors = names.map((name) => {
+    const tool = byName.get(name)!;
+    return {
+      name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      inputSchema: tool.inputSchema,
+      ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    };
+  });
+
+  const factory = () => {
+    const server = new Server(serverInfo, {
+      capabilities: { tools: {} },
+      ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
+    });
+    server.setRequestHandler('tools/list', async (request) => {
+      const cursor = request.params?.cursor;
+      const offset = cursor === undefined ? 0 : decodeCursor(cursor);
+      if (offset === undefined || offset > descriptors.length) {
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid cursor');
+      }
+      const page = descriptors.slice(offset, offset + pageSize);
+      const next = offset + pageSize < descriptors.length ? encodeCursor(offset + pageSize) : undefined;
+      return { tools: page as never, ...(next !== undefined ? { nextCursor: next } : {}) };
+    });
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const name = request.params.name;
+      const tool = byName.get(name);
+      if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      let result: CallToolResult;
+      try {
+        // Each source checks arguments its own way: defineTool and remote tools against the schema before
+        // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
+        // too would change what a function's own validation says, and keep refused calls out of the call log.
+        result = await tool.call(args, { signal: ctx.mcpReq.signal });
+      } catch (err) {
+        if (err instanceof ToolCallRefusedError) throw new ProtocolError(CALL_REFUSED_RPC_CODE, err.message, err.data);
+        // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
+        report(err instanceof Error ? err : new Error(String(err)));
+        result = errorResult(err);
+      }
+      return server.projectCallToolResult(result as never, tool.outputSchema) as never;
+    });
+    return server;
+  };
+
+  return createMcpHandler(factory, { maxRequestBodySize: options.maxBodyBytes, onerror: (error) => report(error) });
+}

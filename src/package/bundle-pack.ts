@@ -1,0 +1,60 @@
+/**
+ * Packing a directory into a bundle. Deterministic (sorted entries, fixed mtime, no owners), so the same
+ * directory always gives the same bytes and the same content address.
+ */
+import { lstat, readdir } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import * as tar from 'tar';
+import type { Problem } from '../errors.js';
+import { BUNDLE_PROBLEMS, BundleError } from './bundle.js';
+
+const SKIPPED_DIRECTORIES = new Set(['node_modules']);
+
+/**
+ * Packs a directory into a `.tar.gz`. Symbolic links and special files are refused (the server would refuse
+ * them too); dot-directories such as `.git` and `node_modules` are left out.
+ */
+export async function packBundle(dir: string): Promise<Buffer> {
+  const info = await lstat(dir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null;
+    throw error;
+  });
+  if (info === null || !info.isDirectory()) {
+    throw new BundleError([{ code: BUNDLE_PROBLEMS.path, message: `${dir} is not a directory` }]);
+  }
+  const problems: Problem[] = [];
+  const paths: string[] = [];
+  await walk(dir, dir, paths, problems);
+  if (problems.length === 0 && paths.length === 0) {
+    problems.push({ code: BUNDLE_PROBLEMS.empty, message: `${dir} holds no files to pack` });
+  }
+  if (problems.length > 0) throw new BundleError(problems);
+  paths.sort();
+  const chunks: Buffer[] = [];
+  const stream = tar.c(
+    { gzip: { level: 9 }, cwd: dir, portable: true, noDirRecurse: true, mtime: new Date(0), follow: false },
+    paths,
+  );
+  for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+async function walk(root: string, dir: string, out: string[], problems: Problem[]): Promise<void> {
+  const names = (await readdir(dir)).sort();
+  for (const name of names) {
+    const full = join(dir, name);
+    const rel = relative(root, full).split(sep).join('/');
+    const info = await lstat(full);
+    if (info.isSymbolicLink()) {
+      problems.push({ code: BUNDLE_PROBLEMS.link, message: `${rel} is a symbolic link; bundles hold regular files only` });
+    } else if (info.isDirectory()) {
+      if (name.startsWith('.') || SKIPPED_DIRECTORIES.has(name)) continue;
+      await walk(root, full, out, problems);
+    } else if (info.isFile()) {
+      if (name === '.DS_Store') continue;
+      out.push(rel);
+    } else {
+      problems.push({ code: BUNDLE_PROBLEMS.entryType, message: `${rel} is not a regular file` });
+    }
+  }
+}
