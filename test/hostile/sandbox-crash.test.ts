@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { packBundle } from '../../src/package/index.js';
-import { probePackageDir, startInProcess, type InProcess } from '../server/helpers/harness.js';
+import { probePackageDir, spawnServe, startInProcess, tempDir, type InProcess } from '../server/helpers/harness.js';
 
-/** The sandbox processes this process started (their command line names the sandbox's entry). */
-function sandboxProcesses(): number[] {
+/** The sandbox processes `parentPid` started (their command line names the sandbox's entry). */
+function sandboxProcesses(parentPid = process.pid): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -19,7 +19,7 @@ function sandboxProcesses(): number[] {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (parent === process.pid && cmdline.includes('sandbox/process-main.js')) found.push(Number(entry));
+      if (parent === parentPid && cmdline.includes('sandbox/process-main.js')) found.push(Number(entry));
     } catch {
       // the process ended while we looked
     }
@@ -62,5 +62,27 @@ describe('a sandbox process that dies under a call', () => {
     assert.notEqual(next.body.result.isError, true);
     const [replacement] = sandboxProcesses();
     assert.ok(replacement !== undefined && replacement !== sandbox, 'a new sandbox process serves');
+  });
+});
+
+describe('a server killed without warning', () => {
+  test('leaves no sandbox process behind: the sandbox ends when its parent is gone', async () => {
+    const served = await spawnServe(tempDir());
+    const [sandbox] = sandboxProcesses(served.child.pid);
+    assert.ok(sandbox, 'subako serve runs its guests in a sandbox process of its own');
+    served.child.kill('SIGKILL');
+    await served.exited;
+    const deadline = Date.now() + 10_000;
+    const alive = () => {
+      try {
+        process.kill(sandbox, 0);
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false; // it is gone
+        throw error;
+      }
+    };
+    while (alive() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(alive(), false, `sandbox process ${sandbox} outlived its server`);
   });
 });
