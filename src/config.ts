@@ -127,7 +127,8 @@ const httpUrl: Check = (v) => {
     const url = new URL(String(v));
     return typeof v === 'string' && (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash
       ? null : 'an http(s) URL without query or fragment';
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     return 'an http(s) URL without query or fragment';
   }
 };

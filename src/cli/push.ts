@@ -30,7 +30,8 @@ export function registerPush(program: Command, ctx: CommandContext): void {
       let url: URL;
       try {
         url = new URL(`${server}/v1/${flags.skill ? 'skills' : 'packages'}`);
-      } catch {
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error; // expected: not a URL
         throw new UsageError(`--server ${server} is not a URL`);
       }
       const path = resolve(bundle);

@@ -39,7 +39,8 @@ export async function readInlineBody(body: Readable): Promise<BodyResult> {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, total));
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: a fatal TextDecoder throws TypeError on bytes that are not UTF-8
     throw new EgressError(
       'not_text',
       'the response body is not UTF-8 text; save it to a file with "output": {"type": "file", …}',

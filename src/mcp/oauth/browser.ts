@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { isSystemError } from '../../common/index.js';
 
 /** The opener command for this platform, if it is on PATH. */
 export function findBrowserOpener(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string | undefined {
@@ -16,7 +17,8 @@ export function findBrowserOpener(env: NodeJS.ProcessEnv = process.env, platform
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
-    } catch {
+    } catch (error) {
+      if (!isSystemError(error)) throw error; // expected: missing or not executable
       // not here
     }
   }

@@ -145,7 +145,8 @@ function parseServerUrl(url: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     throw new LoginError('discovery', `"${url}" is not a URL`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
