@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { subakoHome } from './common/index.js';
+import { subakoHome, systemErrorCode } from './common/index.js';
 import { ValidationError, type Problem } from './errors.js';
 
 export interface Limits {
@@ -221,9 +221,12 @@ export function readConfigFile(path: string | undefined, cwd = process.cwd()): {
   let textContent: string;
   try {
     textContent = readFileSync(file, 'utf8');
-  } catch {
-    if (path === undefined) return undefined;
-    throw new ValidationError([{ code: 'config.file', message: `the config file ${file} cannot be read` }]);
+  } catch (error) {
+    // Only the default file's absence is quiet; one that is there but unreadable (EACCES, EISDIR) is refused.
+    const code = systemErrorCode(error);
+    if (code === undefined) throw error;
+    if (path === undefined && code === 'ENOENT') return undefined;
+    throw new ValidationError([{ code: 'config.file', message: `the config file ${file} cannot be read (${code})` }]);
   }
   let value: unknown;
   try {

@@ -4,6 +4,7 @@
  * the call's write budget before it is written.
  */
 import type { Readable } from 'node:stream';
+import { isSystemError } from '../common/index.js';
 import { EgressError } from './errors.js';
 import { openVolumeFileForWrite, type VolumeMount } from './volume-path.js';
 
@@ -78,8 +79,9 @@ export async function writeBodyToVolume(
         let bytesWritten: number;
         try {
           ({ bytesWritten } = await target.handle.write(chunk, offset, chunk.length - offset));
-        } catch {
+        } catch (error) {
           body.destroy();
+          if (!isSystemError(error)) throw error; // expected: the disk refusing the write (ENOSPC, EIO, …)
           throw new EgressError('bad_path', `${JSON.stringify(target.guestPath)} could not be written`);
         }
         offset += bytesWritten;
