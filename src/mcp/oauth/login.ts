@@ -183,7 +183,7 @@ async function probe(serverUrl: URL, fetchFn: FetchLike): Promise<{ resourceMeta
   } catch (err) {
     throw new LoginError('discovery', `could not reach the MCP server at ${serverUrl.href}: ${messageOf(err)}`, { cause: err });
   }
-  await response.body?.cancel().catch(() => undefined);
+  await response.body?.cancel().catch(() => undefined); // a body we do not read: only the status and headers matter
   if (response.status !== 401 && response.status !== 403) return {};
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
   return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
