@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { subakoHome } from './common/index.js';
+import { subakoHome, systemErrorCode } from './common/index.js';
 import { ValidationError, type Problem } from './errors.js';
 
 export interface Limits {
@@ -127,7 +127,8 @@ const httpUrl: Check = (v) => {
     const url = new URL(String(v));
     return typeof v === 'string' && (url.protocol === 'https:' || url.protocol === 'http:') && !url.search && !url.hash
       ? null : 'an http(s) URL without query or fragment';
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     return 'an http(s) URL without query or fragment';
   }
 };
@@ -220,9 +221,12 @@ export function readConfigFile(path: string | undefined, cwd = process.cwd()): {
   let textContent: string;
   try {
     textContent = readFileSync(file, 'utf8');
-  } catch {
-    if (path === undefined) return undefined;
-    throw new ValidationError([{ code: 'config.file', message: `the config file ${file} cannot be read` }]);
+  } catch (error) {
+    // Only the default file's absence is quiet; one that is there but unreadable (EACCES, EISDIR) is refused.
+    const code = systemErrorCode(error);
+    if (code === undefined) throw error;
+    if (path === undefined && code === 'ENOENT') return undefined;
+    throw new ValidationError([{ code: 'config.file', message: `the config file ${file} cannot be read (${code})` }]);
   }
   let value: unknown;
   try {

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -93,6 +93,20 @@ describe('configuration: flags over environment over subako.config.json over def
       assert.deepEqual(readConfigFile(undefined, dir)?.input, { port: 9 });
       writeFileSync(join(dir, 'bad.json'), '[1]');
       assert.throws(() => readConfigFile('bad.json', dir), /must hold a JSON object/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a default file that is there but cannot be read is refused, naming why, not taken for absent', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'subako-config-'));
+    try {
+      // A directory where the file should be: readFileSync fails with EISDIR (as root too, unlike a chmod).
+      mkdirSync(join(dir, 'subako.config.json'));
+      assert.throws(
+        () => readConfigFile(undefined, dir),
+        (error: unknown) => error instanceof ValidationError && /subako\.config\.json cannot be read \(EISDIR\)/.test(error.message),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

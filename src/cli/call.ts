@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { systemErrorCode } from '../common/index.js';
 import { UsageError, ValidationError } from '../errors.js';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome } from '../function/index.js';
 import { parseEgressPolicyFile } from '../egress/index.js';
@@ -50,8 +51,10 @@ export function egressFromFlags(flags: CallFlags): EgressGrant | undefined {
     let text: string;
     try {
       text = readFileSync(flags.policy, 'utf8');
-    } catch {
-      throw new UsageError(`--policy ${flags.policy} cannot be read`);
+    } catch (error) {
+      const code = systemErrorCode(error);
+      if (code === undefined) throw error;
+      throw new UsageError(`--policy ${flags.policy} cannot be read (${code})`);
     }
     try {
       const parsed = parseEgressPolicyFile(text);

@@ -5,6 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { systemErrorCode } from '../common/index.js';
 import { UsageError } from '../errors.js';
 import { BundleError, packBundle } from '../package/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
@@ -30,11 +31,17 @@ export function registerPush(program: Command, ctx: CommandContext): void {
       let url: URL;
       try {
         url = new URL(`${server}/v1/${flags.skill ? 'skills' : 'packages'}`);
-      } catch {
+      } catch (error) {
+        if (!(error instanceof TypeError)) throw error; // expected: not a URL
         throw new UsageError(`--server ${server} is not a URL`);
       }
       const path = resolve(bundle);
-      const info = await stat(path).catch(() => null);
+      const info = await stat(path).catch((error: unknown) => {
+        const code = systemErrorCode(error);
+        if (code === undefined) throw error;
+        if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+        throw new UsageError(`${bundle} cannot be read (${code})`);
+      });
       if (!info) throw new UsageError(`${bundle} does not exist`);
       let body: Buffer;
       try {
@@ -57,7 +64,11 @@ export function registerPush(program: Command, ctx: CommandContext): void {
         ctx.exitCode = EXIT_FAILED;
         return;
       }
-      const answer = (await response.json().catch(() => null)) as Record<string, any> | null;
+      // expected: an answer that is not JSON (a proxy's page); it is reported by its status below
+      const answer = (await response.json().catch((error: unknown) => {
+        if (error instanceof SyntaxError) return null;
+        throw error;
+      })) as Record<string, any> | null;
       if (!response.ok) {
         const error = answer?.error as { code?: string; message?: string; problems?: { code: string; message: string }[] } | undefined;
         const problems = error?.problems ?? (error ? [{ code: error.code ?? 'error', message: error.message ?? '' }] : []);

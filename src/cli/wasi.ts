@@ -7,6 +7,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
+import { isSystemError } from '../common/index.js';
 import { DEFAULT_LIMITS } from '../config.js';
 import { SubakoError, UsageError } from '../errors.js';
 import { WASI_COMMAND_RULES } from '../package/index.js';
@@ -146,7 +147,8 @@ function preopensOf(line: WasiCommandLine): PreopenSpec[] {
     let isDirectory = false;
     try {
       isDirectory = statSync(absolute).isDirectory();
-    } catch {
+    } catch (error) {
+      if (!isSystemError(error)) throw error; // expected: missing or unreadable
       // reported below
     }
     if (!isDirectory) throw new UsageError(`--dir ${hostPath}: not a directory`);

@@ -10,7 +10,8 @@ export function isHttpsOrLoopback(text: string): boolean {
   let url: URL;
   try {
     url = new URL(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     return false;
   }
   if (url.username !== '' || url.password !== '') return false;

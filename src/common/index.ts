@@ -14,3 +14,4 @@ export {
 export { SEAL_ERROR, SealError, InvalidSchemaError, type SealErrorReason } from './errors.js';
 export { createLogger, defaultLogLevel, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFields } from './log.js';
 export { systemClock, isoAt, type Clock } from './clock.js';
+export { systemErrorCode, isSystemError } from './system-error.js';

@@ -33,7 +33,8 @@ export function canonicalHost(host: string): string | null {
   let hostname: string;
   try {
     hostname = new URL(`https://${text}/`).hostname;
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a host
     return null;
   }
   if (hostname.startsWith('[') || isIPv4(hostname)) return hostname;
@@ -58,7 +59,8 @@ export function parseAllowEntry(entry: string): AllowEntry | { problem: string }
   let url: URL;
   try {
     url = new URL(`https://${rest}/`);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a host[:port]
     return { problem: `allow entry ${JSON.stringify(entry)} is not a valid host[:port]` };
   }
   const port = url.port === '' ? DEFAULT_HTTPS_PORT : Number(url.port);

@@ -52,13 +52,18 @@ export interface HttpBridgeOptions {
 /** Best-effort method and URL of a request that did not parse, for its log entry. */
 function describeUnparsed(payload: Uint8Array): { method: string; url: string } {
   if (payload.byteLength > MAX_REQUEST_BYTES) return { method: '', url: '' };
+  let parsed: unknown;
   try {
-    const raw = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
-    const method = (HTTP_METHODS as readonly unknown[]).includes(raw.method) ? (raw.method as string) : raw.method === undefined ? 'GET' : '';
-    return { method, url: typeof raw.url === 'string' ? urlForLog(raw.url) : '' };
-  } catch {
+    parsed = JSON.parse(new TextDecoder().decode(payload));
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
     return { method: '', url: '' };
   }
+  // JSON, but maybe `null` or a number: nothing to read a method or URL from.
+  if (typeof parsed !== 'object' || parsed === null) return { method: '', url: '' };
+  const raw = parsed as Record<string, unknown>;
+  const method = (HTTP_METHODS as readonly unknown[]).includes(raw.method) ? (raw.method as string) : raw.method === undefined ? 'GET' : '';
+  return { method, url: typeof raw.url === 'string' ? urlForLog(raw.url) : '' };
 }
 
 /** Builds the handler for the sandbox's `http` bridge channel. Throws ValidationError for a bad policy. */

@@ -136,7 +136,7 @@ export class HttpsConnectionPool {
         released = true;
         this.lent.delete(lent);
         if (reusable && !this.closed && !lent.closed && !lent.destroyed) this.keepIdle(key, lent, connector);
-        else lent.destroy().catch(() => {});
+        else lent.destroy().catch(() => {}); // a connection we are done with: its failure to close leaves nothing of ours
       },
     };
   }

@@ -27,7 +27,8 @@ export function canonicalOrigin(text: string): string | null {
   let url: URL;
   try {
     url = new URL(text.trim());
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     return null;
   }
   if (url.protocol !== 'https:' || url.username !== '' || url.password !== '') return null;

@@ -15,7 +15,8 @@ export function urlForLog(url: URL | string): string {
   let parsed: URL;
   try {
     parsed = typeof url === 'string' ? new URL(url) : new URL(url.href);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     return '';
   }
   parsed.username = '';

@@ -4,6 +4,7 @@
  * the call's write budget before it is written.
  */
 import type { Readable } from 'node:stream';
+import { isSystemError } from '../common/index.js';
 import { EgressError } from './errors.js';
 import { openVolumeFileForWrite, type VolumeMount } from './volume-path.js';
 
@@ -39,7 +40,8 @@ export async function readInlineBody(body: Readable): Promise<BodyResult> {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, total));
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: a fatal TextDecoder throws TypeError on bytes that are not UTF-8
     throw new EgressError(
       'not_text',
       'the response body is not UTF-8 text; save it to a file with "output": {"type": "file", …}',
@@ -77,8 +79,9 @@ export async function writeBodyToVolume(
         let bytesWritten: number;
         try {
           ({ bytesWritten } = await target.handle.write(chunk, offset, chunk.length - offset));
-        } catch {
+        } catch (error) {
           body.destroy();
+          if (!isSystemError(error)) throw error; // expected: the disk refusing the write (ENOSPC, EIO, …)
           throw new EgressError('bad_path', `${JSON.stringify(target.guestPath)} could not be written`);
         }
         offset += bytesWritten;

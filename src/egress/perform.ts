@@ -48,7 +48,8 @@ function redirectTarget(location: string, from: URL): URL {
   let next: URL;
   try {
     next = new URL(location, from);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     throw new EgressError('connection', `${from.host} answered a redirect with an unusable location`);
   }
   if (next.protocol !== 'https:') {

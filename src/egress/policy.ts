@@ -99,7 +99,8 @@ export function parseEgressPolicyFile(json: string | unknown): EgressPolicyFile 
   if (typeof json === 'string') {
     try {
       value = JSON.parse(json);
-    } catch {
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
       throw new ValidationError([{ code: 'egress.policy.json', message: 'the policy file is not valid JSON' }]);
     }
   }

@@ -67,7 +67,8 @@ export function parseRequestUrl(text: string, base?: URL): URL {
   let url: URL;
   try {
     url = base ? new URL(text, base) : new URL(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     throw invalid(`url ${quote(text)} is not a valid absolute URL`);
   }
   if (url.protocol === 'http:') {
@@ -169,13 +170,15 @@ export function parseHttpRequest(bytes: Uint8Array): HttpRequest {
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: a fatal TextDecoder throws TypeError on bytes that are not UTF-8
     throw invalid('the request is not UTF-8 text');
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
     throw invalid('the request is not valid JSON');
   }
   if (!isPlainObject(parsed)) throw invalid('the request must be a JSON object');

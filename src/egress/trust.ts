@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import { isSystemError } from '../common/index.js';
 
 export type CaOption = string | Buffer | Array<string | Buffer>;
 
@@ -40,7 +41,8 @@ function nodeExtraCertificates(): Buffer[] {
     if (file) {
       try {
         extraCertificates.push(readFileSync(file));
-      } catch {
+      } catch (error) {
+        if (!isSystemError(error)) throw error; // expected: missing or unreadable
         // Node only warns when the file is unreadable; do the same by ignoring it.
       }
     }

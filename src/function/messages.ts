@@ -20,7 +20,8 @@ export function classifyLine(line: string): GuestMessage {
   let message: unknown;
   try {
     message = JSON.parse(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
     return { kind: 'invalid', why: 'the line is not JSON' };
   }
   if (!isObject(message)) return { kind: 'invalid', why: 'the line is JSON but not an object' };

@@ -43,7 +43,7 @@ export class RenderDeadline {
   race<T>(work: Promise<T>): Promise<T | typeof RENDER_STOPPED> {
     const signal = this.controller.signal;
     if (signal.aborted) {
-      work.catch(() => {});
+      work.catch(() => {}); // abandoned work: its late failure has no one to tell, and must not go unhandled
       return Promise.resolve(RENDER_STOPPED);
     }
     return new Promise((resolve, reject) => {

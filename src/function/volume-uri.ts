@@ -40,7 +40,8 @@ export function parseVolumeUri(uri: string): { segments: string[] } | { why: str
     let segment: string;
     try {
       segment = decodeURIComponent(part);
-    } catch {
+    } catch (error) {
+      if (!(error instanceof URIError)) throw error; // expected: not percent-encoding
       return { why: `the segment "${part}" is not valid percent-encoding` };
     }
     if (segment === '' || segment === '.' || segment === '..') return { why: 'the path has an empty, "." or ".." segment' };

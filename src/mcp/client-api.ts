@@ -22,7 +22,8 @@ function descriptorOf(options: ServerOptions): Descriptor {
   let url: URL;
   try {
     url = new URL(String(options.url));
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     throw new TypeError(`"${String(options.url)}" is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`an MCP server URL is http or https, not ${url.protocol}`);

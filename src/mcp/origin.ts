@@ -26,7 +26,8 @@ function parseOrigin(text: string): { origin: string; hostname: string } | undef
     const url = new URL(text);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
     return { origin: url.origin, hostname: url.hostname };
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     return undefined;
   }
 }

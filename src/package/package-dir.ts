@@ -68,6 +68,7 @@ export async function readFileCapped(path: string, maxBytes: number): Promise<Fi
   } catch (error) {
     return { ok: false, reason: 'unreadable', detail: error instanceof Error ? error.message : String(error) };
   } finally {
+    // A read-only handle: a failed close loses nothing, and the read's outcome is already decided.
     await handle.close().catch(() => undefined);
   }
 }

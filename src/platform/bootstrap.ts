@@ -5,6 +5,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isSystemError } from '../common/index.js';
 import { packBundle } from '../package/index.js';
 import type { Platform } from './platform.js';
 
@@ -21,7 +22,11 @@ export async function bootstrapIfFresh(platform: Platform, examplesDir: string |
   const packages: string[] = [];
   const skipped: string[] = [];
   if (examplesDir) {
-    const names = await readdir(examplesDir).catch(() => [] as string[]);
+    // expected: no examples folder (ENOENT, ENOTDIR); one that is there but unreadable is reported
+    const names = await readdir(examplesDir).catch((error: unknown) => {
+      if (isSystemError(error, 'ENOENT', 'ENOTDIR')) return [] as string[];
+      throw error;
+    });
     for (const name of names.sort()) {
       const dir = join(examplesDir, name);
       if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) continue;

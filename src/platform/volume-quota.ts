@@ -14,6 +14,7 @@
  */
 import { constants } from 'node:fs';
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
+import { isSystemError } from '../common/index.js';
 import { ENTRY_COST_BYTES } from '../wasi/index.js';
 
 const REMEASURE_MS = 5_000;
@@ -133,13 +134,19 @@ export async function measureVolume(root: string, stopAbove = Number.POSITIVE_IN
         continue;
       }
       const path = `/proc/self/fd/${level.dir.fd}/${name}`;
-      const stat = await lstat(path).catch(() => undefined);
+      const stat = await lstat(path).catch((error: unknown) => {
+        if (isSystemError(error, 'ENOENT')) return undefined;
+        throw error;
+      });
       if (!stat) continue; // gone since it was listed
       total += ENTRY_COST_BYTES;
       if (stat.isFile()) total += stat.size;
       if (!stat.isDirectory()) continue;
       if (levels.length >= MAX_MEASURED_DEPTH) return stopAbove + 1;
-      const child = await open(path, DIR_FLAGS).catch(() => undefined);
+      const child = await open(path, DIR_FLAGS).catch((error: unknown) => {
+        if (isSystemError(error, 'ENOENT', 'ELOOP', 'ENOTDIR')) return undefined;
+        throw error;
+      });
       // Replaced by a link (O_NOFOLLOW refused it) or removed in between: nothing to count.
       if (!child) continue;
       if ((await child.stat()).ino !== stat.ino) {
@@ -150,6 +157,7 @@ export async function measureVolume(root: string, stopAbove = Number.POSITIVE_IN
       levels[levels.length - 1].names = await readdir(`/proc/self/fd/${child.fd}`);
     }
   } finally {
+    // Our own read-only directory handles: a failed close loses no data, and must not mask the measure's outcome.
     await Promise.all(levels.map((level) => level.dir.close().catch(() => undefined)));
   }
   return total;

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isSystemError } from '../common/index.js';
 import { removeTree } from '../wasi/index.js';
 
 const SAFE_ID = /^[a-z]{2,5}_[0-9a-f]{28}$/;
@@ -105,8 +106,11 @@ export class Volumes {
     this.removing.add(entry);
     try {
       return (await removeTree(this.trash, entry)).complete;
-    } catch {
-      return false; // out of every guest's reach already; the next sweep tries again
+    } catch (error) {
+      // expected: the host refusing a step (EACCES, EBUSY, …); out of every guest's reach already, the next
+      // sweep tries again. Anything else is a bug: the caller (a delete, the sweeper's chore) reports it.
+      if (!isSystemError(error)) throw error;
+      return false;
     } finally {
       this.removing.delete(entry);
     }

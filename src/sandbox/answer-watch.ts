@@ -30,7 +30,8 @@ export class AnswerWatch {
     let value: unknown;
     try {
       value = JSON.parse(Buffer.from(line.buffer, line.byteOffset, line.byteLength).toString('utf8'));
-    } catch {
+    } catch (error) {
+      if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
       return false; // not JSON: the caller judges it; stdin stays open until it does
     }
     return typeof value === 'object' && value !== null && (value as { id?: unknown }).id === this.id;

@@ -92,7 +92,7 @@ export class SandboxRun implements RunHandle {
       this.fail = reject;
     });
     // A caller that never looks at `result` must not turn a refused run into an unhandled rejection.
-    this.result.catch(() => undefined);
+    this.result.catch(() => undefined); // observed by whoever awaits `result`; not an unhandled rejection meanwhile
     this.stderrTail = new ByteTail(request.limits.stderrTailBytes);
     const { timeoutMs } = request.limits;
     if (timeoutMs <= MAX_TIMER_MS) {

@@ -210,6 +210,7 @@ export class SandboxProcess implements Sandbox {
     while (this.queue.length > 0 && child.runs.size < this.size * RUNS_PER_WORKER) {
       const run = this.queue.shift()!;
       // The child answers a compile before it starts the run that needs it (one channel, in order).
+      // A failed compile fails the run that needs it (the child answers it so); nothing is lost here.
       this.compileIn(child, run.module.id).catch(() => undefined);
       child.runs.set(run.id, run);
       run.send(child);

@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { isSystemError } from '../common/index.js';
 
 export interface ConnectionLimits {
   /** Connections held at once; past it new ones are closed as they arrive. */
@@ -57,7 +58,8 @@ export function openFileLimit(): number | null {
     const match = /^Max open files\s+(\d+|unlimited)\s/m.exec(readFileSync('/proc/self/limits', 'utf8'));
     if (!match) return null;
     return match[1] === 'unlimited' ? null : Number(match[1]);
-  } catch {
+  } catch (error) {
+    if (!isSystemError(error)) throw error; // expected: no /proc here (not Linux) or it cannot be read
     return null;
   }
 }

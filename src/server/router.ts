@@ -65,7 +65,8 @@ export class Router {
       match.c.names.forEach((name, i) => {
         try {
           params[name] = decodeURIComponent(match.m[i + 1]);
-        } catch {
+        } catch (error) {
+          if (!(error instanceof URIError)) throw error; // expected: not percent-encoding
           throw new HttpError(400, 'bad_path', `the path parameter ${name} is not valid percent-encoding`);
         }
       });
@@ -202,7 +203,8 @@ function requireContentType(req: IncomingMessage, accepted: string[]): void {
 function parseJson(raw: Buffer): unknown {
   try {
     return JSON.parse(raw.toString('utf8'));
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
     throw new HttpError(400, 'invalid_json', 'the request body is not valid JSON');
   }
 }

@@ -4,6 +4,7 @@
  * Node has no lseek, so the file offset lives here and every read and write passes it explicitly.
  */
 import { closeSync } from 'node:fs';
+import { isSystemError } from '../common/index.js';
 import { Errno, fail } from './errno.js';
 import type { Filetype } from './constants.js';
 import type { Anchor } from './resolver.js';
@@ -106,7 +107,8 @@ function closeHost(descriptor: Descriptor): void {
   if (descriptor.kind === 'stdio') return;
   try {
     closeSync(descriptor.kind === 'dir' ? descriptor.anchor.fd : descriptor.hostFd);
-  } catch {
+  } catch (error) {
+    if (!isSystemError(error)) throw error; // expected: EBADF, EIO: the fd is released either way
     // Already gone (the host fd is ours alone); nothing to undo.
   }
 }

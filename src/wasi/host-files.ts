@@ -11,6 +11,7 @@
  */
 import { closeSync, constants, lstatSync, openSync, unlinkSync, type BigIntStats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { isSystemError } from '../common/index.js';
 import { ReasonedError } from '../errors.js';
 import { Errno, WasiErrno } from './errno.js';
 import { at, release, resolveGuestPath, type Anchor, type Resolved } from './resolver.js';
@@ -241,7 +242,8 @@ function unlinkIfSame(held: HeldParent, written: BigIntStats): boolean {
   try {
     unlinkSync(path); // relative to the held directory; unlink never follows the final component
     return true;
-  } catch {
+  } catch (error) {
+    if (!isSystemError(error)) throw error; // expected: gone, or not ours to remove
     return false;
   }
 }

@@ -93,7 +93,8 @@ export class GuestMemory {
     if (raw.includes(0)) fail(Errno.INVAL);
     try {
       return utf8.decode(raw);
-    } catch {
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error; // expected: a fatal TextDecoder throws TypeError on bytes that are not UTF-8
       return fail(Errno.ILSEQ);
     }
   }

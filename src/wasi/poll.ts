@@ -6,7 +6,7 @@
  * caller's sleep otherwise — and never spins.
  */
 import { fstatSync } from 'node:fs';
-import { Errno } from './errno.js';
+import { Errno, WasiErrno } from './errno.js';
 import {
   ClockId, EVENT_FD_READWRITE_HANGUP, EVENT_SIZE, EventType, SUBCLOCK_ABSTIME, SUBSCRIPTION_SIZE,
 } from './constants.js';
@@ -54,7 +54,8 @@ export function pollFunctions(ctx: WasiContext): FunctionFamily {
     let descriptor;
     try {
       descriptor = table.get(fd);
-    } catch {
+    } catch (error) {
+      if (!(error instanceof WasiErrno)) throw error; // expected: a closed or unknown fd (EBADF)
       subscription.error = Errno.BADF;
       return subscription;
     }

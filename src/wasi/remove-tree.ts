@@ -19,6 +19,7 @@
  * call makes progress, and a later sweep finishes it.
  */
 import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, rmdirSync, unlinkSync } from 'node:fs';
+import { isSystemError } from '../common/index.js';
 import { at, type Anchor } from './resolver.js';
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
@@ -67,7 +68,8 @@ const codeOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoExc
 function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
-  } catch {
+  } catch (error) {
+    if (!isSystemError(error)) throw error; // expected: EBADF, EIO: the fd is released either way
     // Our own descriptor; nothing to undo.
   }
 }
@@ -77,7 +79,8 @@ function enter(dir: Anchor, name: string, expected: { dev: bigint; ino: bigint }
   let fd: number;
   try {
     fd = openSync(at(dir, name), DIR_FLAGS);
-  } catch {
+  } catch (error) {
+    if (!isSystemError(error)) throw error; // expected: ENOENT, ENOTDIR, ELOOP, EACCES, …
     return null; // a link or a file now, or gone
   }
   const stat = fstatSync(fd, { bigint: true });
@@ -211,7 +214,8 @@ export async function removeTree(parentDir: string, name: string, options: Remov
       try {
         rmdirSync(at(current, level.name)); // rmdir never follows a link: a swapped-in one fails ENOTDIR
         removed++;
-      } catch {
+      } catch (error) {
+        if (!isSystemError(error)) throw error; // expected: ENOTEMPTY, ENOTDIR, ENOENT, …
         // Refilled or replaced meanwhile: the parent's next listing, when its own rmdir fails, sees it.
       }
       await tick();

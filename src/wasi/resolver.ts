@@ -23,6 +23,7 @@
  * any other.
  */
 import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, constants } from 'node:fs';
+import { isSystemError } from '../common/index.js';
 import { Errno, fail } from './errno.js';
 
 export const MAX_SYMLINK_HOPS = 40;
@@ -212,7 +213,8 @@ function ascend(base: Anchor, current: Anchor, levels: Level[]): Anchor {
 function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
-  } catch {
+  } catch (error) {
+    if (!isSystemError(error)) throw error; // expected: EBADF, EIO: the fd is released either way
     // Our own transient descriptor; nothing to undo.
   }
 }

@@ -159,7 +159,8 @@ export class ByteReader {
     const raw = this.take(length);
     try {
       return UTF8.decode(raw);
-    } catch {
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error; // expected: a fatal TextDecoder throws TypeError on bytes that are not UTF-8
       return this.fail('a name is not valid UTF-8', start);
     }
   }

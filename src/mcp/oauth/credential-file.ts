@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { seal, sealingKey, subakoHome, unseal } from '../../common/index.js';
+import { isSystemError, seal, sealingKey, subakoHome, unseal } from '../../common/index.js';
 import { CredentialStoreError } from './errors.js';
 
 const FILE_VERSION = 1;
@@ -147,7 +147,7 @@ export class CredentialFile {
     try {
       await rename(temporary, this.path);
     } catch (err) {
-      await unlink(temporary).catch(() => undefined);
+      await unlink(temporary).catch(() => undefined); // best effort: the rename's own error is what the caller gets
       throw err;
     }
   }
@@ -164,9 +164,15 @@ export class CredentialFile {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const held = await stat(lock).catch(() => undefined);
+      const held = await stat(lock).catch((error: unknown) => {
+        if (isSystemError(error, 'ENOENT')) return undefined; // let go since mkdir failed: try again
+        throw error;
+      });
       if (held !== undefined && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
-        await rmdir(lock).catch(() => undefined);
+        await rmdir(lock).catch((error: unknown) => {
+          // Another process cleared or took the stale lock first: the next mkdir decides.
+          if (!isSystemError(error, 'ENOENT', 'ENOTEMPTY')) throw error;
+        });
         continue;
       }
       if (Date.now() > deadline) {
@@ -177,6 +183,7 @@ export class CredentialFile {
     try {
       return await run();
     } finally {
+      // A lock that cannot be removed goes stale and the next holder clears it; run()'s outcome stands.
       await rmdir(lock).catch(() => undefined);
     }
   }

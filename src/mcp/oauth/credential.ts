@@ -55,7 +55,8 @@ export function parseCredential(text: string, name: string): StoredCredential {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
     throw new CredentialStoreError('corrupt', `the stored credential "${name}" is not valid JSON`);
   }
   const c = value as Partial<StoredCredential> | null;

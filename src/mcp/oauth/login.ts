@@ -145,7 +145,8 @@ function parseServerUrl(url: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
-  } catch {
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
     throw new LoginError('discovery', `"${url}" is not a URL`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
@@ -182,7 +183,7 @@ async function probe(serverUrl: URL, fetchFn: FetchLike): Promise<{ resourceMeta
   } catch (err) {
     throw new LoginError('discovery', `could not reach the MCP server at ${serverUrl.href}: ${messageOf(err)}`, { cause: err });
   }
-  await response.body?.cancel().catch(() => undefined);
+  await response.body?.cancel().catch(() => undefined); // a body we do not read: only the status and headers matter
   if (response.status !== 401 && response.status !== 403) return {};
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
   return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };

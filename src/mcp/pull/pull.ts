@@ -39,7 +39,7 @@ async function writeAtomically(path: string, text: string): Promise<void> {
   try {
     await rename(temporary, path);
   } catch (err) {
-    await unlink(temporary).catch(() => undefined);
+    await unlink(temporary).catch(() => undefined); // best effort: the rename's own error is what the caller gets
     throw err;
   }
 }

@@ -256,7 +256,8 @@ function localPointer(ref: string): string | undefined {
   let pointer: string;
   try {
     pointer = decodeURIComponent(ref.slice(1));
-  } catch {
+  } catch (error) {
+    if (!(error instanceof URIError)) throw error; // expected: not percent-encoding
     return undefined;
   }
   return pointer === '' || pointer.startsWith('/') ? pointer : undefined;
