@@ -7,8 +7,8 @@ import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, fixture } from '../../helpers/paths.js';
-import { startServer } from '../../../src/server/start.js';
-import type { SubakoServer } from '../../../src/server/server.js';
+import { startServer } from '../../../src/app.js';
+import type { SubakoServer } from '../../../src/server/index.js';
 import type { Limits } from '../../../src/config.js';
 import type { Clock } from '../../../src/common/index.js';
 
