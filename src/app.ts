@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { Limits } from './config.js';
+import type { CallLimits } from './config.js';
 import { sealingKey } from './common/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
@@ -22,7 +22,7 @@ export interface StartOptions {
   port?: number;
   /** Worker threads for function calls. */
   workers?: number;
-  limits?: Partial<Limits>;
+  limits?: Partial<CallLimits>;
   /** The sandbox process's V8 heap limit, in MiB. */
   sandboxHeapMiB?: number;
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
