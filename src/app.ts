@@ -20,7 +20,7 @@ export interface StartOptions {
   dataDir: string;
   host?: string;
   port?: number;
-  /** Worker threads for function calls. */
+  /** Worker threads of the sandbox process, each running one guest at a time; default: one per core, at least two. */
   workers?: number;
   limits?: Partial<CallLimits>;
   /** The sandbox process's V8 heap limit, in MiB. */

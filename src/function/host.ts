@@ -1,6 +1,7 @@
 /**
- * FunctionHost: the runtime of function packages. It owns a sandbox pool, compiles each package's module
- * once (keyed by its bytes' digest), and runs discovery and calls on fresh instances.
+ * FunctionHost: the runtime of function packages. It owns a sandbox (a supervised sandbox process by
+ * default, worker threads of this process for a one-shot local run), compiles each package's module once
+ * (keyed by its bytes' digest), and runs discovery and calls on fresh instances.
  */
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
