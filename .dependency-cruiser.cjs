@@ -6,7 +6,10 @@
  * (src/tool.ts, errors.ts, config.ts, version.ts: the Tool type, the error classes, the typed config and
  * the version) sit on that floor with common/: any room may import them, and they import no room (only
  * each other and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on
- * top: they may import any room, through its face.
+ * top: they may import any room, through its face. The root builds the runtime, the platform and the HTTP
+ * server; `subako serve` (src/cli/serve.ts) starts it, because the command line is the program's edge, and no
+ * other file in src/ imports it (and it imports nothing of cli/, so the two never form a circle). server/ is
+ * handed the platform it serves: it uses platform/'s types, and its error classes only to map them to HTTP.
  *
  * A room is entered from outside through its index.ts (or a sub-room's index.ts, e.g. mcp/oauth/);
  * its other files are its own business.
@@ -14,6 +17,8 @@
 const ROOMS = ['cli', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
 const LEAVES = '^src/(tool|errors|config|version)[.]ts$';
 const TOP = '^src/(index|app)[.]ts$';
+const LIBRARY_FACE = '^src/index[.]ts$';
+const ROOT = '^src/app[.]ts$';
 /** A room's face, and a sub-room's (mcp/oauth/index.ts). */
 const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
 
@@ -43,11 +48,39 @@ module.exports = {
       to: { path: '^src/[^/]+/', pathNot: '^src/common/' },
     },
     {
-      name: 'nothing-imports-the-top',
-      comment: 'src/index.ts (the library face) and the composition root are imported by no file in src/',
+      name: 'nothing-imports-the-library-face',
+      comment: 'src/index.ts (the library face) is imported by no file in src/',
       severity: 'error',
       from: { path: '^src/' },
-      to: { path: TOP },
+      to: { path: LIBRARY_FACE },
+    },
+    {
+      name: 'only-serve-imports-the-root',
+      comment: 'the composition root (src/app.ts) is started by `subako serve` (src/cli/serve.ts) and imported by no other file in src/',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/cli/serve[.]ts$' },
+      to: { path: ROOT },
+    },
+    {
+      name: 'root-imports-no-cli',
+      comment: 'the composition root builds the program below the command line: it imports nothing of cli/',
+      severity: 'error',
+      from: { path: ROOT },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'server-builds-no-runtime',
+      comment: 'server/ is handed its platform by the composition root: it imports platform/ for types only (so it cannot call Platform.open or build a FunctionRuntime), except http-error.ts, which maps platform/\'s error classes to HTTP',
+      severity: 'error',
+      from: { path: '^src/server/', pathNot: '^src/server/http-error[.]ts$' },
+      to: { path: '^src/platform/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'server-runs-no-guest',
+      comment: 'server/ runs no guest itself: the platform\'s tools do, through the runtime the composition root built (no function/, no sandbox/, no wasi/, no wasm/)',
+      severity: 'error',
+      from: { path: '^src/server/' },
+      to: { path: '^src/(function|sandbox|wasi|wasm)/' },
     },
     {
       name: 'enter-through-the-face',

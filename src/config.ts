@@ -9,7 +9,12 @@ import { join, resolve } from 'node:path';
 import { subakoHome, systemErrorCode } from './common/index.js';
 import { ValidationError, type Problem } from './errors.js';
 
-export interface Limits {
+/**
+ * What a function call runs under: its deadlines, its memory, output and write caps, and the volume quotas its
+ * writes count against. Not the caps on a module's shape (wasm/'s `ModuleLimits`), nor call admission
+ * (platform/'s `CallAdmissionLimits`), nor connections (server/'s `ConnectionLimits`).
+ */
+export interface CallLimits {
   /** Wall-clock deadline of one call, in milliseconds. */
   callTimeoutMs: number;
   /** Discovery (server/discover + tools/list) deadline, in milliseconds. */
@@ -30,7 +35,7 @@ export interface Limits {
   agentVolumeBytes: number;
 }
 
-export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+export const DEFAULT_CALL_LIMITS: Readonly<CallLimits> = Object.freeze({
   callTimeoutMs: 30_000,
   discoveryTimeoutMs: 10_000,
   exitGraceMs: 1_000,
@@ -76,7 +81,7 @@ export interface ServerConfig {
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
   keepAliveTimeoutMs?: number;
-  /** Quotas across calls, in MiB: a session's /volume/tmp, an agent's /volume/data (defaults: DEFAULT_LIMITS). */
+  /** Quotas across calls, in MiB: a session's /volume/tmp, an agent's /volume/data (defaults: DEFAULT_CALL_LIMITS). */
   sessionVolumeMiB?: number;
   agentVolumeMiB?: number;
   /** The sandbox process's V8 heap limit, in MiB (undefined: Node's default). */
@@ -111,8 +116,8 @@ export function defaultServerConfig(home = homedir()): ServerConfig {
     dataDir: join(subakoHome(process.env, home), 'server'),
     examples: true,
     allowedOrigins: [],
-    callTimeoutMs: DEFAULT_LIMITS.callTimeoutMs,
-    memoryMiB: DEFAULT_LIMITS.memoryBytes / (1024 * 1024),
+    callTimeoutMs: DEFAULT_CALL_LIMITS.callTimeoutMs,
+    memoryMiB: DEFAULT_CALL_LIMITS.memoryBytes / (1024 * 1024),
   };
 }
 

@@ -9,7 +9,9 @@
 export type { Tool, Toolbox, ToolCallContext, CallToolResult, ContentBlock, CallReport, CallStatus, JsonSchema } from './tool.js';
 export { CallCancelledError } from './tool.js';
 export { SubakoError, ValidationError, UsageError, type Problem } from './errors.js';
-export { DEFAULT_LIMITS, type Limits } from './config.js';
+export { DEFAULT_CALL_LIMITS, type CallLimits } from './config.js';
+/** The first names of `CallLimits` and `DEFAULT_CALL_LIMITS` (`Limits` alone did not say which), kept so library callers still compile. */
+export { DEFAULT_CALL_LIMITS as DEFAULT_LIMITS, type CallLimits as Limits } from './config.js';
 export { SUBAKO_VERSION } from './version.js';
 
 // Function packages (ABI 1).

@@ -1,7 +1,8 @@
 /**
  * The layers of ARCHITECTURE.md are enforced: dependency-cruiser runs the rules of .dependency-cruiser.cjs
- * on src/ (once) and must find nothing; the same rules, fed a small tree with an upward import, a circle
- * and a reach behind a room's face, must report each, so this test is shown able to fail.
+ * on src/ (once) and must find nothing; the same rules, fed a small tree with an upward import, a circle,
+ * a reach behind a room's face, a room importing the composition root and a server that could build its own
+ * platform, must report each, so this test is shown able to fail.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,7 +38,7 @@ test('src/ keeps the layers: no upward import, no circle, every room entered thr
   assert.deepEqual(violations(result), []);
 });
 
-test('the rules report an upward import, a circle and a reach behind a face', async (t) => {
+test('the rules report an upward import, a circle, a reach behind a face, a second importer of the root and a server that could build its platform', async (t) => {
   const base = await mkdtemp(join(tmpdir(), 'subako-layers-'));
   t.after(() => rm(base, { recursive: true, force: true }));
   const files: Record<string, string> = {
@@ -52,7 +53,17 @@ test('the rules report an upward import, a circle and a reach behind a face', as
     // platform/ may use package/, but only through package/index.ts.
     'src/package/index.ts': "export const face = 1;\n",
     'src/package/inner.ts': "export const inner = 2;\n",
-    'src/platform/index.ts': "import { inner } from '../package/inner.js';\nexport const reach = inner;\n",
+    'src/platform/index.ts': "import { inner } from '../package/inner.js';\nexport const reach = inner;\nexport type Reach = number;\n",
+    // the composition root: `subako serve` may start it, another command may not.
+    'src/app.ts': "import { reach } from './platform/index.js';\nexport const root = reach;\n",
+    'src/cli/serve.ts': "import { root } from '../app.js';\nexport const serve = root;\n",
+    'src/cli/other.ts': "import { root } from '../app.js';\nexport const other = root;\n",
+    // server/ may use platform/'s types, not its values (a value is what would let it open a platform).
+    'src/server/index.ts': "import type { Reach } from '../platform/index.js';\nexport const typed: Reach = 1;\n",
+    'src/server/builds.ts': "import { reach } from '../platform/index.js';\nexport const built = reach;\n",
+    // nor run a guest itself: sandbox/ is below it in the layers, but only the runtime the root built uses it.
+    'src/sandbox/index.ts': "export const run = 3;\n",
+    'src/server/guest.ts': "import { run } from '../sandbox/index.js';\nexport const ran = run;\n",
   };
   for (const [path, text] of Object.entries(files)) {
     await mkdir(dirname(join(base, path)), { recursive: true });
@@ -63,5 +74,12 @@ test('the rules report an upward import, a circle and a reach behind a face', as
   assert.ok(found.includes('layer-wasm: src/wasm/upward.ts -> src/cli/index.ts'), found.join('\n'));
   assert.ok(found.some((line) => line.startsWith('no-circular: src/egress/first.ts -> src/egress/second.ts')), found.join('\n'));
   assert.ok(found.includes('enter-through-the-face: src/platform/index.ts -> src/package/inner.ts'), found.join('\n'));
-  assert.deepEqual([...rulesFound].sort(), ['enter-through-the-face', 'layer-wasm', 'no-circular']);
+  assert.ok(found.includes('only-serve-imports-the-root: src/cli/other.ts -> src/app.ts'), found.join('\n'));
+  assert.ok(!found.some((line) => line.includes('src/cli/serve.ts -> src/app.ts')), found.join('\n'));
+  assert.ok(found.includes('server-builds-no-runtime: src/server/builds.ts -> src/platform/index.ts'), found.join('\n'));
+  assert.ok(!found.some((line) => line.includes('src/server/index.ts -> src/platform/index.ts')), found.join('\n'));
+  assert.ok(found.includes('server-runs-no-guest: src/server/guest.ts -> src/sandbox/index.ts'), found.join('\n'));
+  assert.deepEqual([...rulesFound].sort(), [
+    'enter-through-the-face', 'layer-wasm', 'no-circular', 'only-serve-imports-the-root', 'server-builds-no-runtime', 'server-runs-no-guest',
+  ]);
 });

@@ -7,7 +7,7 @@ import type { Problem } from '../errors.js';
 import { UsageError } from '../errors.js';
 import { checkPackage, PACKAGE_PROBLEMS, type PackageCheck } from '../package/index.js';
 import { FunctionHost, type LoadedPackage, type DiscoveryResult, type PackageSource } from '../function/index.js';
-import type { Limits } from '../config.js';
+import type { CallLimits } from '../config.js';
 
 export interface LoadedFunction {
   check: PackageCheck;
@@ -43,8 +43,8 @@ export async function loadFunction(path: string, host: FunctionHost): Promise<Lo
 }
 
 /** Parses `--timeout ms` and `--memory MiB` into limits, refusing what is not a positive whole number. */
-export function limitsFromFlags(flags: { timeout?: string; memory?: string }): Partial<Limits> {
-  const limits: Partial<Limits> = {};
+export function limitsFromFlags(flags: { timeout?: string; memory?: string }): Partial<CallLimits> {
+  const limits: Partial<CallLimits> = {};
   const positive = (flag: string, value: string): number => {
     if (!/^[1-9][0-9]*$/.test(value)) throw new UsageError(`${flag} takes a positive whole number, not "${value}"`);
     return Number(value);

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { UsageError, ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
-import { bundledExamplesDir, startServer } from '../server/index.js';
+import { bundledExamplesDir, startServer } from '../app.js';
 import type { FirstStart } from '../platform/index.js';
 import type { CommandContext } from './command-context.js';
 

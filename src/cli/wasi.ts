@@ -8,7 +8,7 @@ import { basename, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { isSystemError } from '../common/index.js';
-import { DEFAULT_LIMITS } from '../config.js';
+import { DEFAULT_CALL_LIMITS } from '../config.js';
 import { SubakoError, UsageError } from '../errors.js';
 import { WASI_COMMAND_RULES } from '../package/index.js';
 import { SandboxPool, type RunOutcome } from '../sandbox/index.js';
@@ -48,7 +48,7 @@ Options (anywhere on the line; words after "--" all go to the module):
   --dir HOST::GUEST  preopen the host directory HOST as GUEST (HOST alone: the same name); in order
   --env K=V          an environment variable for the module (repeatable)
   --timeout ms       stop the module after this many milliseconds (default: no deadline)
-  --memory MiB       the module's memory cap (default: ${DEFAULT_LIMITS.memoryBytes / 1024 / 1024})
+  --memory MiB       the module's memory cap (default: ${DEFAULT_CALL_LIMITS.memoryBytes / 1024 / 1024})
   -h, --help         this help
 `;
 
@@ -178,7 +178,7 @@ export async function runWasi(words: readonly string[], io: WasiIo): Promise<num
     for (const problem of check.problems) io.stderr.write(`  ${problem.code}: ${problem.message}\n`);
     return WASI_EXIT.refused;
   }
-  const memoryBytes = line.memoryMiB === undefined ? DEFAULT_LIMITS.memoryBytes : Math.floor(line.memoryMiB * 1024 * 1024);
+  const memoryBytes = line.memoryMiB === undefined ? DEFAULT_CALL_LIMITS.memoryBytes : Math.floor(line.memoryMiB * 1024 * 1024);
   const pool = new SandboxPool({ size: 1 });
   try {
     return await runOnPool(pool, bytes, line, preopens, memoryBytes, io, say);
@@ -213,7 +213,7 @@ async function runOnPool(
       memoryBytes,
       stdoutBytes: Infinity,
       stderrTailBytes: 0,
-      writeBudgetBytes: DEFAULT_LIMITS.writeBudgetBytes,
+      writeBudgetBytes: DEFAULT_CALL_LIMITS.writeBudgetBytes,
     },
     onStdout: (chunk) => void io.stdout.write(chunk),
     onStderr: (chunk) => void io.stderr.write(chunk),

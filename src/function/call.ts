@@ -3,7 +3,7 @@
  * close stdin, wait for exit 0, classify the run, and render what the model sees.
  */
 import { mkdir } from 'node:fs/promises';
-import type { Limits } from '../config.js';
+import type { CallLimits } from '../config.js';
 import type { ModuleHandle, Sandbox, BridgeHandler } from '../sandbox/index.js';
 import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
@@ -48,7 +48,7 @@ export async function callFunctionTool(
   toolName: string,
   args: Record<string, unknown>,
   ctx: FunctionCallContext,
-  limits: Limits,
+  limits: CallLimits,
 ): Promise<FunctionCallOutcome> {
   const { sandbox } = runtime;
   const started = performance.now();

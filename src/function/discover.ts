@@ -4,7 +4,7 @@
  * stdin and expect exit 0. Every broken rule comes back as a problem; a crash is one too (`discovery.crash`).
  */
 import type { Problem } from '../errors.js';
-import type { Limits } from '../config.js';
+import type { CallLimits } from '../config.js';
 import type { ModuleHandle, Sandbox } from '../sandbox/index.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
@@ -16,7 +16,7 @@ export async function discoverTools(
   sandbox: Sandbox,
   module: ModuleHandle,
   source: PackageSource,
-  limits: Limits,
+  limits: CallLimits,
 ): Promise<DiscoveryResult> {
   const started = performance.now();
   const done = (problems: Problem[], tools: DiscoveryResult['tools']): DiscoveryResult => ({

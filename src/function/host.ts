@@ -1,10 +1,11 @@
 /**
- * FunctionHost: the runtime of function packages. It owns a sandbox pool, compiles each package's module
- * once (keyed by its bytes' digest), and runs discovery and calls on fresh instances.
+ * FunctionHost: the runtime of function packages. It owns a sandbox (a supervised sandbox process by
+ * default, worker threads of this process for a one-shot local run), compiles each package's module once
+ * (keyed by its bytes' digest), and runs discovery and calls on fresh instances.
  */
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { DEFAULT_LIMITS, type Limits } from '../config.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
 import { HttpsConnectionPool } from '../egress/index.js';
 import { CallCancelledError, type Tool, type ToolCallContext, type Toolbox, type CallToolResult } from '../tool.js';
@@ -21,7 +22,7 @@ export interface LoadedPackage {
 export interface FunctionHostOptions {
   /** Sandbox worker threads; default: one per core, at least two. */
   poolSize?: number;
-  limits?: Partial<Limits>;
+  limits?: Partial<CallLimits>;
   /**
    * Where guests run: `process` (the default) in a supervised sandbox process, so that a guest that takes
    * its V8 isolate down ends that process and not this one; `thread` in worker threads of this process
@@ -35,14 +36,14 @@ export interface FunctionHostOptions {
 }
 
 export class FunctionHost {
-  readonly limits: Limits;
+  readonly limits: CallLimits;
   private readonly sandbox: Sandbox;
   /** Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same. */
   private readonly connections = new HttpsConnectionPool();
   private readonly compiled = new Map<string, Promise<ModuleHandle>>();
 
   constructor(options: FunctionHostOptions = {}) {
-    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
     const size = options.poolSize ?? Math.max(2, availableParallelism());
     this.sandbox = options.isolation === 'thread'
       ? new SandboxPool({ size })

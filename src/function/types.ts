@@ -11,7 +11,7 @@
  */
 import type { Problem } from '../errors.js';
 import type { CallStatus, CallToolResult, ContentBlock, JsonSchema } from '../tool.js';
-import type { Limits } from '../config.js';
+import type { CallLimits } from '../config.js';
 import type { EgressLogEntry } from '../egress/index.js';
 
 /** A package as the runtime needs it: its module and, when it has assets, the directory behind /package. */
@@ -64,7 +64,7 @@ export interface FunctionCallContext {
   /** Absent: no network (every subako_http request answers host_not_allowed). */
   egress?: EgressGrant;
   /** Per-call limits. The memory cap is the host's, fixed when the module is compiled. */
-  limits?: Partial<Omit<Limits, 'memoryBytes'>>;
+  limits?: Partial<Omit<CallLimits, 'memoryBytes'>>;
   /**
    * What the volumes' quotas leave this call to write (reserved by the platform before the call): the run's
    * write budget is at most `bytes`, and `settle` is told what the run wrote when it ends.

@@ -13,7 +13,7 @@
  * and OAuth tokens change), those without live until the session goes.
  */
 import { systemClock, type Clock } from '../common/index.js';
-import { DEFAULT_LIMITS, type Limits } from '../config.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import type { FunctionCallContext } from '../function/index.js';
 import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
 import type { CallLog, LoggedTool } from './call-log.js';
@@ -49,7 +49,7 @@ export interface SessionToolboxDeps {
   remote: RemoteMcp;
   quotas: VolumeQuotas;
   calls: CallLog;
-  limits?: Partial<Limits>;
+  limits?: Partial<CallLimits>;
   /** Decides when a cached toolbox with remote tools is stale. */
   clock?: Clock;
 }
@@ -120,8 +120,8 @@ export class SessionToolboxes {
     return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings };
   }
 
-  private get limits(): Limits {
-    return { ...DEFAULT_LIMITS, ...this.deps.limits };
+  private get limits(): CallLimits {
+    return { ...DEFAULT_CALL_LIMITS, ...this.deps.limits };
   }
 
   /** The volumes a call mounts, each with its quota across calls. */

@@ -5,14 +5,14 @@
  */
 import { FunctionHost, type LoadedPackage, type FunctionCallContext, type ToolInfo } from '../function/index.js';
 import { checkPackage, readPackageDir } from '../package/index.js';
-import type { Limits } from '../config.js';
+import type { CallLimits } from '../config.js';
 import type { Toolbox } from '../tool.js';
 import { ValidationError } from '../errors.js';
 import type { InspectedPackage, PackageRuntime, StoredPackageRef } from './package-runtime.js';
 
 export interface FunctionRuntimeOptions {
   poolSize?: number;
-  limits?: Partial<Limits>;
+  limits?: Partial<CallLimits>;
   /** The sandbox process's V8 heap limit, in MiB (Node's default when absent). */
   sandboxHeapMiB?: number;
   onSandboxCrash?: (reason: string) => void;

@@ -8,7 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, systemClock, type Clock, type Logger } from '../common/index.js';
-import { DEFAULT_LIMITS, type Limits } from '../config.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BundleLimits, ContentStore } from '../package/index.js';
 import { AgentService } from './agents.js';
 import { SessionToolboxes } from './agent-toolbox.js';
@@ -34,7 +34,7 @@ export interface PlatformOptions {
   /** The 32-byte key that seals vault credentials. */
   sealingKey: Buffer;
   bundleLimits?: BundleLimits;
-  limits?: Partial<Limits>;
+  limits?: Partial<CallLimits>;
   /** Per-session and per-agent concurrency and queue limits; by default sized for one worker per core. */
   admission?: CallAdmissionLimits;
   /** How often expired sessions are removed; 60 s by default. */
@@ -89,7 +89,7 @@ export class Platform {
     this.agents = new AgentService(store, volumes, stopCalls);
     this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock);
-    this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_LIMITS.callTimeoutMs);
+    this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs);
     // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,

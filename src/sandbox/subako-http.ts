@@ -1,6 +1,7 @@
 /**
  * The `subako_http` host module (ABI 1, defined in subako-http-abi.ts), inside the worker: `request` reads the
- * request bytes, bridges them to the main thread's `http` handler and holds the reply; `read_response` copies
+ * request bytes, bridges them to the caller's `http` handler (relayed by the sandbox process's main thread
+ * when guests run in one) and holds the reply; `read_response` copies
  * the held reply into guest memory and forgets it.
  */
 import type { BridgeCall } from './bridge-client.js';

@@ -1,7 +1,7 @@
 /**
  * The contract of sandbox/: run one compiled module in a warm worker, within limits, with stdin fed
- * from this thread and stdout/stderr streamed back. It knows nothing of MCP or HTTP: host imports that
- * must wait for async work on the main thread go through named bridge channels.
+ * by the caller and stdout/stderr streamed back to it. It knows nothing of MCP or HTTP: host imports that
+ * must wait for async work in the caller (the server's egress, say) go through named bridge channels.
  */
 import type { PreopenSpec } from '../wasi/index.js';
 import type { ModuleLimits } from '../wasm/index.js';
@@ -20,7 +20,8 @@ export interface RunLimits {
 }
 
 /**
- * A bridge handler runs on the main thread while the guest blocks in the import that called it.
+ * A bridge handler runs on the caller's main thread while the guest blocks in the import that called it:
+ * for a `SandboxProcess`, in the process that made it (the server), the request relayed from the child.
  * It receives the request bytes and resolves with the reply bytes; a rejection is reported to the guest
  * import as a failed call (the import decides what the guest sees).
  */
@@ -49,7 +50,7 @@ export interface RunRequest {
    * line, given in the worker without the round trip. Stdin written after that is not read.
    */
   endStdinAfterAnswer?: string | number;
-  /** Called on the main thread as stdout chunks arrive (a chunk may hold part of a line, or several). */
+  /** Called on the caller's main thread as stdout chunks arrive (a chunk may hold part of a line, or several). */
   onStdout?: (chunk: Uint8Array) => void;
   /**
    * Streams stderr as it is written. Only the in-process pool (`SandboxPool`, for `subako wasi`) streams it:
@@ -58,7 +59,7 @@ export interface RunRequest {
    */
   onStderr?: (chunk: Uint8Array) => void;
   /**
-   * Host imports bridged to the main thread. `subako_http` maps to the channel `http`: when absent, every
+   * Host imports bridged to the caller. `subako_http` maps to the channel `http`: when absent, every
    * request answers the JSON a handler for "no network" would give.
    */
   bridge?: Partial<Record<'http', BridgeHandler>>;

@@ -1,2 +1,6 @@
-/** server/: HTTP (REST `/v1`, the MCP endpoints, API-key auth, connection limits). What cli/ may use of it. */
-export { startServer, bundledExamplesDir } from './start.js';
+/**
+ * server/: HTTP (REST `/v1`, the MCP endpoints, API-key auth, connection limits). What the composition root
+ * (src/app.ts) uses of it: the server is handed a platform; it builds neither the platform nor the runtime.
+ */
+export { SubakoServer, type SubakoServerOptions } from './server.js';
+export type { ConnectionLimits } from './connection-limits.js';

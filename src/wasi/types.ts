@@ -25,7 +25,7 @@ export interface StdinSource {
   waitReadable(timeoutMs: number): boolean;
 }
 
-/** Bytes a run may write to files, counted across files and shared with the main thread (egress file outputs). */
+/** Bytes a run may write to files, counted across files and shared with the run's bridge handlers (egress file outputs). */
 export interface WriteBudget {
   /** Takes `bytes` from the budget; false (and nothing taken) when that would exceed it. */
   tryConsume(bytes: number): boolean;

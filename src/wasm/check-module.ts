@@ -11,7 +11,7 @@ import { FEATURE_ADVICE, FEATURE_CODES, FORMAT_COMPONENT, FORMAT_MALFORMED, FORM
 import { checkExports, checkImports } from './check-interface.js';
 import { findLimitOverruns, limitProblem } from './check-limits.js';
 import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
-import type { ExternKind, Limits, Signature } from './module-types.js';
+import type { ExternKind, ResizableLimits, Signature } from './module-types.js';
 
 export interface ModuleRules {
   /**
@@ -33,7 +33,7 @@ export interface ModuleInfo {
   imports: Array<{ module: string; name: string; kind: ExternKind }>;
   exports: Array<{ name: string; kind: ExternKind }>;
   /** The first memory (imported or defined), in 64 KiB pages. */
-  memory: (Limits & { imported: boolean }) | null;
+  memory: (ResizableLimits & { imported: boolean }) | null;
   functionCount: number;
   /** Refused proposals the module uses. */
   refusedFeatures: RefusedFeature[];

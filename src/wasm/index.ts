@@ -14,5 +14,5 @@ export type { Header, HeaderKind } from './header.js';
 export { ByteReader, DecodeError } from './reader.js';
 export * from './problem-codes.js';
 export type {
-  ParsedModule, FuncType, ValueType, ExternKind, Limits, Import, Export, TableType, GlobalType,
+  ParsedModule, FuncType, ValueType, ExternKind, ResizableLimits, Import, Export, TableType, GlobalType,
 } from './module-types.js';

@@ -20,7 +20,11 @@ export interface Signature {
 
 export type ExternKind = 'func' | 'table' | 'memory' | 'global' | 'tag';
 
-export interface Limits {
+/**
+ * The size range a memory or table type declares (the spec's `limits`, `resizable_limits` in the MVP binary
+ * format): in pages for a memory, in elements for a table. Not subako's caps on a module (`ModuleLimits`).
+ */
+export interface ResizableLimits {
   min: number;
   max: number | null;
   shared: boolean;
@@ -29,7 +33,7 @@ export interface Limits {
 
 export interface TableType {
   element: ValueType;
-  limits: Limits;
+  limits: ResizableLimits;
   /** Where the limits are encoded, for the rewrite that lowers the maximum. */
   limitsSpan: { start: number; end: number };
 }
@@ -45,7 +49,7 @@ export interface Import {
   kind: ExternKind;
   /** For functions and tags: the index into the type section. */
   typeIndex?: number;
-  memory?: Limits;
+  memory?: ResizableLimits;
   table?: TableType;
   global?: GlobalType;
 }
@@ -83,7 +87,7 @@ export interface ParsedModule {
   functions: number[];
   tables: TableType[];
   /** The first two memories the module defines (one is all it may have). */
-  memories: Limits[];
+  memories: ResizableLimits[];
   /** How many memories the memory section declares. */
   memoriesDeclared: number;
   globals: GlobalType[];

@@ -4,7 +4,7 @@
  */
 import type { ByteReader } from './reader.js';
 import type { FeatureLog } from './feature-log.js';
-import type { Limits, ValueType } from './module-types.js';
+import type { ResizableLimits, ValueType } from './module-types.js';
 
 /** Where in the module a type is being read, for the feature log (`in the type section`). */
 export interface TypeContext {
@@ -96,7 +96,7 @@ export function readBlockType(r: ByteReader, ctx: TypeContext): number | null {
  * Limits of a memory or table: flag 0x01 a maximum follows, 0x02 shared (threads), 0x04 64-bit
  * (memory64). Other flag bits are not WebAssembly this host knows.
  */
-export function readLimits(r: ByteReader, ctx: TypeContext, of: 'memory' | 'table'): Limits {
+export function readLimits(r: ByteReader, ctx: TypeContext, of: 'memory' | 'table'): ResizableLimits {
   const start = r.pos;
   const flags = r.u8();
   if ((flags & ~0x07) !== 0) r.fail(`unknown ${of} limits flags 0x${flags.toString(16)}`, start);

@@ -14,7 +14,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeF
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { packBundle } from '../../src/package/index.js';
-import { startServer } from '../../src/server/start.js';
+import { startServer } from '../../src/app.js';
 import { probePackageDir, skillDir, spawnServe, startInProcess, tempDir, TEST_KEY } from '../server/helpers/harness.js';
 
 const hex = (bytes: number): string => randomBytes(bytes).toString('hex');

@@ -7,9 +7,9 @@ import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, fixture } from '../../helpers/paths.js';
-import { startServer } from '../../../src/server/start.js';
-import type { SubakoServer } from '../../../src/server/server.js';
-import type { Limits } from '../../../src/config.js';
+import { startServer } from '../../../src/app.js';
+import type { SubakoServer } from '../../../src/server/index.js';
+import type { CallLimits } from '../../../src/config.js';
 import type { Clock } from '../../../src/common/index.js';
 
 export interface Api {
@@ -53,7 +53,7 @@ export interface InProcess extends Api {
   close(): Promise<void>;
 }
 
-export async function startInProcess(options: { limits?: Partial<Limits>; dataDir?: string; publicUrl?: string; clock?: Clock } = {}): Promise<InProcess> {
+export async function startInProcess(options: { limits?: Partial<CallLimits>; dataDir?: string; publicUrl?: string; clock?: Clock } = {}): Promise<InProcess> {
   const dataDir = options.dataDir ?? tempDir();
   const { server, firstStart } = await startServer({
     dataDir, port: 0, workers: 2, examplesDir: EXAMPLES, limits: options.limits, env: { ...process.env, ...TEST_KEY },

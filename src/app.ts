@@ -1,27 +1,28 @@
 /**
- * Starting the platform server from a configuration: the sealing key (SUBAKO_SECRET_KEY, else a 0600 key
- * file in the data directory), the function runtime, remote MCP servers through mcp/'s client, the platform
- * on its data directory, the first-start bootstrap, and the HTTP server.
+ * The composition root: the one place that builds the program's parts and joins them. From a configuration
+ * it makes the sealing key (SUBAKO_SECRET_KEY, else a 0600 key file in the data directory), the function
+ * runtime (and so the sandbox process), remote MCP servers through mcp/'s client, the platform on its data
+ * directory, the first-start bootstrap, and the HTTP server, which is handed the platform and builds none of
+ * it. Only `cli/serve.ts` (the program's edge) and tests import it; no room does (.dependency-cruiser.cjs).
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { Limits } from '../config.js';
-import { sealingKey } from '../common/index.js';
-import { headers, tools, type OriginPolicy } from '../mcp/index.js';
+import type { CallLimits } from './config.js';
+import { sealingKey } from './common/index.js';
+import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, Platform,
   type PlatformOptions, type RemoteMcp,
-} from '../platform/index.js';
-import type { ConnectionLimits } from './connection-limits.js';
-import { SubakoServer } from './server.js';
+} from './platform/index.js';
+import { SubakoServer, type ConnectionLimits } from './server/index.js';
 
 export interface StartOptions {
   dataDir: string;
   host?: string;
   port?: number;
-  /** Worker threads for function calls. */
+  /** Worker threads of the sandbox process, each running one guest at a time; default: one per core, at least two. */
   workers?: number;
-  limits?: Partial<Limits>;
+  limits?: Partial<CallLimits>;
   /** The sandbox process's V8 heap limit, in MiB. */
   sandboxHeapMiB?: number;
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
@@ -83,9 +84,9 @@ export async function startServer(options: StartOptions): Promise<Started> {
   }
 }
 
-/** Where the repository's example packages are, from this compiled file (dist/src/server). */
+/** Where the repository's example packages are, from this compiled file (dist/src/app.js). */
 export function bundledExamplesDir(): string {
-  return fileURLToPath(new URL('../../../examples/packages', import.meta.url));
+  return fileURLToPath(new URL('../../examples/packages', import.meta.url));
 }
 
 function defined<T extends object>(input: T): Partial<T> {
