@@ -4,45 +4,21 @@
  * needs the descriptor table full stays bounded in count. Plus an agent granting the ABI probe, whose `timeout`
  * tool spins until its deadline and whose `echo` tool answers at once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { packBundle } from '../../../src/package/index.js';
-import { REPO_ROOT } from '../../helpers/paths.js';
-import { TEST_KEY, makeApi, probePackageDir, tempDir, type Api } from '../../server/helpers/harness.js';
+import { probePackageDir, spawnServe, tempDir, type Api, type ChildServer } from '../../server/helpers/harness.js';
 
-export interface Served extends Api {
-  child: ChildProcess;
-  /** Everything the server wrote to stderr so far. */
-  stderr: () => string;
+export interface Served extends ChildServer {
   stop(): Promise<number | null>;
 }
 
 export async function serve(flags: string[], options: { fdLimit?: number } = {}): Promise<Served> {
-  const argv = [process.execPath, join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', tempDir(), ...flags];
-  const quoted = argv.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
-  const child = options.fdLimit === undefined
-    ? spawn(argv[0], argv.slice(1), { env: { ...process.env, ...TEST_KEY }, stdio: ['ignore', 'pipe', 'pipe'] })
-    : spawn('/bin/sh', ['-c', `ulimit -n ${options.fdLimit} && exec ${quoted}`], { env: { ...process.env, ...TEST_KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (chunk) => { out += chunk; });
-  child.stderr!.on('data', (chunk) => { err += chunk; });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 30_000;
-  while (!/^ {2}(sk_\S+)$/m.test(out)) {
-    if (child.exitCode !== null) throw new Error(`subako serve exited: ${err}`);
-    if (Date.now() > deadline) throw new Error(`subako serve did not start: ${out} ${err}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const url = /serving on (\S+)/.exec(out)![1];
-  const key = /^ {2}(sk_\S+)$/m.exec(out)![1];
+  // The workers are the test's to set (in `flags`), as are its limits.
+  const served = await spawnServe(tempDir(), undefined, flags, { fdLimit: options.fdLimit, workers: false });
   return {
-    ...makeApi(url, key),
-    child,
-    stderr: () => err,
+    ...served,
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      return exited;
+      if (served.child.exitCode === null) served.child.kill('SIGTERM');
+      return served.exited;
     },
   };
 }

@@ -89,23 +89,34 @@ export function skillDir(name: string): string {
 export interface ChildServer extends Api {
   child: ChildProcess;
   stdout: () => string;
+  /** Everything the server wrote to stderr so far. */
+  stderr: () => string;
   agentId: string | null;
   exited: Promise<number | null>;
 }
 
-/** Starts `subako serve` as a child process and waits for its first lines. */
-export async function spawnServe(dataDir: string, apiKey?: string, extraArgs: string[] = []): Promise<ChildServer> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', dataDir, '--workers', '2', ...extraArgs], {
-    env: { ...process.env, ...TEST_KEY },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/**
+ * Starts `subako serve` as a child process and waits for its first lines. `fdLimit` starts it under a lower
+ * open-file limit (`ulimit -n`), so an attack that needs the descriptor table full stays bounded in count.
+ */
+export async function spawnServe(
+  dataDir: string, apiKey?: string, extraArgs: string[] = [], options: { fdLimit?: number; workers?: boolean } = {},
+): Promise<ChildServer> {
+  const workers = options.workers === false ? [] : ['--workers', '2'];
+  const argv = [process.execPath, join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', dataDir, ...workers, ...extraArgs];
+  const env = { ...process.env, ...TEST_KEY };
+  const quoted = argv.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = options.fdLimit === undefined
+    ? spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('/bin/sh', ['-c', `ulimit -n ${options.fdLimit} && exec ${quoted}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk) => { out += chunk; });
   child.stderr!.on('data', (chunk) => { err += chunk; });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const deadline = Date.now() + 30_000;
-  while (!/^data directory: /m.test(out) || (apiKey === undefined && !/^ {2}curl /m.test(out))) {
+  // Started once it names its data directory, and (on a first start) once it has printed its admin key.
+  while (!/^data directory: /m.test(out) || (apiKey === undefined && !/^ {2}sk_\S+$/m.test(out))) {
     if (child.exitCode !== null) throw new Error(`subako serve exited: ${err}`);
     if (Date.now() > deadline) throw new Error(`subako serve did not start: ${out} ${err}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -113,5 +124,5 @@ export async function spawnServe(dataDir: string, apiKey?: string, extraArgs: st
   const url = /serving on (\S+)/.exec(out)![1];
   const key = apiKey ?? /^ {2}(sk_\S+)$/m.exec(out)![1];
   const agentId = /\((agt_[0-9a-f]+)\)/.exec(out)?.[1] ?? null;
-  return { ...makeApi(url, key), child, stdout: () => out, agentId, exited };
+  return { ...makeApi(url, key), child, stdout: () => out, stderr: () => err, agentId, exited };
 }
