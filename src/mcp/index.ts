@@ -49,4 +49,5 @@ export { serve, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';
 export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from '../common/index.js';
 export { normalizeResult, resultText } from './result.js';
+export { requiresTask, type TaskSupport } from './remote-tool.js';
 export { formatToolList, formatResult } from './present.js';

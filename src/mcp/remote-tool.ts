@@ -16,6 +16,25 @@ export interface ListedTool {
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
   annotations?: Record<string, unknown>;
+  /** 2025-11-25's tasks: whether the tool runs as a task (`required`: only as one). Deleted in 2026-07-28. */
+  execution?: { taskSupport?: unknown };
+}
+
+/** How a remote tool says it runs with 2025-11-25's tasks, when its listing says so. */
+export type TaskSupport = 'required' | 'optional' | 'forbidden';
+
+function taskSupportOf(listed: ListedTool): TaskSupport | undefined {
+  const value = listed.execution?.taskSupport;
+  return value === 'required' || value === 'optional' || value === 'forbidden' ? value : undefined;
+}
+
+/**
+ * Whether a tool can only be called as a task (`execution.taskSupport: "required"`). Our client does not
+ * speak the tasks extension (the SDK's v2 client has no task calls), so a plain `tools/call` of such a tool
+ * always fails: a toolbox that serves others leaves it out and says why.
+ */
+export function requiresTask(tool: { source?: { kind: string; [key: string]: unknown } }): boolean {
+  return tool.source?.kind === 'mcp' && tool.source.taskSupport === 'required';
 }
 
 export class RemoteTool implements Tool {
@@ -23,7 +42,7 @@ export class RemoteTool implements Tool {
   readonly description?: string;
   readonly inputSchema: JsonSchema;
   readonly outputSchema?: JsonSchema;
-  readonly source: { kind: 'mcp'; url: string };
+  readonly source: { kind: 'mcp'; url: string; taskSupport?: TaskSupport };
   readonly #descriptor: Descriptor;
   readonly #pool: McpClientPool;
   readonly #listed: ListedTool;
@@ -33,7 +52,8 @@ export class RemoteTool implements Tool {
     if (listed.description !== undefined) this.description = listed.description;
     this.inputSchema = listed.inputSchema;
     if (listed.outputSchema !== undefined) this.outputSchema = listed.outputSchema;
-    this.source = Object.freeze({ kind: 'mcp', url: descriptor.url });
+    const taskSupport = taskSupportOf(listed);
+    this.source = Object.freeze({ kind: 'mcp', url: descriptor.url, ...(taskSupport !== undefined ? { taskSupport } : {}) });
     this.#descriptor = descriptor;
     this.#pool = pool;
     this.#listed = listed;

@@ -25,3 +25,23 @@ export function resultText(result: CallToolResult): string {
     .map((block) => block.text as string)
     .join('\n');
 }
+
+/** The `_meta` key prefix the MCP specification reserves for the protocol itself. */
+export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
+
+/**
+ * A result as our endpoint may serve it: without the `_meta` keys under the protocol's reserved prefix.
+ * Those keys describe the exchange that produced the result — `serverInfo` names the server that answered,
+ * `related-task` an upstream task — so a remote server's (or a guest's) values would make a session's
+ * `tools/call` speak for someone else while its `server/discover` speaks for subako. With them gone, the SDK
+ * stamps our own serverInfo, the same one `server/discover` answers. The tool's other `_meta` keys stay;
+ * an empty `_meta` is dropped.
+ */
+export function withoutReservedMeta(result: CallToolResult): CallToolResult {
+  const meta = result._meta;
+  if (meta === undefined) return result;
+  const kept = Object.entries(meta).filter(([key]) => !key.startsWith(RESERVED_META_PREFIX));
+  if (kept.length === Object.keys(meta).length) return result;
+  const { _meta: _dropped, ...rest } = result;
+  return kept.length > 0 ? { ...rest, _meta: Object.fromEntries(kept) } : rest;
+}

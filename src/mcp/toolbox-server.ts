@@ -13,6 +13,7 @@ import type { CallToolResult, Toolbox } from '../tool.js';
 import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
+import { withoutReservedMeta } from './result.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
 export const CALL_REFUSED_RPC_CODE = -32000;
@@ -103,7 +104,8 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         report(err instanceof Error ? err : new Error(String(err)));
         result = errorResult(err);
       }
-      return server.projectCallToolResult(result as never, tool.outputSchema) as never;
+      // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
+      return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as never;
     });
     return server;
   };

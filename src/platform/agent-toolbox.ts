@@ -15,6 +15,7 @@
 import { systemClock, type Clock } from '../common/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import type { FunctionCallContext } from '../function/index.js';
+import { requiresTask } from '../mcp/index.js';
 import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
 import type { CallLog, LoggedTool } from './call-log.js';
 import type { PackageService } from './packages.js';
@@ -103,8 +104,9 @@ export class SessionToolboxes {
     }
     for (const server of spec.mcp_servers) {
       try {
-        const { tools, headerValues } = await this.remoteTools(server);
+        const { tools, headerValues, taskOnly } = await this.remoteTools(server);
         for (const value of headerValues) addSecret(secrets, value);
+        for (const name of taskOnly) warnings.push(taskOnlyWarning(server.name, name));
         sources.push({ source: server.name, tools });
       } catch (err) {
         warnings.push(`remote MCP server ${server.name} is unavailable: ${err instanceof Error ? err.message : String(err)}`);
@@ -160,7 +162,8 @@ export class SessionToolboxes {
     return context;
   }
 
-  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[] }> {
+  /** The server's allowed tools, and the names of those left out because they run only as tasks. */
+  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[]; taskOnly: string[] }> {
     let headers: Record<string, string> = {};
     if (server.credential) {
       const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
@@ -169,8 +172,10 @@ export class SessionToolboxes {
     }
     const box = await this.deps.remote.tools(server.url, headers);
     const policies = new Map(server.tools.map((t) => [t.name, t.policy]));
-    const tools = Object.values(box).filter((tool) => (policies.get(tool.name) ?? server.default_policy) === 'allow');
-    return { tools, headerValues: Object.values(headers) };
+    const allowed = Object.values(box).filter((tool) => (policies.get(tool.name) ?? server.default_policy) === 'allow');
+    const taskOnly = allowed.filter((tool) => requiresTask(tool)).map((tool) => tool.name);
+    const tools = allowed.filter((tool) => !requiresTask(tool));
+    return { tools, headerValues: Object.values(headers), taskOnly };
   }
 }
 
@@ -192,6 +197,11 @@ function entryViews(tools: Record<string, LoggedTool>): (via: CallVia) => Toolbo
     }
     return view;
   };
+}
+
+/** Why a remote tool is not in the toolbox: it can only run as a task, and our client makes plain calls. */
+function taskOnlyWarning(server: string, tool: string): string {
+  return `tool ${tool} of remote MCP server ${server} is left out: it runs only as a task (execution.taskSupport "required"), and subako calls tools without the tasks extension`;
 }
 
 function addSecret(secrets: Set<string>, value: string): void {

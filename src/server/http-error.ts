@@ -8,7 +8,11 @@ import { BundleError } from '../package/index.js';
 import { ConflictError, InUseError, NotFoundError, UpstreamError, CallRefusedError } from '../platform/index.js';
 
 export class HttpError extends SubakoError {
-  constructor(readonly status: number, code: string, message: string, readonly problems?: { code: string; message: string }[]) {
+  constructor(
+    readonly status: number, code: string, message: string, readonly problems?: { code: string; message: string }[],
+    /** Headers the answer carries (a 401's WWW-Authenticate). */
+    readonly headers?: Record<string, string>,
+  ) {
     super(code, message);
   }
 }
@@ -34,6 +38,7 @@ export interface MappedError {
 
 export function toHttpError(err: unknown): MappedError {
   const mapped = statusOf(err);
+  if (err instanceof HttpError && err.headers) return { ...mapped, headers: err.headers };
   if (mapped.status === 413) return { ...mapped, headers: { connection: 'close' } };
   if (err instanceof CallRefusedError) return { ...mapped, headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) } };
   return mapped;

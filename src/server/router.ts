@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkAgainstSchema, queryParameter, REQUEST_BODY } from '../common/index.js';
 import type { Platform, ApiKeyRecord, SessionRecord } from '../platform/index.js';
+import { bearerChallenge } from './bearer-challenge.js';
 import { readBody } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
 import type { HandlerResult, RequestContext, Route } from './route.js';
@@ -159,12 +160,13 @@ async function authenticate(platform: Platform, req: IncomingMessage, route: Rou
   if (route.auth === 'none') return { apiKey: null, session: null };
   const header = req.headers.authorization;
   const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-  if (!match) throw new HttpError(401, 'unauthorized', route.auth === 'session' ? 'send "Authorization: Bearer <session token>"' : 'send "Authorization: Bearer <api key>"');
+  const wanted = route.auth === 'session' ? 'session token' : 'api key';
+  if (!match) throw unauthorized(`send "Authorization: Bearer <${wanted}>"`, null);
   const token = match[1];
   if (route.auth === 'session') {
     const session = await platform.sessions.byToken(token);
     if (session && session.id === params.id) return { apiKey: null, session };
-    throw new HttpError(401, 'unauthorized', 'send "Authorization: Bearer <session token>" (the token the session was created with)');
+    throw unauthorized('send "Authorization: Bearer <session token>" (the token the session was created with)', 'the session token is not valid for this session');
   }
   const apiKey = await platform.apiKeys.verify(token);
   if (apiKey) return { apiKey, session: null };
@@ -172,7 +174,16 @@ async function authenticate(platform: Platform, req: IncomingMessage, route: Rou
     const session = await platform.sessions.byToken(token);
     if (session && session.id === params.id) return { apiKey: null, session };
   }
-  throw new HttpError(401, 'unauthorized', 'the bearer token is not a valid API key');
+  throw unauthorized('the bearer token is not a valid API key', 'the bearer token is not a valid API key');
+}
+
+/**
+ * A 401 that tells the client which token to bring and that no OAuth flow would get one (bearer-challenge.ts).
+ * `invalid` is the header's description when a token came and was wrong; null when none came.
+ */
+function unauthorized(message: string, invalid: string | null): HttpError {
+  const challenge = invalid === null ? bearerChallenge({ tokenSent: false }) : bearerChallenge({ tokenSent: true, description: `${invalid}; no OAuth flow is available` });
+  return new HttpError(401, 'unauthorized', `${message}; this server has no OAuth flow: the token comes from its API`, undefined, { 'www-authenticate': challenge });
 }
 
 function omitFields(body: unknown, fields: string[]): unknown {

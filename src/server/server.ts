@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { OriginPolicy } from '../mcp/index.js';
 import { DEFAULT_BUNDLE_LIMITS } from '../package/index.js';
 import type { Platform } from '../platform/index.js';
+import { isOAuthDiscoveryPath, noOAuthBody } from './bearer-challenge.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
 import type { Route } from './route.js';
@@ -102,7 +103,10 @@ export class SubakoServer {
       }
       const handled = await this.router.handle(req, res, aborter.signal);
       if (!handled) {
-        writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${new URL(req.url ?? '/', 'http://x').pathname}` } });
+        const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+        // A client looking for an OAuth flow is told there is none, and which token to send instead.
+        if (isOAuthDiscoveryPath(pathname)) writeJson(res, 404, noOAuthBody(pathname));
+        else writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${pathname}` } });
       }
     } catch (err) {
       this.options.log?.(`unhandled: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
