@@ -3,7 +3,8 @@
  * (see src/mcp/oauth). Tokens are never printed.
  */
 import type { Command } from 'commander';
-import { SubakoError } from '../errors.js';
+import { Secret } from '../common/index.js';
+import { SubakoError, UsageError } from '../errors.js';
 import { CredentialStore, login, openInBrowser } from '../mcp/oauth/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 
@@ -13,11 +14,17 @@ interface LoginFlags {
   scope?: string;
   browser: boolean;
   timeout: string;
+  clientId?: string;
+  clientSecret?: string;
+  clientMetadataUrl?: string;
 }
+
+/** Read when --client-id is given without --client-secret, so the secret can stay out of the process list. */
+const CLIENT_SECRET_VARIABLE = 'SUBAKO_OAUTH_CLIENT_SECRET';
 
 export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void {
   const fail = (err: unknown): void => {
-    if (!(err instanceof SubakoError)) throw err;
+    if (err instanceof UsageError || !(err instanceof SubakoError)) throw err;
     process.stderr.write(`subako: ${err.message}\n`);
     ctx.exitCode = EXIT_FAILED;
   };
@@ -30,13 +37,24 @@ export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void
     .option('--scope <scopes>', 'space-separated scopes to ask for (default: what the server advertises)')
     .option('--no-browser', 'only print the URL to open; do not try to open a browser')
     .option('--timeout <seconds>', 'how long to wait for the sign-in', '300')
+    .option('--client-id <id>', 'a client registered beforehand (redirect URI http://127.0.0.1/callback, any port), for servers without dynamic registration')
+    .option('--client-secret <secret>', `that client's secret, if it has one (stored sealed; or set ${CLIENT_SECRET_VARIABLE} to keep it out of the process list)`)
+    .option('--client-metadata-url <https-url>', 'your Client ID Metadata Document, used as the client id where the server supports them')
     .action(async (flags: LoginFlags) => {
       const seconds = Number(flags.timeout);
       try {
+        if (flags.clientSecret !== undefined && flags.clientId === undefined) {
+          throw new UsageError('--client-secret belongs to a pre-registered client: give --client-id too');
+        }
+        const clientSecret = flags.clientSecret ?? (flags.clientId !== undefined ? nonEmpty(process.env[CLIENT_SECRET_VARIABLE]) : undefined);
         const result = await login({
           url: flags.url,
           name: flags.name,
           scope: flags.scope,
+          ...(flags.clientId !== undefined
+            ? { client: { clientId: flags.clientId, ...(clientSecret !== undefined ? { clientSecret: Secret.from(clientSecret) } : {}) } }
+            : {}),
+          ...(flags.clientMetadataUrl !== undefined ? { clientMetadataUrl: flags.clientMetadataUrl } : {}),
           timeoutMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : undefined,
           onAuthorizationUrl: (url) => {
             process.stdout.write(`Open this URL in a browser to sign in:\n\n  ${url}\n\n`);
@@ -81,4 +99,8 @@ export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void
         fail(err);
       }
     });
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
 }

@@ -1,11 +1,11 @@
 /**
- * `subako mcp pull --url URL --out FILE.ts [--header K=V]… [--oauth NAME]`: writes typed bindings for a
- * server's tools (see src/mcp/pull). Thin: flags in, one line out.
+ * `subako mcp pull --url URL --out FILE.ts [--header K=V]… [--oauth NAME] [--url-env NAME]`: writes typed
+ * bindings for a server's tools (see src/mcp/pull). Thin: flags in, a line or two out.
  */
 import type { Command } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
 import { mcp, type Auth, type Secret } from '../mcp/index.js';
-import { describePullCommand, pullBindings } from '../mcp/pull/index.js';
+import { pullBindings, pullCommandFor } from '../mcp/pull/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { parseHeaderFlag } from './header-flag.js';
 
@@ -14,6 +14,7 @@ interface PullFlags {
   out: string;
   header: string[];
   oauth?: string;
+  urlEnv?: string;
 }
 
 export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void {
@@ -24,6 +25,7 @@ export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void 
     .requiredOption('--out <file.ts>', 'the module to write (overwritten: it is generated)')
     .option('--header <name=value>', 'a header to send, e.g. "Authorization=Bearer …" (repeatable; values never reach the file)', collect, [])
     .option('--oauth <name>', 'a credential stored by `subako mcp login`')
+    .option('--url-env <NAME>', 'keep the URL out of the file and read it from this environment variable (automatic, as SUBAKO_<FILE>_URL, for a URL that may carry a token)')
     .action(async (flags: PullFlags) => {
       const headerFlags = flags.header.map(parseHeaderFlag);
       const auth = authFrom(flags, headerFlags);
@@ -32,9 +34,21 @@ export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void 
           url: flags.url,
           auth,
           out: flags.out,
-          command: describePullCommand({ url: flags.url, out: flags.out, headerNames: headerFlags.map(([name]) => name), oauth: flags.oauth }),
+          command: pullCommandFor({
+            url: flags.url,
+            out: flags.out,
+            headerNames: headerFlags.map(([name]) => name),
+            oauth: flags.oauth,
+            urlEnvFlag: flags.urlEnv !== undefined,
+          }),
+          urlVariable: flags.urlEnv,
         });
         process.stdout.write(`wrote ${result.tools.length} tool binding${result.tools.length === 1 ? '' : 's'} to ${flags.out}\n`);
+        if (result.urlVariable !== undefined) {
+          process.stdout.write(
+            `the URL is not in the file (${result.reasons.join('; ')}): connect() reads it from $${result.urlVariable} or takes it as an argument\n`,
+          );
+        }
       } catch (err) {
         if (err instanceof TypeError) throw new UsageError(err.message);
         if (!(err instanceof SubakoError)) throw err;

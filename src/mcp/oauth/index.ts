@@ -12,7 +12,7 @@ export {
 } from './store.js';
 export { defaultCredentialPath, checkCredentialName } from './credential-file.js';
 export { REFRESH_EARLY_MS, type StoredCredential, type StoredTokens } from './credential.js';
-export { login, type LoginOptions, type LoginResult } from './login.js';
+export { login, type LoginOptions, type LoginResult, type PreRegisteredClient, type ClientSource } from './login.js';
 export { openInBrowser, findBrowserOpener } from './browser.js';
 export {
   CREDENTIAL_STORE_ERROR,

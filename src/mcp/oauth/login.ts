@@ -5,7 +5,10 @@
  * 1. Ask the MCP server without a token; a 401 names its protected resource metadata in
  *    `WWW-Authenticate` (else the well-known location is tried) — RFC 9728.
  * 2. Read the authorization server's metadata (RFC 8414, with the OpenID Connect discovery fallback).
- * 3. Register a client dynamically (RFC 7591), unless this name already holds a client of that server.
+ * 3. Choose the client: one registered beforehand (`client`, for servers without dynamic registration),
+ *    else the one this name already holds for that server, else a Client ID Metadata Document URL where
+ *    the server advertises support (`clientMetadataUrl`), else a dynamic registration (RFC 7591) as a
+ *    native application (SEP-837: `application_type: "native"`, a loopback redirect).
  * 4. Send the person to the authorization endpoint with PKCE S256, a random `state` and the `resource`
  *    (RFC 8707); a loopback listener on 127.0.0.1 receives the redirect and checks `state`.
  * 5. Exchange the code (PKCE verifier, `resource`, RFC 9207 `iss` check) and store the tokens sealed.
@@ -27,6 +30,7 @@ import {
   type OAuthClientInformationFull,
   type OAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/client';
+import { Secret } from '../../common/index.js';
 import { SUBAKO_VERSION } from '../../version.js';
 import { LoginError } from './errors.js';
 import { fetchWithTimeout } from './fetch-timeout.js';
@@ -42,6 +46,16 @@ export interface LoginOptions {
   name: string;
   /** Scopes to ask for; by default the server's challenge or its advertised scopes. */
   scope?: string;
+  /**
+   * A client registered beforehand at the authorization server (for servers without dynamic registration).
+   * Its secret, if any, is stored sealed with the credential and sent to the token endpoint only.
+   */
+  client?: PreRegisteredClient;
+  /**
+   * An https URL of this client's Client ID Metadata Document, used as the client_id when the authorization
+   * server advertises `client_id_metadata_document_supported` (otherwise dynamic registration is used).
+   */
+  clientMetadataUrl?: string;
   /** Receives the URL the person must open (print it, open a browser). */
   onAuthorizationUrl: (url: string) => void | Promise<void>;
   /** How long to wait for the redirect; 5 minutes by default. */
@@ -52,6 +66,14 @@ export interface LoginOptions {
   now?: () => number;
 }
 
+export interface PreRegisteredClient {
+  clientId: string;
+  clientSecret?: string | Secret;
+}
+
+/** Where the login's client came from. */
+export type ClientSource = 'registered' | 'reused' | 'pre-registered' | 'metadata-document';
+
 export interface LoginResult {
   name: string;
   serverUrl: string;
@@ -60,8 +82,9 @@ export interface LoginResult {
   scope?: string;
   /** When the access token expires (ms since the epoch), if the server said. */
   expiresAt?: number;
-  /** True when a new client was registered, false when the stored one was reused. */
+  /** True when a new client was registered dynamically, false otherwise (see `client`). */
   registeredClient: boolean;
+  client: ClientSource;
 }
 
 export async function login(options: LoginOptions): Promise<LoginResult> {
@@ -80,8 +103,8 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
   const listener = await startRedirectListener();
   try {
     const previous = await store.get(options.name).catch(() => undefined);
-    const reuse = previous !== undefined && previous.authorizationServer.url === info.authorizationServerUrl;
-    const client = reuse ? previous.client : await register(info.authorizationServerUrl, metadata, listener.redirectUri, scope, fetchFn);
+    const reusable = previous !== undefined && previous.authorizationServer.url === info.authorizationServerUrl ? previous.client : undefined;
+    const { client, source } = await chooseClient(options, reusable, info.authorizationServerUrl, metadata, listener.redirectUri, scope, fetchFn);
 
     const state = randomBytes(32).toString('base64url');
     const { authorizationUrl, codeVerifier } = await startAuthorization(info.authorizationServerUrl, {
@@ -134,7 +157,8 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
       authorizationServer: info.authorizationServerUrl,
       ...(credential.tokens.scope !== undefined ? { scope: credential.tokens.scope } : scope !== undefined ? { scope } : {}),
       ...(credential.tokens.expiresAt !== undefined ? { expiresAt: credential.tokens.expiresAt } : {}),
-      registeredClient: !reuse,
+      registeredClient: source === 'registered',
+      client: source,
     };
   } finally {
     await listener.close();
@@ -222,10 +246,54 @@ function resourceFor(serverUrl: URL, metadata: OAuthProtectedResourceMetadata | 
   return metadata.resource;
 }
 
-/** Step 3: dynamic client registration as a public native client (PKCE, no secret). */
+type AuthorizationMetadata = Parameters<typeof registerClient>[1]['metadata'];
+
+/** Step 3: which client this login runs as (see the module comment for the order). */
+async function chooseClient(
+  options: LoginOptions,
+  reusable: OAuthClientInformationFull | undefined,
+  authorizationServerUrl: string,
+  metadata: AuthorizationMetadata,
+  redirectUri: string,
+  scope: string | undefined,
+  fetchFn: FetchLike,
+): Promise<{ client: OAuthClientInformationFull; source: ClientSource }> {
+  if (options.client !== undefined) return { client: preRegistered(options.client, redirectUri), source: 'pre-registered' };
+  if (reusable !== undefined) return { client: reusable, source: 'reused' };
+  if (options.clientMetadataUrl !== undefined && metadata?.client_id_metadata_document_supported === true) {
+    return { client: { client_id: checkMetadataDocumentUrl(options.clientMetadataUrl), redirect_uris: [redirectUri] }, source: 'metadata-document' };
+  }
+  return { client: await register(authorizationServerUrl, metadata, redirectUri, scope, fetchFn), source: 'registered' };
+}
+
+function preRegistered(client: PreRegisteredClient, redirectUri: string): OAuthClientInformationFull {
+  if (typeof client.clientId !== 'string' || client.clientId.trim() === '' || /[\r\n\0]/.test(client.clientId)) {
+    throw new LoginError('registration', 'a pre-registered client needs its client id: the non-empty id the authorization server gave it');
+  }
+  const secret = client.clientSecret === undefined ? undefined : Secret.from(client.clientSecret).reveal();
+  if (secret === '') throw new LoginError('registration', 'the client secret is empty: leave it out for a public client, or give the one the authorization server issued');
+  return { client_id: client.clientId, ...(secret !== undefined ? { client_secret: secret } : {}), redirect_uris: [redirectUri] };
+}
+
+/** SEP-991: a Client ID Metadata Document is named by an https URL with a path. */
+function checkMetadataDocumentUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error; // expected: not a URL
+    throw new LoginError('registration', `"${text}" is not a URL; a client metadata document URL is https with a path`);
+  }
+  if (url.protocol !== 'https:' || url.pathname === '/' || url.hash !== '') {
+    throw new LoginError('registration', `a client metadata document URL is https with a path and no fragment, not ${url.href}`);
+  }
+  return url.href;
+}
+
+/** Dynamic client registration as a public native client (PKCE, no secret; SEP-837 `application_type`). */
 async function register(
   authorizationServerUrl: string,
-  metadata: Parameters<typeof registerClient>[1]['metadata'],
+  metadata: AuthorizationMetadata,
   redirectUri: string,
   scope: string | undefined,
   fetchFn: FetchLike,
@@ -233,7 +301,8 @@ async function register(
   if (metadata?.registration_endpoint === undefined) {
     throw new LoginError(
       'registration',
-      `the authorization server ${authorizationServerUrl} offers no dynamic client registration (RFC 7591), which subako mcp login needs`,
+      `the authorization server ${authorizationServerUrl} offers no dynamic client registration (RFC 7591): ` +
+        'register subako there (redirect URI http://127.0.0.1/callback, any port) and pass --client-id (and --client-secret if it issued one)',
     );
   }
   try {
@@ -241,6 +310,9 @@ async function register(
       metadata,
       clientMetadata: {
         client_name: 'subako',
+        // SEP-837: a CLI with a loopback redirect is a native application (RFC 8252), so the server
+        // applies native-app redirect rules instead of rejecting a loopback URI as a web client's.
+        application_type: 'native',
         redirect_uris: [redirectUri],
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],

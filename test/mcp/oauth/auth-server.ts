@@ -4,7 +4,11 @@
  * authorization endpoint that approves at once and redirects back with a code (the test's "browser" is an
  * HTTP GET that follows the redirect), a token endpoint that verifies PKCE S256, the redirect URI and the
  * RFC 8707 resource, and refresh with rotation (a rotated-out refresh token is refused). It can be told to
- * refuse refreshes or authorizations. Everything it issued is recorded so tests can check the wire.
+ * refuse refreshes or authorizations. Clients may also be registered beforehand (`preRegister`, with or
+ * without a secret, checked at the token endpoint by HTTP Basic or in the form), and with
+ * `clientIdMetadataDocuments` it advertises SEP-991 support and accepts an https client_id URL whose
+ * redirect URIs it takes as loopback ones (it does not fetch the document: there is no https on loopback
+ * here). Everything it issued or received is recorded so tests can check the wire.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -17,11 +21,15 @@ export interface AuthServerOptions {
   accessTokenTtlSeconds?: number;
   /** Whether the metadata advertises a registration endpoint. */
   registration?: boolean;
+  /** Whether the metadata advertises `client_id_metadata_document_supported`. */
+  clientIdMetadataDocuments?: boolean;
 }
 
 interface Client {
   clientId: string;
   redirectUris: string[];
+  /** A confidential client's secret; the token endpoint then requires it. */
+  secret?: string;
 }
 
 interface PendingCode {
@@ -61,6 +69,10 @@ export class TestAuthServer {
   /** Every authorization request's query and token request's form, in order. */
   readonly authorizationRequests: URLSearchParams[] = [];
   readonly tokenRequests: URLSearchParams[] = [];
+  /** Every dynamic registration request's JSON body, in order. */
+  readonly registrationRequests: Array<Record<string, unknown>> = [];
+  /** How each token request authenticated its client: 'basic', 'post' or 'none'. */
+  readonly clientAuthentications: string[] = [];
   /** Every string this server handed out that must stay secret (tokens, codes). */
   readonly issuedSecrets: string[] = [];
 
@@ -68,6 +80,11 @@ export class TestAuthServer {
   private server: Server | undefined;
 
   constructor(private readonly options: AuthServerOptions = {}) {}
+
+  /** A client registered out of band, as an administrator would (loopback redirect, any port). */
+  preRegister(clientId: string, secret?: string, redirectUris = ['http://127.0.0.1/callback']): void {
+    this.clients.set(clientId, { clientId, redirectUris, ...(secret !== undefined ? { secret } : {}) });
+  }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
@@ -96,7 +113,8 @@ export class TestAuthServer {
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['none'],
+      token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+      ...(this.options.clientIdMetadataDocuments === true ? { client_id_metadata_document_supported: true } : {}),
       scopes_supported: ['tools:read', 'tools:call'],
       ...(this.options.discovery === 'oidc'
         ? { jwks_uri: `${this.url}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }
@@ -124,11 +142,12 @@ export class TestAuthServer {
       return this.register(JSON.parse(await body(req)) as Record<string, unknown>, res);
     }
     if (req.method === 'GET' && url.pathname === '/authorize') return this.authorize(url.searchParams, res);
-    if (req.method === 'POST' && url.pathname === '/token') return this.token(new URLSearchParams(await body(req)), res);
+    if (req.method === 'POST' && url.pathname === '/token') return this.token(req, new URLSearchParams(await body(req)), res);
     json(res, 404, { error: 'not_found' });
   }
 
   private register(metadata: Record<string, unknown>, res: ServerResponse): void {
+    this.registrationRequests.push(metadata);
     const redirectUris = metadata.redirect_uris;
     if (!Array.isArray(redirectUris) || redirectUris.length === 0 || !redirectUris.every((u) => typeof u === 'string')) {
       return json(res, 400, { error: 'invalid_redirect_uri' });
@@ -158,7 +177,7 @@ export class TestAuthServer {
 
   private authorize(query: URLSearchParams, res: ServerResponse): void {
     this.authorizationRequests.push(query);
-    const client = this.clients.get(query.get('client_id') ?? '');
+    const client = this.clientFor(query.get('client_id') ?? '');
     const redirectUri = query.get('redirect_uri') ?? '';
     // Without a known client and a registered redirect, never redirect anywhere (RFC 6749 §4.1.2.1).
     if (client === undefined || !this.redirectAllowed(client, redirectUri)) {
@@ -191,10 +210,37 @@ export class TestAuthServer {
     redirect(res, back.href);
   }
 
-  private token(form: URLSearchParams, res: ServerResponse): void {
+  /** A known client, or (with metadata documents on) one named by an https client_id URL. */
+  private clientFor(clientId: string): Client | undefined {
+    const known = this.clients.get(clientId);
+    if (known !== undefined || this.options.clientIdMetadataDocuments !== true || !clientId.startsWith('https://')) return known;
+    return { clientId, redirectUris: ['http://127.0.0.1/callback'] };
+  }
+
+  /** RFC 6749 §2.3.1: the client id from HTTP Basic or the form, and its secret checked when it has one. */
+  private authenticateClient(req: IncomingMessage, form: URLSearchParams): Client | undefined {
+    const header = req.headers.authorization ?? '';
+    let clientId = form.get('client_id') ?? '';
+    let secret = form.get('client_secret') ?? undefined;
+    let method = secret === undefined ? 'none' : 'post';
+    if (header.startsWith('Basic ')) {
+      const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      clientId = decodeURIComponent(decoded.slice(0, colon));
+      secret = decodeURIComponent(decoded.slice(colon + 1));
+      method = 'basic';
+    }
+    this.clientAuthentications.push(method);
+    const client = this.clientFor(clientId);
+    if (client === undefined || client.secret !== secret) return undefined;
+    return client;
+  }
+
+  private token(req: IncomingMessage, form: URLSearchParams, res: ServerResponse): void {
     this.tokenRequests.push(form);
-    const clientId = form.get('client_id') ?? '';
-    if (!this.clients.has(clientId)) return json(res, 401, { error: 'invalid_client' });
+    const client = this.authenticateClient(req, form);
+    if (client === undefined) return json(res, 401, { error: 'invalid_client' });
+    const clientId = client.clientId;
     const grant = form.get('grant_type');
 
     if (grant === 'authorization_code') {

@@ -98,4 +98,41 @@ describe('subako mcp login / credentials / forget', () => {
     assert.equal(run.code, 1);
     assert.match(run.stderr, /^subako: /);
   });
+  test('login --client-id/--client-secret completes where dynamic registration is off; the file holds neither in plain text', async () => {
+    const closedAs = await new TestAuthServer({ registration: false }).start();
+    const closedMcp = await startProtectedMcpServer(closedAs);
+    const clientId = 'cli-pre-registered-71d2';
+    const clientSecret = 'cli-client-secret-e04b9a6f13c8';
+    closedAs.preRegister(clientId, clientSecret);
+    try {
+      let followed: Promise<void> | undefined;
+      const args = ['login', '--url', closedMcp.url, '--name', 'pre', '--no-browser', '--timeout', '20', '--client-id', clientId];
+      const run = await runCli([...args, '--client-secret', clientSecret], env, (soFar) => {
+        const match = /^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m.exec(soFar);
+        if (match && followed === undefined) {
+          followed = (async () => {
+            const atServer = await fetch(match[1]!, { redirect: 'manual' });
+            await (await fetch(atServer.headers.get('location')!)).text();
+          })();
+        }
+      });
+      assert.equal(run.code, 0, run.stderr);
+      await followed;
+      assert.match(run.stdout, /Stored credential "pre"/);
+      assert.equal(closedAs.registrationRequests.length, 0);
+      assert.deepEqual(closedAs.clientAuthentications, ['basic']);
+      assert.ok(!run.stdout.includes(clientSecret) && !run.stderr.includes(clientSecret));
+      const file = await readFile(join(home, 'credentials.json'), 'utf8');
+      assert.ok(!file.includes(clientSecret), 'the client secret is sealed');
+      assert.ok(!file.includes(clientId), 'and the client id');
+
+      const orphan = await runCli(['login', '--url', closedMcp.url, '--name', 'x', '--no-browser', '--client-secret', 's'], env);
+      assert.equal(orphan.code, 2, 'a secret without --client-id is a usage error');
+      assert.match(orphan.stderr, /--client-id/);
+    } finally {
+      await runCli(['forget', 'pre'], env);
+      await closedMcp.close();
+      await closedAs.close();
+    }
+  });
 });

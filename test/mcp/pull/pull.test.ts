@@ -4,9 +4,8 @@
  * `subako` as a package, and the compiled wrappers call the server.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,23 +18,10 @@ import * as z from 'zod';
 import { McpServerError } from '../../../src/mcp/errors.js';
 import { mcp } from '../../../src/mcp/index.js';
 import { generateBindings, type ToolListing } from '../../../src/mcp/pull/generate.js';
-import { REPO_ROOT } from '../../helpers/paths.js';
+import { makeProject, run, TSC } from './ts-project.js';
 
 const RUNNER = join(dirname(fileURLToPath(import.meta.url)), '..', 'oauth', 'cli-runner.js');
-const TSC = join(REPO_ROOT, 'node_modules', '.bin', 'tsc');
 const SECRET = 'pull-secret-9f3a7c1e5b';
-
-function run(command: string, args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The server: tools whose names collide once sanitized, an output schema, nested and nullable types. */
 function makeServer(): McpServer {
@@ -97,46 +83,6 @@ after(async () => {
   });
   await rm(work, { recursive: true, force: true });
 });
-
-/**
- * A strict TypeScript project in which `subako` resolves to this repository as a package (its
- * `exports` and built library entry), the way a user's project sees it after `npm i subako`.
- */
-async function makeProject(files: Record<string, string>): Promise<string> {
-  const project = join(work, 'project');
-  await mkdir(join(project, 'src'), { recursive: true });
-  await mkdir(join(project, 'node_modules'), { recursive: true });
-  assert.ok(existsSync(join(REPO_ROOT, 'dist', 'src', 'index.js')), 'the library entry is built');
-  await symlink(REPO_ROOT, join(project, 'node_modules', 'subako'), 'dir');
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'user-project', type: 'module', private: true }));
-  await writeFile(
-    join(project, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'NodeNext',
-        moduleResolution: 'NodeNext',
-        lib: ['ES2023', 'DOM'],
-        types: [],
-        strict: true,
-        exactOptionalPropertyTypes: true,
-        noUncheckedIndexedAccess: true,
-        noUnusedLocals: true,
-        noUnusedParameters: true,
-        noImplicitReturns: true,
-        noImplicitOverride: true,
-        noPropertyAccessFromIndexSignature: true,
-        verbatimModuleSyntax: true,
-        skipLibCheck: true,
-        rootDir: 'src',
-        outDir: 'out',
-      },
-      include: ['src'],
-    }),
-  );
-  for (const [name, text] of Object.entries(files)) await writeFile(join(project, 'src', name), text);
-  return project;
-}
 
 /** Schemas the server above cannot produce, generated directly, to check the mapping against tsc. */
 const ZOO: ToolListing[] = [
@@ -229,7 +175,7 @@ describe('subako mcp pull', () => {
   test('the pulled module compiles with tsc (strict) and its wrappers call the real server', async () => {
     assert.ok(pulled, 'the first test wrote the bindings');
     const zoo = generateBindings({ url: 'http://127.0.0.1:1/zoo', tools: ZOO, command: 'subako mcp pull --url http://127.0.0.1:1/zoo --out zoo.ts' });
-    const project = await makeProject({ 'tools.ts': pulled, 'zoo.ts': zoo, 'checks.ts': CHECKS });
+    const project = await makeProject(work, { 'tools.ts': pulled, 'zoo.ts': zoo, 'checks.ts': CHECKS });
     const compiled = await run(TSC, ['-p', 'tsconfig.json'], project);
     assert.equal(compiled.code, 0, `tsc failed:\n${compiled.stdout}${compiled.stderr}`);
 
