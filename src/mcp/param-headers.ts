@@ -191,3 +191,23 @@ function valueAt(root: unknown, path: readonly string[]): unknown {
 function isObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
+
+/**
+ * The part of a tool's input schema a client needs to send its `Mcp-Param-*` headers — only the declared
+ * properties, on their `properties` chains — or undefined when it declares none. What generated bindings
+ * carry per tool (the whole schema would bloat them and says nothing more about headers).
+ */
+export function paramHeaderSchema(inputSchema: unknown): Record<string, unknown> | undefined {
+  const declarations = paramHeaderDeclarations(inputSchema);
+  if (declarations.length === 0) return undefined;
+  type Node = { type: 'object'; properties: Record<string, unknown> };
+  // Null-prototype maps: a property named "__proto__" is a property like any other.
+  const objectNode = (): Node => ({ type: 'object', properties: Object.create(null) as Record<string, unknown> });
+  const root = objectNode();
+  for (const { path, headerName, type } of declarations) {
+    let node = root;
+    for (const key of path.slice(0, -1)) node = (node.properties[key] ??= objectNode()) as Node;
+    node.properties[path[path.length - 1]!] = { ...(type !== undefined ? { type } : {}), 'x-mcp-header': headerName };
+  }
+  return root;
+}

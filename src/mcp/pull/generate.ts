@@ -13,6 +13,7 @@ import type { JsonSchema } from '../../tool.js';
 import { compareCodeUnits, NameSpace, toIdentifier, toTypeStem } from './identifiers.js';
 import { JSON_OBJECT, JSON_VALUE, SchemaMapper } from './schema-to-ts.js';
 import { docComment, stringLiteral } from './ts-text.js';
+import { paramHeaderSchema } from '../param-headers.js';
 
 /** What codegen needs of a tool: its listing entry. A Tool (src/tool.ts) fits. */
 export interface ToolListing {
@@ -85,8 +86,9 @@ export function generateBindings(options: GenerateBindingsOptions): string {
     '',
     '/** Binds the wrappers to a server and an auth (`mcp.headers({...})` or `mcp.oauth(name)`). */',
     `export function connect(auth: McpAuth, url: string = ${stringLiteral(options.url)}): Tools {`,
-    `  const call = (tool: string, args: object | undefined): Promise<CallToolResult> =>`,
-    `    mcp.call({ url, auth, tool, arguments: { ...args } });`,
+    // `headers`: the tool's `x-mcp-header` part of its schema, so mcp.call sends its Mcp-Param-* headers.
+    `  const call = (tool: string, args: object | undefined, headers?: Parameters<typeof mcp.call>[0]['inputSchema']): Promise<CallToolResult> =>`,
+    `    mcp.call({ url, auth, tool, arguments: { ...args }, ...(headers ? { inputSchema: headers } : {}) });`,
   );
   if (planned.length === 0) {
     lines.push('  void call;', '  return {};');
@@ -94,10 +96,12 @@ export function generateBindings(options: GenerateBindingsOptions): string {
     lines.push('  return {');
     for (const plan of planned) {
       const name = stringLiteral(plan.tool.name);
+      const headers = paramHeaderSchema(plan.tool.inputSchema);
+      const callArgs = headers === undefined ? `${name}, args` : `${name}, args, ${jsonExpression(headers)}`;
       const body =
         plan.outputType === undefined
-          ? `call(${name}, args)`
-          : `call(${name}, args).then((result) => structured<${plan.outputType}>(result, url, ${name}))`;
+          ? `call(${callArgs})`
+          : `call(${callArgs}).then((result) => structured<${plan.outputType}>(result, url, ${name}))`;
       lines.push(`    ${plan.member}: (args) => ${body},`);
     }
     lines.push('  };');
@@ -177,6 +181,16 @@ function wrapperDoc(tool: ToolListing): string {
 function uniqueByName(tools: ToolListing[]): ToolListing[] {
   const seen = new Set<string>();
   return tools.filter((t) => (seen.has(t.name) ? false : (seen.add(t.name), true)));
+}
+
+/**
+ * A JSON value as a TypeScript expression. A literal, unless a key is "__proto__" (which an object literal
+ * would take as the prototype, not a property): then JSON.parse of its text, which keeps it a property.
+ */
+function jsonExpression(value: unknown): string {
+  const text = JSON.stringify(value);
+  const literal = text.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return text.includes('"__proto__"') ? `JSON.parse(${stringLiteral(text)})` : literal;
 }
 
 /** The header is a line comment: anything that would break the line is folded into a space. */
