@@ -1,5 +1,8 @@
 /**
- * `subako mcp …`: MCP servers for people. `tools` lists a server's tools, `call` calls one. Header values
+ * `subako mcp …`: MCP servers for people. `tools` lists a server's tools, `call` calls one: it lists them
+ * first, so a tool name the server does not have and arguments its schema refuses are told apart (exit 2,
+ * naming the tool or the argument and rule, nothing sent), and the call goes out as a listed tool's does,
+ * with the `Mcp-Param-*` headers the schema asks for. Header values
  * given with `--header` are wrapped as Secrets at once: they reach the server and nothing else (never an
  * output line or an error message).
  *
@@ -8,8 +11,8 @@
  */
 import { Command, Option } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
-import { mcp, getMetadata, Secret, type Auth, formatResult, formatToolList } from '../mcp/index.js';
-import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { mcp, getMetadata, callTool, CallError, Secret, type Auth, formatResult, formatToolList } from '../mcp/index.js';
+import { EXIT_FAILED, EXIT_USAGE, type CommandContext } from './command-context.js';
 import { registerMcpOAuth } from './mcp-oauth.js';
 import { registerMcpPull } from './mcp-pull.js';
 import { parseHeaderFlag } from './header-flag.js';
@@ -55,9 +58,18 @@ async function run(ctx: CommandContext, json: boolean | undefined, action: () =>
     if (err instanceof UsageError || !(err instanceof SubakoError)) throw err;
     if (json) process.stdout.write(`${JSON.stringify({ error: err.toJSON() })}\n`);
     else process.stderr.write(`subako: ${err.message}\n`);
-    ctx.exitCode = EXIT_FAILED;
+    // Arguments the tool's schema refuses are the person's to fix, as an unknown tool is (`subako call` too).
+    ctx.exitCode = err instanceof CallError || err instanceof UnknownToolError ? EXIT_USAGE : EXIT_FAILED;
   } finally {
     await mcp.close();
+  }
+}
+
+/** A tool name the server does not list; exit 2 like arguments it refuses. */
+class UnknownToolError extends SubakoError {
+  // No URL in the message: it may be a capability URL, a secret.
+  constructor(tool: string, offered: string[]) {
+    super('unknown_tool', `the server has no tool "${tool}"; it offers: ${offered.length > 0 ? offered.join(', ') : '(no tools)'}`);
   }
 }
 
@@ -93,7 +105,10 @@ export function registerMcp(program: Command, ctx: CommandContext): Command {
   ).action(async (tool: string, argsJson: string | undefined, flags: ServerFlags) => {
     const args = parseArguments(argsJson);
     await run(ctx, flags.json, async () => {
-      const result = await mcp.call({ url: flags.url, auth: authFromFlags(flags), tool, arguments: args });
+      const toolbox = await mcp.tools({ url: flags.url, auth: authFromFlags(flags) });
+      if (!Object.prototype.hasOwnProperty.call(toolbox, tool)) throw new UnknownToolError(tool, Object.keys(toolbox));
+      // callTool: checked against the schema first (CallError naming the argument), then sent with its headers.
+      const result = await callTool(toolbox[tool], args);
       process.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result));
     });
   });

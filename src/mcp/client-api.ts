@@ -53,18 +53,29 @@ export async function tools(options: ServerOptions, ctx: { signal?: AbortSignal 
 export interface DirectCall extends ServerOptions {
   tool: string;
   arguments?: Record<string, unknown>;
+  /**
+   * The tool's input schema, when the caller knows it (the bindings `pull` generates carry the part that
+   * matters): the arguments it marks with `x-mcp-header` are sent as `Mcp-Param-*` headers with the call, on
+   * the first try (SEP-2243; a gateway may route on them). Not used to validate. Without it the headers go
+   * out only when this connection already holds the server's listing; a 2026-07-28 server that requires
+   * them refuses the call (-32020, nothing ran), and the SDK client then lists the tools and retries once.
+   */
+  inputSchema?: JsonSchema;
 }
 
 /**
  * Calls a tool by name without listing and without validating: a refusal comes back from the server as
  * McpServerError (`rejected`), a tool failure as McpServerError (`tool_error`, with the result attached).
+ * The `Mcp-Param-*` headers the tool asks for are sent as `callTool` sends them (see `inputSchema`).
  */
 export async function call(options: DirectCall, ctx: ToolCallContext = {}): Promise<CallToolResult> {
   const descriptor = descriptorOf(options);
   const pool = options.pool ?? sharedMcpClientPool;
   const name = options.tool;
+  // The same path as a listed RemoteTool's call: the SDK client mirrors the declared arguments into headers.
+  const definition = options.inputSchema === undefined ? {} : { toolDefinition: { name, inputSchema: options.inputSchema } as never };
   const result = await pool.use(descriptor, { operation: `call tool "${name}"`, tool: name, signal: ctx.signal }, async (client) =>
-    normalizeResult(await client.callTool({ name, arguments: options.arguments ?? {} }, { signal: ctx.signal, timeout: pool.timeoutMs })),
+    normalizeResult(await client.callTool({ name, arguments: options.arguments ?? {} }, { signal: ctx.signal, timeout: pool.timeoutMs, ...definition })),
   );
   return throwOnToolError(result, name, descriptor.url);
 }

@@ -4,6 +4,12 @@
  * the v2 server SDK's `createMcpHandler`. It answers web-standard requests and knows nothing of node:http, of
  * Origins or body sizes: the endpoint's gate (endpoint-admission.ts) has checked those before.
  *
+ * A 2026-07-28 `tools/call` of a tool whose schema marks arguments with `x-mcp-header` is refused (HTTP 400,
+ * -32020) before it reaches the SDK when its `Mcp-Param-*` headers are missing, disagree with the arguments or
+ * are badly encoded (param-headers.ts): the SDK checks that only for an `McpServer`, and this is a low-level
+ * `Server` so that proxied tools keep their schemas verbatim. The check holds for every tool served here,
+ * ours and proxied remote ones alike, because it reads only the schema the listing shows.
+ *
  * A tool that throws ToolCallRefusedError (the platform's per-session limits: too many calls waiting) is
  * answered with a JSON-RPC error (-32000, `data.retryAfterMs`) instead of a tool result: nothing ran, and a
  * model reading "try later" as the tool's own failure would be misled.
@@ -14,6 +20,7 @@ import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
 import { withoutReservedMeta } from './result.js';
+import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
 export const CALL_REFUSED_RPC_CODE = -32000;
@@ -110,5 +117,42 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
     return server;
   };
 
-  return createMcpHandler(factory, { maxRequestBodySize: options.maxBodyBytes, onerror: (error) => report(error) });
+  const sdk = createMcpHandler(factory, { maxRequestBodySize: options.maxBodyBytes, onerror: (error) => report(error) });
+  // Scanned once, with the snapshot: only tools that declare headers are checked per call.
+  const headerDeclarations = new Map<string, ParamHeaderDeclaration[]>();
+  for (const name of names) {
+    const declarations = paramHeaderDeclarations(byName.get(name)!.inputSchema);
+    if (declarations.length > 0) headerDeclarations.set(name, declarations);
+  }
+  if (headerDeclarations.size === 0) return sdk;
+  return {
+    fetch(request, fetchOptions) {
+      const refused = paramHeaderRefusal(request, fetchOptions?.parsedBody, headerDeclarations);
+      if (refused === undefined) return sdk.fetch(request, fetchOptions);
+      report(new Error(`refused a tools/call: ${refused.error.message}`));
+      return Promise.resolve(new Response(JSON.stringify(refused), { status: 400, headers: { 'content-type': 'application/json' } }));
+    },
+    close: () => sdk.close(),
+  };
+}
+
+/**
+ * The -32020 answer to a modern `tools/call` whose `Mcp-Param-*` headers disagree with its arguments, or
+ * undefined. Only a parsed body is checked: one the gate could not parse goes to the SDK, which answers it.
+ */
+function paramHeaderRefusal(request: Request, body: unknown, declarationsByTool: ReadonlyMap<string, ParamHeaderDeclaration[]>) {
+  const call = modernToolCall(body);
+  const declarations = call === undefined ? undefined : declarationsByTool.get(call.name);
+  if (call === undefined || declarations === undefined) return undefined;
+  const mismatch = paramHeaderMismatch(declarations, call.arguments, (name) => request.headers.get(name));
+  if (mismatch === undefined) return undefined;
+  return {
+    jsonrpc: '2.0' as const,
+    id: call.id,
+    error: {
+      code: HEADER_MISMATCH_RPC_CODE,
+      message: `Bad Request: the request headers and body disagree: ${mismatch.message}`,
+      data: { mismatch: { header: mismatch.header, body: mismatch.message } },
+    },
+  };
 }

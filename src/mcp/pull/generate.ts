@@ -23,6 +23,7 @@ import { compareCodeUnits, NameSpace, toIdentifier, toTypeStem } from './identif
 import { JSON_OBJECT, JSON_VALUE, SchemaMapper } from './schema-to-ts.js';
 import { docComment, stringLiteral } from './ts-text.js';
 import { checkUrlVariable, classifyServerUrl } from './url-secrecy.js';
+import { paramHeaderSchema } from '../param-headers.js';
 
 /** What codegen needs of a tool: its listing entry. A Tool (src/tool.ts) fits. */
 export interface ToolListing {
@@ -106,10 +107,11 @@ export function generateBindings(options: GenerateBindingsOptions): string {
   if (secretUrl) lines.push('', ...urlFromEnvironment(urlVariable, authenticated));
   lines.push('', ...connectHead(secretUrl, authenticated, options.url));
   lines.push(
-    `  const call = (tool: string, args: object | undefined): Promise<CallToolResult> =>`,
+    // `headers`: the tool's `x-mcp-header` part of its schema, so mcp.call sends its Mcp-Param-* headers.
+    `  const call = (tool: string, args: object | undefined, headers?: Parameters<typeof mcp.call>[0]['inputSchema']): Promise<CallToolResult> =>`,
     secretUrl && !authenticated
-      ? `    mcp.call({ url, tool, arguments: { ...args } });`
-      : `    mcp.call({ url, auth, tool, arguments: { ...args } });`,
+      ? `    mcp.call({ url, tool, arguments: { ...args }, ...(headers ? { inputSchema: headers } : {}) });`
+      : `    mcp.call({ url, auth, tool, arguments: { ...args }, ...(headers ? { inputSchema: headers } : {}) });`,
   );
   if (planned.length === 0) {
     lines.push('  void call;', '  return {};');
@@ -117,10 +119,12 @@ export function generateBindings(options: GenerateBindingsOptions): string {
     lines.push('  return {');
     for (const plan of planned) {
       const name = stringLiteral(plan.tool.name);
+      const headers = paramHeaderSchema(plan.tool.inputSchema);
+      const callArgs = headers === undefined ? `${name}, args` : `${name}, args, ${jsonExpression(headers)}`;
       const body =
         plan.outputType === undefined
-          ? `call(${name}, args)`
-          : `call(${name}, args).then((result) => structured<${plan.outputType}>(result, url, ${name}))`;
+          ? `call(${callArgs})`
+          : `call(${callArgs}).then((result) => structured<${plan.outputType}>(result, url, ${name}))`;
       lines.push(`    ${plan.member}: (args) => ${body},`);
     }
     lines.push('  };');
@@ -265,6 +269,16 @@ function wrapperDoc(tool: ToolListing): string {
 function uniqueByName(tools: ToolListing[]): ToolListing[] {
   const seen = new Set<string>();
   return tools.filter((t) => (seen.has(t.name) ? false : (seen.add(t.name), true)));
+}
+
+/**
+ * A JSON value as a TypeScript expression. A literal, unless a key is "__proto__" (which an object literal
+ * would take as the prototype, not a property): then JSON.parse of its text, which keeps it a property.
+ */
+function jsonExpression(value: unknown): string {
+  const text = JSON.stringify(value);
+  const literal = text.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return text.includes('"__proto__"') ? `JSON.parse(${stringLiteral(text)})` : literal;
 }
 
 /** The header is a line comment: anything that would break the line is folded into a space. */
