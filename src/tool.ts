@@ -78,7 +78,16 @@ export interface ToolCallContext {
   timeoutMs?: number;
   /** Receives how the call ended, before `call` resolves (used by the call log). */
   report?: (report: CallReport) => void;
+  /**
+   * Present when the caller wants progress (an MCP `tools/call` with a `progressToken`): the tool reports how
+   * far it is, `done` rising with each report, `total` when it knows it. A tool that has none never calls
+   * it; reporting after the call ended is ignored. It never throws, so a tool need not guard it.
+   */
+  progress?: ProgressReporter;
 }
+
+/** How a tool reports progress: `done` of `total` (when known), and a short line for people. */
+export type ProgressReporter = (done: number, total?: number, message?: string) => void;
 
 export interface Tool {
   readonly name: string;

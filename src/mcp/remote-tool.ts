@@ -3,7 +3,7 @@
  * only its descriptor (URL + auth). Calling it validates the arguments against the input schema before
  * anything is sent, then goes through the shared connection for that descriptor.
  */
-import type { CallToolResult, JsonSchema, Tool, ToolCallContext } from '../tool.js';
+import type { CallToolResult, JsonSchema, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
 import type { McpClientPool, Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
 import { normalizeResult } from './result.js';
@@ -84,6 +84,8 @@ export class RemoteTool implements Tool {
               // The definition from our listing: the SDK uses it for header mirroring and output validation
               // even on a connection made after the listing.
               toolDefinition: listed as never,
+              // The server's progress is relayed as it comes; the SDK asks for it only when we pass onprogress.
+              ...(ctx.progress ? { onprogress: relayProgress(ctx.progress) } : {}),
             },
           ),
         ),
@@ -91,4 +93,9 @@ export class RemoteTool implements Tool {
     ctx.report?.({ status: result.isError ? 'tool_error' : 'ok', durationMs: performance.now() - started });
     return result;
   }
+}
+
+/** The SDK's progress callback, feeding a ProgressReporter (which checks what the server said). */
+function relayProgress(progress: ProgressReporter) {
+  return (update: { progress: number; total?: number; message?: string }): void => progress(update.progress, update.total, update.message);
 }

@@ -13,6 +13,9 @@
  * A tool that throws ToolCallRefusedError (the platform's per-session limits: too many calls waiting) is
  * answered with a JSON-RPC error (-32000, `data.retryAfterMs`) instead of a tool result: nothing ran, and a
  * model reading "try later" as the tool's own failure would be misled.
+ *
+ * A `tools/call` with a `progressToken` gives the tool a `ctx.progress` whose reports reach the client as
+ * `notifications/progress` (progress-sender.ts); without one, tools get no reporter.
  */
 import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
 import type { CallToolResult, Toolbox } from '../tool.js';
@@ -20,6 +23,7 @@ import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
 import { withoutReservedMeta } from './result.js';
+import { progressSender, progressTokenOf } from './progress-sender.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
@@ -100,16 +104,21 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
       let result: CallToolResult;
+      // Progress goes out as notifications related to this request, on its own response stream.
+      const token = progressTokenOf(ctx.mcpReq._meta) ?? progressTokenOf(request.params._meta);
+      const progress = token === undefined ? undefined : progressSender(token, (n) => ctx.mcpReq.notify(n as never), report);
       try {
         // Each source checks arguments its own way: defineTool and remote tools against the schema before
         // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
         // too would change what a function's own validation says, and keep refused calls out of the call log.
-        result = await tool.call(args, { signal: ctx.mcpReq.signal });
+        result = await tool.call(args, { signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}) });
       } catch (err) {
         if (err instanceof ToolCallRefusedError) throw new ProtocolError(CALL_REFUSED_RPC_CODE, err.message, err.data);
         // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
         report(err instanceof Error ? err : new Error(String(err)));
         result = errorResult(err);
+      } finally {
+        progress?.end();
       }
       // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
       return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as never;

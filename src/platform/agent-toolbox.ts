@@ -189,7 +189,7 @@ function entryViews(tools: Record<string, LoggedTool>): (via: CallVia) => Toolbo
       for (const [name, tool] of Object.entries(tools)) {
         const served: Tool = Object.freeze({
           ...tool,
-          call: async (args: Record<string, unknown>, ctx?: ToolCallContext) => (await tool.run(args, via, ctx?.signal)).result,
+          call: async (args: Record<string, unknown>, ctx?: ToolCallContext) => (await tool.run(args, via, ctx?.signal, ctx?.progress)).result,
         });
         Object.defineProperty(view, name, { value: served, enumerable: true });
       }

@@ -20,7 +20,7 @@
  * `stopped`, since nobody cancelled it.
  */
 import { createHash } from 'node:crypto';
-import { CallCancelledError, type CallReport, type CallToolResult, type ContentBlock, type Tool, type ToolCallContext } from '../tool.js';
+import { CallCancelledError, type CallReport, type CallToolResult, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../tool.js';
 import { CrashReason } from '../function/index.js';
 import { CallError } from '../mcp/index.js';
 import { newId, nowIso } from './ids.js';
@@ -45,7 +45,8 @@ export interface LoggedCall {
  * `library`, keeping Tool.call's contract (rejects with CallError or CallCancelledError).
  */
 export interface LoggedTool extends Tool {
-  run(args: Record<string, unknown>, via: CallVia, signal?: AbortSignal): Promise<LoggedCall>;
+  /** `progress`: the caller's reporter, given to the tool as `ctx.progress` (an MCP call with a progressToken). */
+  run(args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter): Promise<LoggedCall>;
 }
 
 /** The session a tool's calls belong to, and the secrets its call records are redacted of. */
@@ -74,8 +75,8 @@ export class CallLog {
    * point calls what this returns.
    */
   withCallLog(tool: Tool, scope: CallScope, name = tool.name): LoggedTool {
-    const run = (args: Record<string, unknown>, via: CallVia, signal?: AbortSignal): Promise<LoggedCall> =>
-      this.run(scope.session, via, name, tool, args, scope.secrets, signal);
+    const run = (args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter): Promise<LoggedCall> =>
+      this.run(scope.session, via, name, tool, args, scope.secrets, signal, progress);
     return Object.freeze({
       name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
@@ -84,7 +85,7 @@ export class CallLog {
       ...(tool.source !== undefined ? { source: tool.source } : {}),
       run,
       async call(args: Record<string, unknown>, ctx?: ToolCallContext): Promise<CallToolResult> {
-        const { result, refusal } = await run(args, 'library', ctx?.signal);
+        const { result, refusal } = await run(args, 'library', ctx?.signal, ctx?.progress);
         if (refusal) throw refusal;
         return result;
       },
@@ -103,6 +104,7 @@ export class CallLog {
     args: Record<string, unknown>,
     secrets: readonly string[],
     signal?: AbortSignal,
+    progress?: ProgressReporter,
   ): Promise<LoggedCall> {
     // Throws before anything is recorded when the call may not even wait (CallRefusedError).
     const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
@@ -127,7 +129,9 @@ export class CallLog {
       let result: CallToolResult;
       let refusal: Error | undefined;
       try {
-        result = await tool.call(args, { signal: admitted.signal, timeoutMs: admitted.remainingMs(), report: (r) => { report = r; } });
+        result = await tool.call(args, {
+          signal: admitted.signal, timeoutMs: admitted.remainingMs(), report: (r) => { report = r; }, ...(progress ? { progress } : {}),
+        });
       } catch (err) {
         const elapsed = performance.now() - started;
         const message = redactText(err instanceof Error ? err.message : String(err), secrets);
