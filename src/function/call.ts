@@ -7,7 +7,8 @@ import type { CallLimits } from '../config.js';
 import type { ModuleHandle, Sandbox, BridgeHandler } from '../sandbox/index.js';
 import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
-import { buildRequest } from './protocol.js';
+import { buildRequest, freshId } from './protocol.js';
+import { ProgressRelay } from './progress-relay.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
 import { callToolResultProblem } from './call-result.js';
 import { crash, CrashReason } from './crash.js';
@@ -71,8 +72,10 @@ export async function callFunctionTool(
     });
   }
 
-  const conversation = new GuestConversation(limits.exitGraceMs);
-  const request = buildRequest('call', 'tools/call', { name: toolName, arguments: args });
+  // A caller that wants progress: the guest gets a token of ours, and its progress lines are relayed.
+  const progress = ctx.progress ? new ProgressRelay(freshId('progress'), ctx.progress) : undefined;
+  const conversation = new GuestConversation(limits.exitGraceMs, progress);
+  const request = buildRequest('call', 'tools/call', { name: toolName, arguments: args }, progress?.token);
   const handle = sandbox.run(module, {
     args: [source.name],
     env: [],
@@ -111,6 +114,9 @@ export async function callFunctionTool(
 
   const badResult = end.crash === null ? callToolResultProblem(answer) : null;
   const crashed = end.crash ?? (badResult ? crash(CrashReason.badResult, badResult) : null);
+  // The last progress goes out before the result, when there is one; after a crash or a cancel it is dropped.
+  if (crashed === null && !ctx.signal?.aborted) progress?.flush();
+  else progress?.close();
   const stderr = Buffer.from(end.run.stderrTail).toString('utf8');
   const durationMs = () => performance.now() - started;
 

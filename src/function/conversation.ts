@@ -1,13 +1,15 @@
 /**
  * One stateless MCP conversation with a running guest: write a request, read answer lines as they come,
  * and turn every deviation from the ABI into a crash with its reason. The first crash wins; the run is
- * stopped at once, because nothing the guest says after breaking the protocol can be trusted.
+ * stopped at once, because nothing the guest says after breaking the protocol can be trusted. Notifications
+ * break nothing: they are ignored, but for progress the call asked for (progress-relay.ts).
  */
 import type { RunHandle, RunOutcome, RunResult } from '../sandbox/index.js';
 import { LineSplitter } from './line-splitter.js';
 import { classifyLine } from './messages.js';
 import { crash, CrashReason, type Crash } from './crash.js';
 import type { OutgoingRequest } from './protocol.js';
+import type { ProgressRelay } from './progress-relay.js';
 
 /** Rejection of `request` when the conversation has crashed; the crash itself is in `finish()`. */
 export class ConversationCrashed extends Error {
@@ -63,7 +65,8 @@ export class GuestConversation {
   /** Ids this conversation asked, so a repeated answer is told apart from a stray one. */
   private readonly asked = new Set<string | number>();
 
-  constructor(private readonly exitGraceMs: number) {}
+  /** `progress`: the call wants progress; the guest's `notifications/progress` lines go to it, the rest are ignored. */
+  constructor(private readonly exitGraceMs: number, private readonly progress?: ProgressRelay) {}
 
   /** The stdout callback to give the sandbox before the run starts. */
   readonly onStdout = (chunk: Uint8Array): void => {
@@ -119,6 +122,8 @@ export class GuestConversation {
     const message = classifyLine(line);
     switch (message.kind) {
       case 'notification':
+        // Only while an answer is owed: progress after the answer describes nothing the caller waits for.
+        if (message.method === 'notifications/progress' && this.pending) this.progress?.offer(message.params);
         return;
       case 'invalid':
         return this.fail(crash(CrashReason.notJsonRpc, `stdout carried a line that is not a JSON-RPC message (${message.why}): ${excerpt(line)}`));

@@ -95,7 +95,7 @@ export class FunctionHost {
       source: { kind: 'function', package: loaded.source.name, version: loaded.source.version },
       async call(args: Record<string, unknown>, callCtx?: ToolCallContext): Promise<CallToolResult> {
         const base = await context();
-        const ctx: FunctionCallContext = { ...base, signal: callCtx?.signal };
+        const ctx: FunctionCallContext = { ...base, signal: callCtx?.signal, ...(callCtx?.progress ? { progress: callCtx.progress } : {}) };
         // A caller that counts a deadline of its own (time spent waiting for a turn) shortens the call's.
         if (callCtx?.timeoutMs !== undefined) {
           const own = base.limits?.callTimeoutMs ?? host.limits.callTimeoutMs;

@@ -1,12 +1,12 @@
 /**
  * Classifies one stdout line of a guest as the ABI page reads it. Pure.
  * - a request from the module (method + id) breaks the call: a stateless server sends none;
- * - a notification (method, no id) is ignored;
+ * - a notification (method, no id) is ignored, but for `notifications/progress`, which the call may relay;
  * - a response carries `id` and exactly one of `result` / `error`;
  * - anything else is not a JSON-RPC message.
  */
 export type GuestMessage =
-  | { kind: 'notification' }
+  | { kind: 'notification'; method: string; params: unknown }
   | { kind: 'request'; method: string }
   | { kind: 'result'; id: string | number; result: unknown }
   | { kind: 'error'; id: string | number | null; error: { code?: unknown; message?: unknown } }
@@ -28,7 +28,7 @@ export function classifyLine(line: string): GuestMessage {
   if (message.jsonrpc !== '2.0') return { kind: 'invalid', why: 'the object has no "jsonrpc": "2.0"' };
   if ('method' in message) {
     if (typeof message.method !== 'string') return { kind: 'invalid', why: '"method" is not a string' };
-    if (!('id' in message)) return { kind: 'notification' };
+    if (!('id' in message)) return { kind: 'notification', method: message.method, params: message.params };
     return { kind: 'request', method: message.method };
   }
   const hasResult = 'result' in message;

@@ -38,10 +38,16 @@ export interface OutgoingRequest {
 /** `_meta` serialised once; every request line splices it in rather than serialising it again. */
 const META_JSON = JSON.stringify(REQUEST_META);
 
-export function buildRequest(kind: string, method: string, params: Record<string, unknown> = {}): OutgoingRequest {
+/**
+ * `progressToken`: the call wants progress; the token goes first in `_meta`, and the guest's
+ * `notifications/progress` lines carrying it are relayed. It is ours (freshId), never the client's: nothing a
+ * client chose reaches the guest, and a guest cannot aim its notifications at another call's token.
+ */
+export function buildRequest(kind: string, method: string, params: Record<string, unknown> = {}, progressToken?: string): OutgoingRequest {
   const id = freshId(kind);
   const rest = JSON.stringify(params);
-  const withMeta = rest === '{}' ? `{"_meta":${META_JSON}}` : `${rest.slice(0, -1)},"_meta":${META_JSON}}`;
+  const meta = progressToken === undefined ? META_JSON : `{"progressToken":${JSON.stringify(progressToken)},${META_JSON.slice(1)}`;
+  const withMeta = rest === '{}' ? `{"_meta":${meta}}` : `${rest.slice(0, -1)},"_meta":${meta}}`;
   const line = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":${JSON.stringify(method)},"params":${withMeta}}\n`;
   return { id, method, line };
 }

@@ -10,7 +10,7 @@
  *   await host.close();
  */
 import type { Problem } from '../errors.js';
-import type { CallStatus, CallToolResult, ContentBlock, JsonSchema } from '../tool.js';
+import type { CallStatus, CallToolResult, ContentBlock, JsonSchema, ProgressReporter } from '../tool.js';
 import type { CallLimits } from '../config.js';
 import type { EgressLogEntry } from '../egress/index.js';
 
@@ -71,6 +71,8 @@ export interface FunctionCallContext {
    */
   volumeBudget?: { readonly bytes: number; settle(written: number): void };
   signal?: AbortSignal;
+  /** The caller wants progress: the guest's `notifications/progress` lines are relayed here (rate-limited). */
+  progress?: ProgressReporter;
 }
 
 export interface CrashInfo {

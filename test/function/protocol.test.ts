@@ -21,3 +21,9 @@ test('a request is one line of compact JSON with the params, _meta last, and a f
   assert.deepEqual(JSON.parse(b.line).params, { _meta: META });
   assert.notEqual(a.id, b.id);
 });
+
+test('a call that wants progress carries our own progressToken first in _meta, the rest unchanged', () => {
+  const request = buildRequest('call', 'tools/call', { name: 'work' }, 'progress-abc-1');
+  assert.deepEqual(JSON.parse(request.line).params, { name: 'work', _meta: { progressToken: 'progress-abc-1', ...META } });
+  assert.ok(request.line.includes('"_meta":{"progressToken":"progress-abc-1",'));
+});

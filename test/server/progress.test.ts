@@ -1,0 +1,101 @@
+/**
+ * Issue 13, point 3, through a session's MCP URL: a `tools/call` with a progressToken (the official v2
+ * client's `onprogress`) receives the progress of a function package's guest — the lines carrying the token
+ * the guest was given, in order; another call's token and malformed params are ignored, and the call still
+ * answers — and the progress of a remote v2 McpServer tool, relayed. A call without a token gets none.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import * as z from 'zod';
+import { packBundle } from '../../src/package/index.js';
+import { progressGuest } from '../helpers/wat-progress-guest.js';
+import { startInProcess, tempDir, type InProcess } from './helpers/harness.js';
+
+interface Update { progress: number; total?: number; message?: string }
+const shape = (updates: Update[]) => updates.map(({ progress, total, message }) => ({ progress, total, ...(message !== undefined ? { message } : {}) }));
+
+let s: InProcess;
+let remote: Server;
+let remoteUrl: string;
+
+before(async () => {
+  s = await startInProcess();
+  const dir = tempDir('subako-progress-');
+  writeFileSync(join(dir, 'subako-package.json'), JSON.stringify({ abi: 1, name: 'steps', description: 'Reports progress.', version: '1.0.0' }));
+  writeFileSync(join(dir, 'module.wasm'), await progressGuest());
+  const published = await s.call('POST', '/v1/packages', await packBundle(dir));
+  assert.equal(published.status, 201, JSON.stringify(published.body));
+
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: 'upstream', version: '1.0.0' });
+    server.registerTool('slow', { description: 'Reports two steps.', inputSchema: z.object({}) }, async (_args, ctx) => {
+      const token = ctx.mcpReq._meta?.progressToken;
+      if (token !== undefined) {
+        for (const step of [1, 2]) {
+          await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: step, total: 2, message: `upstream ${step}` } });
+        }
+      }
+      return { content: [{ type: 'text', text: 'slow done' }] };
+    });
+    return server;
+  });
+  const node = toNodeHandler(handler);
+  remote = createServer((req, res) => { void node(req, res); });
+  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
+  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`;
+});
+after(async () => {
+  await s.close();
+  remote.close();
+  remote.closeAllConnections();
+});
+
+async function sessionClient(): Promise<{ client: Client; tools: string[] }> {
+  const agent = await s.call('POST', '/v1/agents', { name: `progress-${Date.now()}`, tools: [{ package: 'steps' }], mcp_servers: [{ name: 'up', url: remoteUrl }] });
+  assert.equal(agent.status, 201, JSON.stringify(agent.body));
+  const session = (await s.call('POST', `/v1/agents/${agent.body.id}/sessions`, {})).body;
+  const client = new Client({ name: 'v2', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(session.mcp.capability_url)));
+  const { tools } = await client.listTools();
+  return { client, tools: tools.map((t) => t.name) };
+}
+
+describe('progress through a session URL', () => {
+  it("a function package guest's progress lines with its token reach the client in order; foreign and malformed ones do not", async () => {
+    const { client, tools } = await sessionClient();
+    try {
+      const name = tools.find((n) => n.endsWith('work'))!;
+      assert.ok(name, JSON.stringify(tools));
+      const updates: Update[] = [];
+      const result = await client.callTool({ name, arguments: {} }, { onprogress: (p) => void updates.push(p) });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'ok' }]);
+      assert.deepEqual(shape(updates), [{ progress: 1, total: 2 }, { progress: 2, total: 2 }]);
+      // No token asked: the guest finds none, and the call answers the same.
+      const plain = await client.callTool({ name, arguments: {} });
+      assert.deepEqual(plain.content, [{ type: 'text', text: 'ok' }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a remote v2 McpServer tool's progress is relayed", async () => {
+    const { client, tools } = await sessionClient();
+    try {
+      const name = tools.find((n) => n.endsWith('slow'))!;
+      assert.ok(name, JSON.stringify(tools));
+      const updates: Update[] = [];
+      const result = await client.callTool({ name, arguments: {} }, { onprogress: (p) => void updates.push(p) });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'slow done' }]);
+      assert.deepEqual(shape(updates), [{ progress: 1, total: 2, message: 'upstream 1' }, { progress: 2, total: 2, message: 'upstream 2' }]);
+    } finally {
+      await client.close();
+    }
+  });
+});
