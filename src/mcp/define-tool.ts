@@ -24,6 +24,10 @@ export interface DefineToolOptions<Args> {
   /** A zod schema of the arguments; its JSON Schema is what the tool advertises. */
   schema?: ZodType<Args>;
   outputSchema?: JsonSchema | ZodType;
+  /**
+   * The tool's work. `ctx.progress(done, total?, message?)` is there when the caller asked for progress (an MCP
+   * client's progressToken): each report reaches it as `notifications/progress`, `done` rising each time.
+   */
   handler: (args: Args, ctx: ToolCallContext) => unknown;
 }
 

@@ -25,7 +25,8 @@ const at = {
 const str = (text: string): string => JSON.stringify(text).replace(/\\n/g, '\\0a');
 const len = (text: string): number => Buffer.byteLength(text);
 
-export function progressGuest(): Promise<Uint8Array<ArrayBuffer>> {
+/** `flood`: first print progress 1 this many times (a guest spamming stdout with progress). */
+export function progressGuest(flood = 0): Promise<Uint8Array<ArrayBuffer>> {
   return mcpGuest({
     memoryPages: 3,
     fields: `
@@ -72,9 +73,15 @@ export function progressGuest(): Promise<Uint8Array<ArrayBuffer>> {
     (i32.store8 (i32.const ${at.digit}) (i32.add (i32.const 48) (local.get $n)))
     (call $raw (i32.const ${at.digit}) (i32.const 1))
     (call $raw (i32.const ${at.tail}) (i32.const ${len(TAIL)})))`,
-    work: `
+    work: `(local $n i32)
     (call $raw (i32.const ${at.foreign}) (i32.const ${len(FOREIGN)}))
     (call $findToken)
+    (block $flooded
+      (loop $flood
+        (br_if $flooded (i32.ge_u (local.get $n) (i32.const ${flood})))
+        (call $progress (i32.const 1))
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (br $flood)))
     (if (global.get $tokLen) (then (call $progress (i32.const 1)) (call $progress (i32.const 2))))
     (call $emitChar (i32.const 111)) (call $emitChar (i32.const 107))`,
   });
