@@ -108,6 +108,10 @@ export async function callFunctionTool(
     }
     end = await conversation.finish();
     ctx.volumeBudget?.settle(end.run.writtenBytes);
+  } catch (err) {
+    // Whatever broke the call, no held progress goes out after it.
+    progress?.close();
+    throw err;
   } finally {
     ctx.signal?.removeEventListener('abort', abort);
   }
