@@ -47,25 +47,41 @@ case "$scenario" in
     ;;
 esac
 
-call() { # tool, arguments JSON
-  local out status scope
-  out="$("${subako[@]}" mcp call --url "$url" "${auth[@]}" "$1" "$2" 2>&1)"; status=$?
-  printf '%s\n' "$out"
-  if [ "$status" -ne 0 ] && [ "${#auth[@]}" -gt 0 ] && grep -Eqi 'insufficient.scope' <<<"$out"; then
-    scope="$(grep -Eo 'required "[^"]+"' <<<"$out" | head -1 | sed -E 's/.*"([^"]+)"/\1/')"
-    login ${scope:+--scope "$scope"} || return $?
-    "${subako[@]}" mcp call --url "$url" "${auth[@]}" "$1" "$2"; status=$?
+# Runs a `subako mcp` command with the credential; when it fails the way a user would answer by signing in
+# again (insufficient scope: log in with the scope it names; a refused credential: the CLI says to run
+# `subako mcp login` again), does that once and retries.
+authed() {
+  local out status scope err="$SUBAKO_HOME/mcp.err"
+  out="$("${subako[@]}" mcp "$1" --url "$url" "${auth[@]}" "${@:2}" 2>"$err")"; status=$?
+  cat "$err" >&2
+  if [ "$status" -ne 0 ] && [ "${#auth[@]}" -gt 0 ]; then
+    if grep -Eqi 'insufficient.scope' <<<"$out$(cat "$err")"; then
+      scope="$(grep -Eo 'required "[^"]+"' <<<"$out$(cat "$err")" | head -1 | sed -E 's/.*"([^"]+)"/\1/')"
+      printf '%s\n' "$out" >&2; login ${scope:+--scope "$scope"} || return $?
+    elif grep -Fq 'subako mcp login' <<<"$out$(cat "$err")"; then
+      printf '%s\n' "$out" >&2; login || return $?
+    else
+      printf '%s\n' "$out"; return "$status"
+    fi
+    out="$("${subako[@]}" mcp "$1" --url "$url" "${auth[@]}" "${@:2}")"; status=$?
   fi
+  printf '%s\n' "$out"
   return "$status"
 }
+call() { authed call "$1" "$2"; }
 
-tools="$("${subako[@]}" mcp tools --url "$url" "${auth[@]}" --json)" || exit $?
+tools="$(authed tools --json)" || { printf '%s\n' "$tools"; exit 1; }
 printf '%s\n' "$tools"
 calls="$(field toolCalls)"
 if [ -n "$calls" ]; then
   printf '%s' "$calls" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const c of JSON.parse(s))console.log(c.name+"\t"+JSON.stringify(c.arguments??{}))})' |
     while IFS=$'\t' read -r name args; do call "$name" "$args" || exit $?; done
   exit $?
+fi
+if [ "$scenario" = json-schema-2020-12-preservation ]; then
+  # Hand back the inputSchema exactly as `subako mcp tools` showed it, so the suite sees what we preserved.
+  schema="$(printf '%s' "$tools" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=JSON.parse(s);const l=Array.isArray(t)?t:(t.tools??[]);process.stdout.write(JSON.stringify({schema:l.find(x=>x.name==="json_schema_2020_12_tool")?.inputSchema}))})')"
+  call json_schema_echo "$schema"; exit $?
 fi
 [ "$scenario" = tools_call ] && { call add_numbers '{"a":2,"b":3}'; exit $?; }
 # name<TAB>arguments for each tool, the arguments filling its required properties with plain values.
