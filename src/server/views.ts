@@ -74,10 +74,26 @@ export function callView(rec: CallRecord): Record<string, unknown> {
   };
 }
 
+/**
+ * A tool's source as a session may see it. A remote MCP server's URL can be a credential (a capability URL,
+ * a token in the path or query), and this view answers the session's own token too: shown whole, it would
+ * let a session reach the upstream directly, past the agent's per-tool policy. Only its origin is shown.
+ */
+function sourceView(source: NonNullable<Tool['source']>): Record<string, unknown> {
+  if (source.kind !== 'mcp' || typeof source.url !== 'string') return source;
+  let origin: string;
+  try {
+    origin = new URL(source.url).origin;
+  } catch {
+    origin = '(not a URL)';
+  }
+  return { ...source, url: origin };
+}
+
 export function toolView(name: string, tool: Tool): Record<string, unknown> {
   return {
     name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: tool.inputSchema,
     ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-    ...(tool.source ? { source: tool.source } : {}),
+    ...(tool.source ? { source: sourceView(tool.source) } : {}),
   };
 }
