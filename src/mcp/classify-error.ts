@@ -6,6 +6,7 @@ import { ProtocolError, SdkError, SdkHttpError, UnauthorizedError } from '@model
 import { McpAuthError, McpServerError } from './errors.js';
 import { redactSecrets, type Secret } from '../common/index.js';
 import type { Auth } from './auth.js';
+import { RESUMPTION } from './resuming-transport.js';
 
 export interface FailureContext {
   url: string;
@@ -15,6 +16,8 @@ export interface FailureContext {
   tool?: string;
   /** Every secret revealed to this connection; their values are cut out of any message. */
   secrets: Iterable<Secret>;
+  /** The marker of the error the transport makes up when a response stream was lost (see resuming-transport). */
+  streamLostMarker?: string;
 }
 
 export interface Classified {
@@ -77,6 +80,18 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
         url,
         tool,
         httpStatus: 401,
+      }),
+      dropConnection: true,
+    };
+  }
+
+  const lost = err instanceof ProtocolError && context.streamLostMarker !== undefined
+    && (err.data as { streamLost?: unknown } | undefined)?.streamLost === context.streamLostMarker;
+  if (lost) {
+    return {
+      error: new McpServerError('transport', `the MCP server at ${url} closed the response stream for the request to ${operation} before the result, and resuming it failed (up to ${RESUMPTION.maxRetries} tries); the next call reconnects`, {
+        url,
+        tool,
       }),
       dropConnection: true,
     };
