@@ -12,7 +12,7 @@ import { Client, type FetchLike } from '@modelcontextprotocol/client';
 import { SUBAKO_VERSION } from '../version.js';
 import { CallCancelledError } from '../tool.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
-import { classifyFailure } from './classify-error.js';
+import { classifyFailure, keepsConnection } from './classify-error.js';
 import { RESUMPTION, ResumingTransport } from './resuming-transport.js';
 import { redactSecretsDeep, type Secret } from '../common/index.js';
 
@@ -162,7 +162,10 @@ export class McpClientPool {
     };
     // A broken background stream or a closed transport means the session is likely gone: the next use
     // makes a new connection instead of failing on a dead one.
-    client.onerror = () => this.#retire(entry);
+    // A 403 insufficient_scope is a refusal of one request, not a broken session.
+    client.onerror = (error) => {
+      if (!keepsConnection(error)) this.#retire(entry);
+    };
     client.onclose = () => {
       entry.retired = true;
       if (this.#entries.get(key) === entry) this.#entries.delete(key);
