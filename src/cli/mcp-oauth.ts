@@ -62,7 +62,8 @@ export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void
             process.stdout.write('Waiting for the sign-in to finish…\n');
           },
         });
-        process.stdout.write(`Stored credential "${result.name}" for ${result.serverUrl}. Use it as mcp.oauth("${result.name}") or --oauth ${result.name}.\n`);
+        const scopes = result.scope !== undefined ? ` with scopes "${result.scope}"` : '';
+        process.stdout.write(`Stored credential "${result.name}" for ${result.serverUrl}${scopes}. Use it as mcp.oauth("${result.name}") or --oauth ${result.name}.\n`);
       } catch (err) {
         fail(err);
       }
