@@ -9,6 +9,46 @@ import assert from 'node:assert/strict';
 import { mcp, callTool, McpClientPool, McpServerError } from '../../src/mcp/index.js';
 import { RESUMPTION } from '../../src/mcp/resuming-transport.js';
 import { startClosingStreamServer, type ClosingStreamServer } from './helpers/closing-stream-server.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import * as z from 'zod';
+
+/**
+ * A 2026-07-28 v2 McpServer behind a fetch wrapper that answers a `tools/call` of `drop` with an SSE stream that
+ * ends at once: no event id (that era has no resumption), no result.
+ */
+async function startDroppingServer(): Promise<{ url: string; dropped: () => number; stop(): Promise<void> }> {
+  let dropped = 0;
+  const handler = createMcpHandler(() => {
+    const server = new McpServer({ name: 'dropping', version: '1.0.0' });
+    server.registerTool('drop', { description: 'Never answers.', inputSchema: z.object({}) }, async () => ({ content: [] }));
+    server.registerTool('ok', { description: 'Answers.', inputSchema: z.object({}) }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+    return server;
+  });
+  const http = createServer(
+    toNodeHandler({
+      fetch: async (request: Request) => {
+        const body = request.method === 'POST' ? ((await request.clone().json().catch(() => undefined)) as { method?: string; params?: { name?: string } }) : undefined;
+        if (body?.method === 'tools/call' && body.params?.name === 'drop') {
+          dropped += 1;
+          return new Response(new ReadableStream({ start: (c) => c.close() }), { headers: { 'content-type': 'text/event-stream' } });
+        }
+        return handler.fetch(request);
+      },
+    }),
+  );
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
+    dropped: () => dropped,
+    stop: async () => {
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
 
 describe('a response stream the server closes early', () => {
   let server: ClosingStreamServer | undefined;
@@ -47,5 +87,27 @@ describe('a response stream the server closes early', () => {
     // A lost stream is a transport failure: the connection was dropped and the next call makes a new one.
     await assert.rejects(callTool(toolbox.slow!, {}));
     assert.equal(pool.connectsMade, 2);
+  });
+});
+
+describe('a 2026-07-28 response stream that ends without the result', () => {
+  it('fails the call at once as a transport error, not after the request timeout', { timeout: 15_000 }, async () => {
+    const server = await startDroppingServer();
+    const pool = new McpClientPool();
+    try {
+      const toolbox = await mcp.tools({ url: server.url, pool });
+      await assert.rejects(callTool(toolbox.drop!, {}), (err: unknown) => {
+        assert.ok(err instanceof McpServerError, String(err));
+        assert.equal(err.reason, 'transport');
+        assert.match(err.message, /closed the response stream/);
+        return true;
+      });
+      assert.equal(server.dropped(), 1);
+      const ok = await callTool(toolbox.ok!, {});
+      assert.deepEqual(ok.content, [{ type: 'text', text: 'ok' }]);
+    } finally {
+      await pool.closeAll();
+      await server.stop();
+    }
   });
 });
