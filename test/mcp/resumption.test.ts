@@ -7,6 +7,7 @@
 import { describe, it, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { mcp, callTool, McpClientPool, McpServerError } from '../../src/mcp/index.js';
+import { CallCancelledError } from '../../src/tool.js';
 import { RESUMPTION } from '../../src/mcp/resuming-transport.js';
 import { startClosingStreamServer, type ClosingStreamServer } from './helpers/closing-stream-server.js';
 import { createServer } from 'node:http';
@@ -16,14 +17,20 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import * as z from 'zod';
 
 /**
- * A 2026-07-28 v2 McpServer behind a fetch wrapper that answers a `tools/call` of `drop` with an SSE stream that
+ * A 2026-07-28 v2 McpServer (tools `drop`, `hang`, `ok`) behind a fetch wrapper that answers a `tools/call` of `drop` with an SSE stream that
  * ends at once: no event id (that era has no resumption), no result.
  */
-async function startDroppingServer(): Promise<{ url: string; dropped: () => number; stop(): Promise<void> }> {
+async function startDroppingServer(): Promise<{ url: string; dropped: () => number; hangs: () => number; stop(): Promise<void> }> {
   let dropped = 0;
+  let hangs = 0;
   const handler = createMcpHandler(() => {
     const server = new McpServer({ name: 'dropping', version: '1.0.0' });
     server.registerTool('drop', { description: 'Never answers.', inputSchema: z.object({}) }, async () => ({ content: [] }));
+    server.registerTool('hang', { description: 'Answers late.', inputSchema: z.object({}) }, async () => {
+      hangs += 1;
+      await new Promise((resolve) => setTimeout(resolve, 10_000).unref());
+      return { content: [] };
+    });
     server.registerTool('ok', { description: 'Answers.', inputSchema: z.object({}) }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
     return server;
   });
@@ -43,6 +50,7 @@ async function startDroppingServer(): Promise<{ url: string; dropped: () => numb
   return {
     url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`,
     dropped: () => dropped,
+    hangs: () => hangs,
     stop: async () => {
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
@@ -105,6 +113,27 @@ describe('a 2026-07-28 response stream that ends without the result', () => {
       assert.equal(server.dropped(), 1);
       const ok = await callTool(toolbox.ok!, {});
       assert.deepEqual(ok.content, [{ type: 'text', text: 'ok' }]);
+    } finally {
+      await pool.closeAll();
+      await server.stop();
+    }
+  });
+});
+
+describe("a caller's abort", () => {
+  it('is a cancellation, not a transport failure, and keeps the pooled connection', { timeout: 15_000 }, async () => {
+    const server = await startDroppingServer();
+    const pool = new McpClientPool();
+    try {
+      const toolbox = await mcp.tools({ url: server.url, pool });
+      const controller = new AbortController();
+      const call = callTool(toolbox.hang!, {}, { signal: controller.signal });
+      while (server.hangs() === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+      controller.abort();
+      await assert.rejects(call, CallCancelledError);
+      const ok = await callTool(toolbox.ok!, {});
+      assert.deepEqual(ok.content, [{ type: 'text', text: 'ok' }]);
+      assert.equal(pool.connectsMade, 1);
     } finally {
       await pool.closeAll();
       await server.stop();
