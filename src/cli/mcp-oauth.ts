@@ -34,7 +34,7 @@ export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void
     .description('sign in to an OAuth-protected MCP server and store the credential under a name')
     .requiredOption('--url <url>', 'the MCP server')
     .requiredOption('--name <name>', 'the name to store the credential under, for mcp.oauth(name) and --oauth')
-    .option('--scope <scopes>', 'space-separated scopes to ask for (default: what the server advertises)')
+    .option('--scope <scopes>', 'space-separated scopes to ask for (default: what the server advertises); for an existing credential, a step-up: asked for on top of the scopes it has (the answer to an insufficient_scope error)')
     .option('--no-browser', 'only print the URL to open; do not try to open a browser')
     .option('--timeout <seconds>', 'how long to wait for the sign-in', '300')
     .option('--client-id <id>', 'a client registered beforehand (redirect URI http://127.0.0.1/callback, any port), for servers without dynamic registration')
@@ -62,7 +62,8 @@ export function registerMcpOAuth(mcpCommand: Command, ctx: CommandContext): void
             process.stdout.write('Waiting for the sign-in to finish…\n');
           },
         });
-        process.stdout.write(`Stored credential "${result.name}" for ${result.serverUrl}. Use it as mcp.oauth("${result.name}") or --oauth ${result.name}.\n`);
+        const scopes = result.scope !== undefined ? ` with scopes "${result.scope}"` : '';
+        process.stdout.write(`Stored credential "${result.name}" for ${result.serverUrl}${scopes}. Use it as mcp.oauth("${result.name}") or --oauth ${result.name}.\n`);
       } catch (err) {
         fail(err);
       }

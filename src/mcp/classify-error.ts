@@ -2,10 +2,11 @@
  * Turns whatever the MCP client SDK (or the network) threw into one of the spec's two typed errors, with
  * any secret that a server echoed back redacted from the message. Pure: no I/O, no connection state.
  */
-import { ProtocolError, SdkError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
+import { InsufficientScopeError, ProtocolError, SdkError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from './errors.js';
 import { redactSecrets, type Secret } from '../common/index.js';
 import type { Auth } from './auth.js';
+import { RESUMPTION } from './resuming-transport.js';
 
 export interface FailureContext {
   url: string;
@@ -15,6 +16,8 @@ export interface FailureContext {
   tool?: string;
   /** Every secret revealed to this connection; their values are cut out of any message. */
   secrets: Iterable<Secret>;
+  /** The marker of the error the transport makes up when a response stream was lost (see resuming-transport). */
+  streamLostMarker?: string;
 }
 
 export interface Classified {
@@ -22,6 +25,9 @@ export interface Classified {
   /** Whether the connection must be dropped, so that the next call makes a new one. */
   dropConnection: boolean;
 }
+
+/** MCP 2026-07-28: the request needs a client capability the request did not declare. */
+const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 
 function findInCauses<T>(err: unknown, test: (e: unknown) => e is T): T | undefined {
   let current: unknown = err;
@@ -57,6 +63,9 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
   const auth = findInCauses(err, (e): e is McpAuthError => e instanceof McpAuthError);
   if (auth) return { error: auth, dropConnection: true };
 
+  const scoped = findInCauses(err, (e): e is InsufficientScopeError => e instanceof InsufficientScopeError);
+  if (scoped) return { error: insufficientScope(scoped, context), dropConnection: false };
+
   if (signal?.aborted && (isAbort(err) || err === signal.reason)) {
     return { error: signal.reason instanceof Error ? signal.reason : (err as Error), dropConnection: false };
   }
@@ -82,6 +91,30 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     };
   }
 
+  const lost = err instanceof ProtocolError && context.streamLostMarker !== undefined
+    && (err.data as { streamLost?: unknown } | undefined)?.streamLost === context.streamLostMarker;
+  if (lost) {
+    return {
+      error: new McpServerError('transport', `the MCP server at ${url} closed the response stream for the request to ${operation} before the result, and resuming it failed (up to ${RESUMPTION.maxRetries} tries); the next call reconnects`, {
+        url,
+        tool,
+      }),
+      dropConnection: true,
+    };
+  }
+
+  if (err instanceof ProtocolError && err.code === MISSING_REQUIRED_CLIENT_CAPABILITY) {
+    // Typically a tool that asks a person for input (elicitation): subako's client declares no such capability.
+    return {
+      error: new McpServerError('rejected', `the MCP server at ${url} needs a client capability that subako does not offer to ${operation} (such as input from a person): ${clean(err.message)} (JSON-RPC error ${err.code})`, {
+        url,
+        tool,
+        rpcCode: err.code,
+      }),
+      dropConnection: false,
+    };
+  }
+
   if (err instanceof ProtocolError) {
     return {
       error: new McpServerError('rejected', `the MCP server at ${url} rejected the request to ${operation}: ${clean(err.message)} (JSON-RPC error ${err.code})`, {
@@ -104,6 +137,18 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     };
   }
 
+  if (err instanceof SdkError && err.code === 'UNSUPPORTED_RESULT_TYPE' && (err.data as { resultType?: unknown } | undefined)?.resultType === 'input_required') {
+    // The server answered, correctly, that it needs input (an elicitation) that subako has no person to ask:
+    // the request is refused, the connection is fine.
+    return {
+      error: new McpServerError('rejected', `the MCP server at ${url} needs input from a person to ${operation} (an input request), which subako cannot provide; the request was not completed`, {
+        url,
+        tool,
+      }),
+      dropConnection: false,
+    };
+  }
+
   if (err instanceof SdkError && (err.code === 'INVALID_RESULT' || err.code === 'UNSUPPORTED_RESULT_TYPE')) {
     return {
       error: new McpServerError('protocol', `the MCP server at ${url} answered the request to ${operation} with an invalid result: ${clean(err.message)}`, {
@@ -121,4 +166,29 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     }),
     dropConnection: true,
   };
+}
+
+/** Whether a failure the transport reports leaves the connection usable (the pool does not drop it for these). */
+export function keepsConnection(err: unknown): boolean {
+  return findInCauses(err, (e): e is InsufficientScopeError => e instanceof InsufficientScopeError) !== undefined;
+}
+
+function insufficientScope(err: InsufficientScopeError, context: FailureContext): McpAuthError {
+  const scope = err.requiredScope;
+  const wanted = scope !== undefined ? `the scope "${scope}"` : 'more scope (it did not say which)';
+  const scopeFlag = scope !== undefined ? ` --scope '${scope}'` : ' --scope <scopes>';
+  const url = context.url;
+  if (context.auth.kind === 'oauth') {
+    const name = context.auth.name;
+    return new McpAuthError(
+      'insufficient_scope',
+      `the MCP server at ${url} needs ${wanted} to ${context.operation}, which the OAuth credential "${name}" lacks (HTTP 403 insufficient_scope); step up with: subako mcp login --url ${url} --name ${name}${scopeFlag}`,
+      { credential: name, ...(scope !== undefined ? { scope } : {}) },
+    );
+  }
+  return new McpAuthError(
+    'insufficient_scope',
+    `the MCP server at ${url} needs ${wanted} to ${context.operation}, which the token in the auth headers lacks (HTTP 403 insufficient_scope); get a token with that scope`,
+    scope !== undefined ? { scope } : {},
+  );
 }

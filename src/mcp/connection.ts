@@ -7,11 +7,13 @@
  * Secrets reach the wire only here: header values through a fetch wrapper at request time, OAuth access
  * tokens through the transport's token provider. Neither is ever stored in a transport option.
  */
-import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
+import { randomUUID } from 'node:crypto';
+import { Client, type FetchLike } from '@modelcontextprotocol/client';
 import { SUBAKO_VERSION } from '../version.js';
 import { CallCancelledError } from '../tool.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
-import { classifyFailure } from './classify-error.js';
+import { classifyFailure, keepsConnection } from './classify-error.js';
+import { RESUMPTION, ResumingTransport } from './resuming-transport.js';
 import { redactSecretsDeep, type Secret } from '../common/index.js';
 
 export interface Descriptor {
@@ -26,6 +28,8 @@ interface Entry {
   readonly ready: Promise<void>;
   /** Every secret revealed on this connection, so that messages from the server can be scrubbed of them. */
   readonly secrets: Set<Secret>;
+  /** Marks the error the transport makes up for a request whose response stream was lost (never sent out). */
+  readonly streamLostMarker: string;
   busy: number;
   retired: boolean;
 }
@@ -79,7 +83,14 @@ export class McpClientPool {
       if (connected && options.signal?.aborted) throw new CallCancelledError(options.tool ?? options.operation);
       const { error, dropConnection } = classifyFailure(
         err,
-        { url: descriptor.url, auth: descriptor.auth, operation: options.operation, tool: options.tool, secrets: entry.secrets },
+        {
+          url: descriptor.url,
+          auth: descriptor.auth,
+          operation: options.operation,
+          tool: options.tool,
+          secrets: entry.secrets,
+          streamLostMarker: entry.streamLostMarker,
+        },
         options.signal,
       );
       // A connection that never came up is useless whatever the reason.
@@ -129,27 +140,32 @@ export class McpClientPool {
 
   #connect(key: string, descriptor: Descriptor): Entry {
     const secrets = new Set<Secret>();
+    const streamLostMarker = randomUUID();
     const client = new Client(
       { name: 'subako', version: SUBAKO_VERSION },
       { versionNegotiation: { mode: 'auto' } },
     );
-    const transport = new StreamableHTTPClientTransport(new URL(descriptor.url), {
-      ...authOptions(descriptor.auth, secrets),
-      // Server-to-client notification streams are not used; do not keep re-opening one in the background.
-      reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 1000, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1 },
-    });
+    const transport = new ResumingTransport(
+      new URL(descriptor.url),
+      { ...authOptions(descriptor.auth, secrets), reconnectionOptions: RESUMPTION },
+      streamLostMarker,
+    );
     const entry: Entry = {
       key,
       descriptor,
       client,
       secrets,
+      streamLostMarker,
       busy: 0,
       retired: false,
       ready: Promise.resolve(),
     };
     // A broken background stream or a closed transport means the session is likely gone: the next use
     // makes a new connection instead of failing on a dead one.
-    client.onerror = () => this.#retire(entry);
+    // A 403 insufficient_scope is a refusal of one request, not a broken session.
+    client.onerror = (error) => {
+      if (!keepsConnection(error)) this.#retire(entry);
+    };
     client.onclose = () => {
       entry.retired = true;
       if (this.#entries.get(key) === entry) this.#entries.delete(key);

@@ -60,21 +60,32 @@ export class McpServerError extends ReasonedError<McpServerErrorReason> {
  * - `missing`: no stored credential of that name (never logged in, or forgotten);
  * - `expired`: the credential expired and the refresh failed or was impossible;
  * - `rejected`: the server refused the credential (revoked) even after a refresh;
+ * - `insufficient_scope`: the server accepted the credential but wants more scope for this request (HTTP 403
+ *   `insufficient_scope`); `scope` names what it asked for, and `subako mcp login --scope` steps up;
  * - `unavailable`: this build has no OAuth credential store.
  */
-export type McpAuthErrorReason = 'missing' | 'expired' | 'rejected' | 'unavailable';
+export type McpAuthErrorReason = 'missing' | 'expired' | 'rejected' | 'insufficient_scope' | 'unavailable';
 
 export class McpAuthError extends ReasonedError<McpAuthErrorReason> {
   /** The credential's name, as given to `mcp.oauth(name)`. */
   readonly credential?: string;
+  /** For `insufficient_scope`: the scopes the server's challenge asked for (space-separated), when it named them. */
+  readonly scope?: string;
 
-  constructor(reason: McpAuthErrorReason, message: string, details: { credential?: string; cause?: unknown } = {}) {
+  constructor(reason: McpAuthErrorReason, message: string, details: { credential?: string; scope?: string; cause?: unknown } = {}) {
     super(MCP_AUTH_ERROR, reason, message, { cause: details.cause });
     this.credential = details.credential;
+    this.scope = details.scope;
   }
 
-  override toJSON(): { code: string; message: string; reason: McpAuthErrorReason; credential?: string } {
-    return { code: this.code, message: this.message, reason: this.reason, credential: this.credential };
+  override toJSON(): { code: string; message: string; reason: McpAuthErrorReason; credential?: string; scope?: string } {
+    return {
+      code: this.code,
+      message: this.message,
+      reason: this.reason,
+      credential: this.credential,
+      ...(this.scope !== undefined ? { scope: this.scope } : {}),
+    };
   }
 }
 

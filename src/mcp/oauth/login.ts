@@ -18,6 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  computeScopeUnion,
   checkResourceAllowed,
   discoverOAuthServerInfo,
   exchangeAuthorization,
@@ -97,12 +98,12 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
   const challenge = await probe(serverUrl, fetchFn);
   const info = await discover(serverUrl, challenge.resourceMetadataUrl, fetchFn);
   const resource = resourceFor(serverUrl, info.resourceMetadata);
-  const scope = options.scope ?? challenge.scope ?? info.resourceMetadata?.scopes_supported?.join(' ') ?? undefined;
+  const previous = await store.get(options.name).catch(() => undefined);
+  const scope = scopeToAsk(options.scope, challenge.scope, info.resourceMetadata?.scopes_supported, previous?.serverUrl === serverUrl.href ? previous : undefined);
   const metadata = info.authorizationServerMetadata;
 
   const listener = await startRedirectListener();
   try {
-    const previous = await store.get(options.name).catch(() => undefined);
     const reusable = previous !== undefined && previous.authorizationServer.url === info.authorizationServerUrl ? previous.client : undefined;
     const { client, source } = await chooseClient(options, reusable, info.authorizationServerUrl, metadata, listener.redirectUri, scope, fetchFn);
 
@@ -177,6 +178,21 @@ function parseServerUrl(url: string): URL {
     throw new LoginError('discovery', `an MCP server URL is http(s), not ${parsed.protocol}`);
   }
   return parsed;
+}
+
+/**
+ * The scopes to ask for. `--scope` on a credential that already exists for this server is a step-up (the answer
+ * to a 403 insufficient_scope): it asks for the new scopes on top of those the credential had, so that the new
+ * token does not lose what the old one could do.
+ */
+function scopeToAsk(
+  asked: string | undefined,
+  challenged: string | undefined,
+  supported: string[] | undefined,
+  previous: StoredCredential | undefined,
+): string | undefined {
+  if (asked !== undefined && previous !== undefined) return computeScopeUnion(previous.tokens.scope ?? previous.scope, asked);
+  return asked ?? challenged ?? supported?.join(' ') ?? undefined;
 }
 
 /** Step 1: an unauthenticated request; a 401/403 challenge may name the resource metadata and scopes. */

@@ -79,6 +79,31 @@ describe('subako mcp login / credentials / forget', () => {
     for (const secret of authServer.issuedSecrets) assert.ok(!file.includes(secret));
   });
 
+  test('login --scope on an existing credential steps up: the new scopes on top of those it had', async () => {
+    const follow = (soFar: string, state: { followed?: Promise<void> }) => {
+      const match = /^\s+(http:\/\/127\.0\.0\.1:\d+\/authorize\?\S+)$/m.exec(soFar);
+      if (match && state.followed === undefined) {
+        state.followed = (async () => {
+          const atServer = await fetch(match[1]!, { redirect: 'manual' });
+          await (await fetch(atServer.headers.get('location')!)).text();
+        })();
+      }
+    };
+    const first: { followed?: Promise<void> } = {};
+    const plain = await runCli(['login', '--url', mcpServer.url, '--name', 'stepper', '--no-browser', '--timeout', '20'], env, (s) => follow(s, first));
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout, /with scopes "tools:read tools:call"/);
+    const second: { followed?: Promise<void> } = {};
+    const stepped = await runCli(
+      ['login', '--url', mcpServer.url, '--name', 'stepper', '--scope', 'reports:read', '--no-browser', '--timeout', '20'],
+      env,
+      (s) => follow(s, second),
+    );
+    assert.equal(stepped.code, 0, stepped.stderr);
+    assert.match(stepped.stdout, /with scopes "tools:read tools:call reports:read"/);
+    await runCli(['forget', 'stepper'], env);
+  });
+
   test('credentials lists names only, forget deletes one, and forgetting an unknown name fails', async () => {
     const listed = await runCli(['credentials'], env);
     assert.equal(listed.code, 0, listed.stderr);

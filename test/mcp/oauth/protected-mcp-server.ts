@@ -11,6 +11,7 @@ import {
   buildOAuthProtectedResourceMetadata,
   createMcpHandler,
   getOAuthProtectedResourceMetadataUrl,
+  inputRequired,
   McpServer,
   OAuthError,
   OAuthErrorCode,
@@ -34,6 +35,14 @@ export interface ProtectedMcpServerOptions {
    * a private path that nothing but the 401 challenge's `resource_metadata` names.
    */
   metadata?: 'well-known' | 'challenge-only';
+  /**
+   * Adds a tool `report` whose calls need this scope besides a valid token: without it a `tools/call` of
+   * `report` is answered 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (the scopes
+   * the token has plus this one), which a client answers by stepping up.
+   */
+  reportScope?: string;
+  /** Adds a tool `confirm` that always asks the client for input (an elicitation, `input_required`). */
+  confirmTool?: boolean;
 }
 
 export async function startProtectedMcpServer(authServer: TestAuthServer, options: ProtectedMcpServerOptions = {}): Promise<ProtectedMcpServer> {
@@ -47,6 +56,20 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
         return { content: [{ type: 'text', text: clientId }], structuredContent: { clientId } };
       },
     );
+    if (options.reportScope !== undefined) {
+      server.registerTool('report', { description: 'Needs an extra scope.', inputSchema: z.object({}) }, async () => ({
+        content: [{ type: 'text', text: 'the report' }],
+      }));
+    }
+    if (options.confirmTool) {
+      server.registerTool('confirm', { description: 'Asks a person first.', inputSchema: z.object({}) }, async () =>
+        inputRequired({
+          inputRequests: {
+            confirm: inputRequired.elicit({ message: 'Really?', requestedSchema: z.object({ confirm: z.boolean() }) }),
+          },
+        }),
+      );
+    }
     return server;
   });
 
@@ -90,6 +113,18 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
     });
     const authInfo = await gate(request);
     if (authInfo instanceof Response) return authInfo;
+    if (options.reportScope !== undefined && !authInfo.scopes.includes(options.reportScope) && (await callsTool(request, 'report'))) {
+      const wanted = [...authInfo.scopes, options.reportScope].join(' ');
+      return Response.json(
+        { error: 'insufficient_scope', error_description: `report needs ${options.reportScope}` },
+        {
+          status: 403,
+          headers: {
+            'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${wanted}", resource_metadata="${getOAuthProtectedResourceMetadataUrl(serverUrl!)}"`,
+          },
+        },
+      );
+    }
     state.authorizedRequests += 1;
     return handler.fetch(request, { authInfo });
   };
@@ -99,4 +134,10 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
   serverUrl = new URL(`http://127.0.0.1:${(node.address() as AddressInfo).port}/mcp`);
   state.url = serverUrl.href;
   return state;
+}
+
+async function callsTool(request: Request, name: string): Promise<boolean> {
+  if (request.method !== 'POST') return false;
+  const body = (await request.clone().json().catch(() => undefined)) as { method?: unknown; params?: { name?: unknown } } | undefined;
+  return body?.method === 'tools/call' && body.params?.name === name;
 }
