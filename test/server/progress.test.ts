@@ -8,12 +8,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
+import { serveMcpServer } from '../mcp/helpers/servers.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 import { packBundle } from '../../src/package/index.js';
@@ -24,7 +22,7 @@ interface Update { progress: number; total?: number; message?: string }
 const shape = (updates: Update[]) => updates.map(({ progress, total, message }) => ({ progress, total, ...(message !== undefined ? { message } : {}) }));
 
 let s: InProcess;
-let remote: Server;
+let upstream: { url: string; stop(): Promise<void> };
 let remoteUrl: string;
 
 before(async () => {
@@ -42,7 +40,7 @@ before(async () => {
     assert.equal((await s.call('POST', '/v1/packages', await packBundle(floodDir))).status, 201);
   }
 
-  const handler = createMcpHandler(() => {
+  upstream = await serveMcpServer(() => {
     const server = new McpServer({ name: 'upstream', version: '1.0.0' });
     server.registerTool('slow', { description: 'Reports two steps.', inputSchema: z.object({}) }, async (_args, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
@@ -55,15 +53,11 @@ before(async () => {
     });
     return server;
   });
-  const node = toNodeHandler(handler);
-  remote = createServer((req, res) => { void node(req, res); });
-  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
-  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`;
+  remoteUrl = upstream.url;
 });
 after(async () => {
   await s.close();
-  remote.close();
-  remote.closeAllConnections();
+  await upstream.stop();
 });
 
 async function sessionClient(): Promise<{ client: Client; tools: string[] }> {

@@ -6,10 +6,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
+import { serveMcpServer } from '../mcp/helpers/servers.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 import { startInProcess, type InProcess } from './helpers/harness.js';
@@ -18,12 +16,12 @@ const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 const UPSTREAM = { name: 'upstream-server', version: '9.9.9' };
 
 let s: InProcess;
-let remote: Server;
+let upstream: { url: string; stop(): Promise<void> };
 let remoteUrl: string;
 
 before(async () => {
   s = await startInProcess();
-  const handler = createMcpHandler(() => {
+  upstream = await serveMcpServer(() => {
     const server = new McpServer(UPSTREAM);
     server.registerTool('ping', { description: 'Answers pong.', inputSchema: z.object({}) }, async () => ({
       content: [{ type: 'text', text: 'pong' }],
@@ -31,15 +29,11 @@ before(async () => {
     }));
     return server;
   });
-  const node = toNodeHandler(handler);
-  remote = createServer((req, res) => { void node(req, res); });
-  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
-  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`;
+  remoteUrl = upstream.url;
 });
 after(async () => {
   await s.close();
-  remote.close();
-  remote.closeAllConnections();
+  await upstream.stop();
 });
 
 describe('a proxied result speaks for subako', () => {

@@ -238,3 +238,11 @@ export async function startLegacyServer(options: ServerOptions = {}): Promise<Ru
     },
   };
 }
+
+/** A v2 `McpServer` (made per request, as `createMcpHandler` wants) served on loopback; its URL and a stop. */
+export async function serveMcpServer(makeServer: () => import('@modelcontextprotocol/server').McpServer): Promise<{ url: string; stop(): Promise<void> }> {
+  const node = toNodeHandler(createMcpHandler(makeServer));
+  const http = createServer((req, res) => { void node(req, res); });
+  const port = await listen(http);
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => close(http) };
+}
