@@ -12,11 +12,10 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHttpBridge } from '../../src/egress/index.js';
 import { openVolumeFileForWrite } from '../../src/egress/volume-path.js';
-import { callBridge, makeRun, mapLookup, startServer, type TestServer } from '../egress/helpers/servers.js';
-import { makeTestCa } from '../egress/helpers/test-ca.js';
+import { callBridge, makeRun, startServer, type TestServer } from '../egress/helpers/servers.js';
 import { startSwapRacer } from './helpers/swap-racer.js';
+import { volumeBridge } from './helpers/volume-bridge.js';
 
 const VICTIM = 'host file that must survive';
 const TRIES = 400;
@@ -45,14 +44,7 @@ const victimIntact = (): boolean => existsSync(join(base, 'victim.txt')) && read
 describe('finding 9: a failed download is removed without ever touching a host file', () => {
   it('downloads that fail while the directory is swapped for a link never remove or change the host file', async () => {
     writeFileSync(join(base, 'victim.txt'), VICTIM);
-    const handler = createHttpBridge({
-      policy: { allow: [`api.example.test:${server.port}`], grants: [], privateDestinations: 'allow' },
-      credentials: [],
-      volume: [{ guestPath: '/volume/tmp', hostPath: tmp }],
-      ca: makeTestCa().ca,
-      log: [],
-      lookup: mapLookup({ 'api.example.test': '127.0.0.1' }),
-    });
+    const handler = volumeBridge(tmp, server.port);
     const racer = await startSwapRacer({ parent: tmp, name: 'd', linkTarget: '../../..', clearStray: true });
     let tries = 0;
     let budgetFailures = 0;

@@ -12,12 +12,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createHttpBridge } from '../../src/egress/index.js';
 import { FunctionHost } from '../../src/function/host.js';
 import { probe } from '../function/guests.js';
-import { callBridge, makeRun, mapLookup, startServer, type TestServer } from '../egress/helpers/servers.js';
+import { callBridge, makeRun, startServer, type TestServer } from '../egress/helpers/servers.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { startSwapRacer } from './helpers/swap-racer.js';
+import { volumeBridge } from './helpers/volume-bridge.js';
 
 const HOST_SECRET = 'HOST-SECRET-8d1f0c5b7a';
 const INSIDE = 'inside-the-volume';
@@ -50,16 +50,7 @@ after(async () => {
   rmSync(base, { recursive: true, force: true });
 });
 
-function bridge() {
-  return createHttpBridge({
-    policy: { allow: [`api.example.test:${server.port}`], grants: [], privateDestinations: 'allow' },
-    credentials: [],
-    volume: [{ guestPath: '/volume/tmp', hostPath: tmp }],
-    ca: makeTestCa().ca,
-    log: [],
-    lookup: mapLookup({ 'api.example.test': '127.0.0.1' }),
-  });
-}
+const bridge = () => volumeBridge(tmp, server.port);
 
 interface Tally {
   tries: number;
