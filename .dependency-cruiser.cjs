@@ -14,7 +14,7 @@
  * A room is entered from outside through its index.ts (or a sub-room's index.ts, e.g. mcp/oauth/);
  * its other files are its own business.
  */
-const ROOMS = ['cli', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
+const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
 const LEAVES = '^src/(tool|errors|config|version)[.]ts$';
 const TOP = '^src/(index|app)[.]ts$';
 const LIBRARY_FACE = '^src/index[.]ts$';

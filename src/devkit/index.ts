@@ -1,0 +1,1 @@
+export type { BuildRecipe, BuildCommand, MissingTool, SdkPaths, TemplateName } from './recipe.js';
