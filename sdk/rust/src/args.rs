@@ -107,8 +107,8 @@ impl Args {
 
     fn required(&self, name: &str, expected: &str) -> Result<&Value> {
         match self.map.get(name) {
-            None | Some(Value::Null) if expected.is_empty() => Err(Error::new(format!("missing required argument \"{name}\""))),
-            None | Some(Value::Null) => Err(Error::new(format!("missing required argument \"{name}\" ({expected})"))),
+            None | Some(Value::Null) if expected.is_empty() => Err(Error::new(format!("argument \"{name}\" is missing"))),
+            None | Some(Value::Null) => Err(Error::new(format!("argument \"{name}\" is missing: expected {expected}"))),
             Some(value) => Ok(value),
         }
     }
@@ -139,7 +139,7 @@ fn mistyped(name: &str, expected: &str, value: &Value) -> Error {
     Error::new(format!("argument \"{name}\" must be {expected}, not {}", describe(value)))
 }
 
-fn describe(value: &Value) -> &'static str {
+pub(crate) fn describe(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -187,7 +187,7 @@ fn call_tool(tools: &[Tool], params: &Map<String, Value>) -> Value {
             Some(tool) => match params.get("arguments") {
                 None | Some(Value::Null) => tool.call(&Args::default()),
                 Some(Value::Object(map)) => tool.call(&Args::new(map.clone())),
-                Some(_) => ToolResult::error("arguments must be a JSON object"),
+                Some(other) => ToolResult::error(format!("arguments must be a JSON object, not {}", crate::args::describe(other))),
             },
         },
     }
