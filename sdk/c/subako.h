@@ -1308,16 +1308,24 @@ const subako_json *subako_http_json(const subako_http_response *response) {
 
 /* --- files ------------------------------------------------------------------------------------------- */
 
+/* Deepest first: the folders above a preopen (/volume itself) are not the guest's to stat or make, so the
+ * walk goes up only while a parent is missing (ENOENT) and never touches what already exists. */
+static int subako__make_dirs(char *path) {
+  if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
+  if (errno != ENOENT) return errno;
+  char *slash = strrchr(path, '/');
+  if (!slash || slash == path) return ENOENT;
+  *slash = 0;
+  int failed = subako__make_dirs(path);
+  *slash = '/';
+  if (failed) return failed;
+  return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : errno;
+}
+
 int subako_make_dirs(const char *path) {
-  char *copy = subako__strndup(path, strlen(path));
-  for (char *p = copy + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(copy, 0777) != 0 && errno != EEXIST) return errno;
-    *p = '/';
-  }
-  if (mkdir(copy, 0777) != 0 && errno != EEXIST) return errno;
-  return 0;
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--;
+  return subako__make_dirs(subako__strndup(path, n));
 }
 
 int subako_write_file(const char *path, const void *data, size_t length) {
