@@ -6,16 +6,19 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, openSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { WASI } from 'node:wasi';
 import sharp from 'sharp';
 import { FunctionHost, type LoadedPackage } from '../../src/function/index.js';
 import type { EgressGrant, FunctionCallOutcome } from '../../src/function/types.js';
 import { C_INSTALL, cRecipe, cSources, clangArgs } from '../../src/devkit/recipes/c.js';
 import type { SdkPaths } from '../../src/devkit/recipe.js';
+import { HTTP_ABI_MISUSE, HTTP_ERROR_KINDS } from '../../src/sandbox/index.js';
 import { REPO_ROOT } from '../helpers/paths.js';
+import { wat } from '../helpers/wat.js';
 import { testRoutes } from '../egress/helpers/routes.js';
 import { startServer, type TestServer } from '../egress/helpers/servers.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
@@ -118,7 +121,7 @@ describe('discovery: server/discover and tools/list from the tool table', () => 
     const discovery = await host.discover(kitchen);
     assert.deepEqual(discovery.problems, []);
     const tools = discovery.tools!;
-    assert.deepEqual(tools.map((t) => t.name), ['two_texts', 'typed', 'echo', 'image', 'chart', 'fail', 'fetch', 'post', 'download', 'progress']);
+    assert.deepEqual(tools.map((t) => t.name), ['two_texts', 'typed', 'echo', 'image', 'chart', 'fail', 'fetch', 'post', 'download', 'progress', 'kinds']);
     const echo = tools.find((t) => t.name === 'echo')!;
     assert.deepEqual(echo.inputSchema, { type: 'object', properties: { s: { type: 'string' } }, required: ['s'] });
     assert.deepEqual(echo.outputSchema, { type: 'object', properties: { s: { type: 'string' }, bytes: { type: 'integer' } } });
@@ -272,11 +275,19 @@ describe('errors that are tool errors, never crashes', () => {
     assert.equal((ok.structuredContent as { count: number }).count, 2);
   });
 
+  it('arguments nested past the reader\'s 128 levels are a tool error saying so, never a crash or an overflow', async () => {
+    const nest = (levels: number): unknown => Array.from({ length: levels }).reduce<unknown>((inner) => ({ k: [inner] }), 'core');
+    const deep = completed(await call(kitchen, 'typed', { ...valid, obj: nest(2000) }), 'tool_error');
+    assert.deepEqual(deep.content, [{ type: 'text', text: 'the arguments nest deeper than 128 levels, more than this tool reads' }]);
+    const within = completed(await call(kitchen, 'typed', { ...valid, obj: nest(60) }), 'ok');
+    assert.equal((within.structuredContent as { obj_json: string }).obj_json, JSON.stringify(nest(60)));
+  });
+
   it('an unknown tool is a tool error listing the tools there are', async () => {
     const result = completed(await call(kitchen, 'no_such_tool', {}), 'tool_error');
     assert.deepEqual(result.content, [{
       type: 'text',
-      text: 'unknown tool "no_such_tool"; this package offers: two_texts, typed, echo, image, chart, fail, fetch, post, download, progress',
+      text: 'unknown tool "no_such_tool"; this package offers: two_texts, typed, echo, image, chart, fail, fetch, post, download, progress, kinds',
     }]);
   });
 });
@@ -316,6 +327,42 @@ describe('subako_http', () => {
     assert.match(text(await call(kitchen, 'fetch', { url }, { ...allowLoopback(), privateDestinations: 'deny' })), /^forbidden_destination: /);
     assert.equal(server.arrivals.length, before, 'nothing refused reached the server');
     assert.match(text(await call(kitchen, 'fetch', { url: server.url('localhost', '/binary') }, allowLoopback())), /^not_text: /);
+  });
+});
+
+describe('subako_http: the error kinds and the stub', () => {
+  it('the SDK names every error kind the host answers, in the ABI\'s order, between "ok" and "other"', async () => {
+    const result = completed(await call(kitchen, 'kinds', {}), 'ok');
+    assert.deepEqual(result.structuredContent, { kinds: ['ok', ...HTTP_ERROR_KINDS, 'other'] });
+  });
+
+  it('subako_http_stub.wat links into another WASI runtime (node:wasi): every request fails as abi, the rest runs', async () => {
+    const stub = new WebAssembly.Instance(new WebAssembly.Module(await wat(readFileSync(join(SDK.sdkDir, 'subako_http_stub.wat'), 'utf8'))));
+    const { request, read_response: readResponse } = stub.exports as Record<string, (ptr: number, len: number) => number>;
+    assert.equal(request(0, 0), HTTP_ABI_MISUSE.outOfRange);
+    assert.equal(readResponse(0, 0), HTTP_ABI_MISUSE.nothingHeld);
+
+    const dir = mkdtempSync(join(scratch, 'stub-'));
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fetch', arguments: { url: 'https://example.com/' }, _meta: META } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'two_texts', arguments: {}, _meta: META } },
+    ];
+    writeFileSync(join(dir, 'in.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const stdin = openSync(join(dir, 'in.jsonl'), 'r');
+    const stdout = openSync(join(dir, 'out.jsonl'), 'w');
+    try {
+      const wasi = new WASI({ version: 'preview1', args: ['kitchen'], env: {}, stdin, stdout, returnOnExit: true });
+      const module = new WebAssembly.Module(readFileSync(join(scratch, 'kitchen', 'module.wasm')));
+      const instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: wasi.wasiImport, subako_http: stub.exports });
+      assert.equal(wasi.start(instance), 0);
+    } finally {
+      closeSync(stdin);
+      closeSync(stdout);
+    }
+    const answers = readFileSync(join(dir, 'out.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: number; result: { content: unknown[]; isError?: boolean } });
+    assert.deepEqual(answers[0].result.content, [{ type: 'text', text: 'abi: subako_http.request returned -1' }]);
+    assert.equal(answers[0].result.isError, true);
+    assert.deepEqual(answers[1].result.content, [{ type: 'text', text: 'first' }, { type: 'text', text: 'second: 2' }]);
   });
 });
 
@@ -385,6 +432,36 @@ describe('the C recipe', () => {
     assert.deepEqual(cSources(['src/b.c', 'a.c', 'src/a.c', 'src/x/deep.c', 'src/a.h']), ['src/a.c', 'src/b.c']);
     assert.deepEqual(cSources(['z.c', 'a.c', 'notes.txt']), ['a.c', 'z.c']);
     assert.deepEqual(clangArgs(['src/a.c'], '/sdk/c'), ['--target=wasm32-wasi', '-O2', '-s', '-I/sdk/c', '-o', 'module.wasm', 'src/a.c']);
+  });
+
+  it('builds a project of several files: one defines SUBAKO_IMPLEMENTATION, the others include the header alone', async () => {
+    const dir = join(scratch, 'two-files');
+    mkdirSync(join(dir, 'src'), { recursive: true });
+    writeFileSync(join(dir, 'src', 'main.c'), [
+      '#define SUBAKO_IMPLEMENTATION',
+      '#include "subako.h"',
+      'void shout(subako_call *call);',
+      'static const subako_tool TOOLS[] = {{.name = "shout", .description = "Upper case.", .handler = shout}};',
+      'int main(void) { return subako_serve(TOOLS, SUBAKO_COUNT(TOOLS)); }',
+    ].join('\n'));
+    writeFileSync(join(dir, 'src', 'shout.c'), [
+      '#include <ctype.h>',
+      '#include "subako.h"',
+      'void shout(subako_call *call) {',
+      '  const char *text = subako_arg_string(call, "text");',
+      '  if (!subako_args_ok(call)) return;',
+      '  char *loud = subako_format("%s", text);',
+      '  for (char *p = loud; *p; p++) *p = (char)toupper((unsigned char)*p);',
+      '  subako_text(call, loud);',
+      '}',
+    ].join('\n'));
+    for (const command of cRecipe.commands(dir, SDK)) {
+      assert.deepEqual(command.args.slice(-2), ['src/main.c', 'src/shout.c']);
+      const run = spawnSync(command.program, command.args, { cwd: dir, encoding: 'utf8' });
+      assert.equal(run.status, 0, run.stderr);
+    }
+    const loaded = await loadBuilt('two-files', join(dir, 'module.wasm'));
+    assert.deepEqual(completed(await call(loaded, 'shout', { text: 'hey' }), 'ok').content, [{ type: 'text', text: 'HEY' }]);
   });
 
   it('finds every tool on this machine; without them, names each with the one Debian line that installs them', () => {
