@@ -194,7 +194,12 @@ export class DevServer {
     const isSource = sourceMatcher(recipe.sourceGlobs);
     const rebuild = debounced(this.options.debounceMs ?? DEFAULT_DEBOUNCE_MS, async () => {
       this.options.log('subako dev: a source changed; rebuilding');
-      await this.reload();
+      try {
+        await this.reload();
+      } catch (error) {
+        // Not the project's fault (reload reports those): said, and the last good build keeps serving.
+        this.options.log(`subako dev: the rebuild failed: ${error instanceof Error ? error.message : String(error)}\nsubako dev: the last good build keeps serving`);
+      }
     });
     this.rebuild = rebuild;
     this.watcher = watchProject(this.dir, (path) => {
