@@ -103,3 +103,14 @@ describe('subako dev', () => {
     assert.match(stderr, /subako dev: stopped/);
   });
 });
+
+describe('subako dev refusals', () => {
+  test('a directory that is no project: one line saying how to start one, exit 1, nothing served', async () => {
+    const dir = scratchDir('dev-none');
+    const run = await subako(['dev', dir]);
+    assert.equal(run.code, 1);
+    assert.equal(run.stdout, '');
+    assert.match(run.stderr, /^subako dev: .* is not a package project subako can build .*subako init <dir>.*\n$/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
