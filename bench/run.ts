@@ -16,6 +16,7 @@ import { sample, summarize, type Summary } from './stats.js';
 import { egressBench } from './egress.js';
 import { endpointBench } from './endpoint.js';
 import { peersBench } from './peers/index.js';
+import { soakBench } from './soak.js';
 
 export interface Row {
   name: string;
@@ -159,6 +160,9 @@ async function main(): Promise<void> {
   // 6. Egress overhead, and 7. the MCP endpoint (each adds its own rows).
   for (const row of await egressBench(host, scratch)) add(row);
   for (const row of await endpointBench(host, loaded, call.p50)) add(row);
+
+  // 9. Steady state: RSS, descriptors and p99 over many calls.
+  for (const row of await soakBench(host, loaded, tmpDir)) add(row);
 
   await host.close();
 
