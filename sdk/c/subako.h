@@ -232,7 +232,8 @@ void subako_text(subako_call *call, const char *text);
 void subako_textf(subako_call *call, const char *format, ...) SUBAKO_PRINTF(2, 3);
 /* structuredContent (an object); when no text block was added, its JSON is also the text the model reads. */
 void subako_structured(subako_call *call, subako_json *object);
-/* An image block: `data` base64-encoded; mime_type image/png, image/jpeg, image/gif or image/webp. */
+/* An image block: `data` base64-encoded; mime_type image/png, image/jpeg, image/gif or image/webp. The
+ * answer counts against stdout's 1 MiB per call: for a large image write a file and use subako_link_file. */
 void subako_image(subako_call *call, const char *mime_type, const void *data, size_t length);
 /* A resource_link block. `mime_type` may be NULL. */
 void subako_link(subako_call *call, const char *uri, const char *name, const char *mime_type);

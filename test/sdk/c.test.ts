@@ -420,6 +420,20 @@ describe('the C template', () => {
   });
 });
 
+describe('sdk/c/README.md', () => {
+  it('its example builds as pasted, adds, and names a missing argument', async () => {
+    const readme = readFileSync(join(SDK.sdkDir, 'README.md'), 'utf8');
+    const example = /```c\n([\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(example, 'the README has a C example');
+    const dir = join(scratch, 'readme-example');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'add.c'), example);
+    const loaded = await loadBuilt('readme-example', build(dir, [join(dir, 'add.c')]));
+    assert.deepEqual(completed(await call(loaded, 'add', { a: 2, b: 0.5 }), 'ok').structuredContent, { sum: 2.5 });
+    assert.deepEqual(completed(await call(loaded, 'add', { a: 2 }), 'tool_error').content, [{ type: 'text', text: 'argument "b" is missing: expected a number' }]);
+  });
+});
+
 describe('the C recipe', () => {
   it('detects .c sources in src/ or at the top, and nothing else', () => {
     assert.equal(cRecipe.detect(['README.md', 'src/main.c', 'subako-package.json']), true);
