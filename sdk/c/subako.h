@@ -113,6 +113,7 @@ struct subako_json {
   /* As a child: the next sibling and, in an object, its key. */
   subako_json *next;
   const char *key;
+  size_t key_length;
   /* private: set once the value is some array's or object's child */
   int has_parent;
 };
@@ -545,7 +546,7 @@ void subako_buf_json(subako_buf *buf, const subako_json *v) {
       for (const subako_json *child = v->first; child; child = child->next) {
         if (child != v->first) subako_buf_append(buf, ",", 1);
         if (object) {
-          subako_buf_json_string(buf, child->key, strlen(child->key));
+          subako_buf_json_string(buf, child->key, child->key_length);
           subako_buf_append(buf, ":", 1);
         }
         subako_buf_json(buf, child);
@@ -740,8 +741,8 @@ static subako_json *subako__value(subako__reader *r, int depth) {
     if (r->p < r->end && *r->p == (object ? '}' : ']')) { r->p++; return v; }
     for (;;) {
       const char *key = NULL;
+      size_t key_length = 0;
       if (object) {
-        size_t key_length;
         subako__ws(r);
         if (r->p >= r->end || *r->p != '"') { subako__fail(r, "an object key that is not a string"); return NULL; }
         if (!subako__string(r, &key, &key_length)) return NULL;
@@ -752,6 +753,7 @@ static subako_json *subako__value(subako__reader *r, int depth) {
       subako_json *child = subako__value(r, depth + 1);
       if (!child) return NULL;
       child->key = key;
+      child->key_length = key_length;
       child->has_parent = 1;
       if (v->last) v->last->next = child;
       else v->first = child;
@@ -852,6 +854,7 @@ static subako_json *subako__shallow(const subako_json *v) {
   *copy = *v;
   copy->next = NULL;
   copy->key = NULL;
+  copy->key_length = 0;
   copy->has_parent = 0;
   return copy;
 }
@@ -861,6 +864,7 @@ static subako_json *subako__adopt(subako_json *parent, subako_json *value, const
   if (value->has_parent) value = subako__shallow(value);
   value->next = NULL;
   value->key = key;
+  value->key_length = key ? strlen(key) : 0;
   value->has_parent = 1;
   if (parent->last) parent->last->next = value;
   else parent->first = value;
@@ -883,6 +887,7 @@ subako_json *subako_json_set(subako_json *object, const char *key, subako_json *
   for (subako_json *c = object->first; c; prev = c, c = c->next) {
     if (strcmp(c->key, key) != 0) continue;
     value->key = own_key;
+    value->key_length = strlen(own_key);
     value->next = c->next;
     value->has_parent = 1;
     if (prev) prev->next = value;

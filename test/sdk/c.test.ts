@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WASI } from 'node:wasi';
+import fc from 'fast-check';
 import sharp from 'sharp';
 import { FunctionHost, type LoadedPackage } from '../../src/function/index.js';
 import type { EgressGrant, FunctionCallOutcome } from '../../src/function/types.js';
@@ -121,7 +122,7 @@ describe('discovery: server/discover and tools/list from the tool table', () => 
     const discovery = await host.discover(kitchen);
     assert.deepEqual(discovery.problems, []);
     const tools = discovery.tools!;
-    assert.deepEqual(tools.map((t) => t.name), ['two_texts', 'typed', 'echo', 'image', 'chart', 'fail', 'fetch', 'post', 'download', 'progress', 'kinds']);
+    assert.deepEqual(tools.map((t) => t.name), ['two_texts', 'typed', 'echo', 'image', 'chart', 'fail', 'fetch', 'post', 'download', 'progress', 'kinds', 'roundtrip']);
     const echo = tools.find((t) => t.name === 'echo')!;
     assert.deepEqual(echo.inputSchema, { type: 'object', properties: { s: { type: 'string' } }, required: ['s'] });
     assert.deepEqual(echo.outputSchema, { type: 'object', properties: { s: { type: 'string' }, bytes: { type: 'integer' } } });
@@ -221,6 +222,14 @@ describe('content blocks', () => {
     assert.deepEqual(result.content, [{ type: 'text', text: 'echoed' }]);
   });
 
+  it('any JSON value comes back the same, read and re-written, and rebuilt with the builders', async () => {
+    await fc.assert(fc.asyncProperty(fc.jsonValue({ stringUnit: 'grapheme', maxDepth: 6 }), async (value) => {
+      const sent = JSON.parse(JSON.stringify(value)) as unknown;
+      const result = completed(await call(kitchen, 'roundtrip', { v: sent }), 'ok');
+      assert.deepEqual(result.structuredContent, { same: sent, rebuilt: sent });
+    }), { numRuns: 60 });
+  });
+
   it('an image block carries the bytes base64-encoded, and the model sees the image', async () => {
     const outcome = await call(kitchen, 'image', {});
     const result = completed(outcome, 'ok');
@@ -287,7 +296,7 @@ describe('errors that are tool errors, never crashes', () => {
     const result = completed(await call(kitchen, 'no_such_tool', {}), 'tool_error');
     assert.deepEqual(result.content, [{
       type: 'text',
-      text: 'unknown tool "no_such_tool"; this package offers: two_texts, typed, echo, image, chart, fail, fetch, post, download, progress, kinds',
+      text: 'unknown tool "no_such_tool"; this package offers: two_texts, typed, echo, image, chart, fail, fetch, post, download, progress, kinds, roundtrip',
     }]);
   });
 });
