@@ -154,6 +154,23 @@ describe('discovery: server/discover and tools/list from the tool table', () => 
     assert.equal(discovery.tools!.length, 64);
   });
 
+  it('a schema in the table that is not JSON stops discovery with a line naming the tool and the fix', async () => {
+    const dir = join(scratch, 'bad-schema');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'bad.c'), [
+      '#define SUBAKO_IMPLEMENTATION',
+      '#include "subako.h"',
+      'static void noop(subako_call *call) { subako_text(call, "never"); }',
+      'static const subako_tool TOOLS[] = {{.name = "bad", .handler = noop, .input_schema = "{\\"type\\": \\"object\\""}};',
+      'int main(void) { return subako_serve(TOOLS, SUBAKO_COUNT(TOOLS)); }',
+    ].join('\n'));
+    const discovery = await host.discover(await loadBuilt('bad-schema', build(dir, [join(dir, 'bad.c')])));
+    assert.equal(discovery.ok, false);
+    assert.equal(discovery.problems.length, 1);
+    assert.match(discovery.problems[0].code, /^discovery\.crash\./);
+    assert.match(discovery.problems[0].message, /tool "bad": input_schema is not a JSON object \(a missing ',' or '\}' at byte 17\); fix it in the tool table/);
+  });
+
   it('a cursor this server never gave is invalid params (-32602), not a wrong page', () => {
     const [answer] = rawRun(manyWasm, [{ jsonrpc: '2.0', id: 'c', method: 'tools/list', params: { cursor: '99', _meta: META } }]) as { error: { code: number } }[];
     assert.equal(answer.error.code, -32602);
