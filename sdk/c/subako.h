@@ -185,6 +185,8 @@ typedef struct {
   const char *output_schema;
   /* Optional: a title for people. */
   const char *title;
+  /* Optional: MCP tool annotations, a JSON object (SUBAKO_JSON({"readOnlyHint": true})). */
+  const char *annotations;
 } subako_tool;
 
 /* The request loop: answers every request on stdin until end of file; returns main's exit status. */
@@ -1093,7 +1095,8 @@ static int subako__stepped_over;
 
 static subako_json *subako__complete(subako_json *result) { return subako_json_set_string(result, "resultType", "complete"); }
 
-/* Parses a tool's schema text at start-up; a schema that is not a JSON object stops the module with a reason. */
+/* Parses a tool's schema (or annotations) text at start-up; one that is not a JSON object stops the module
+ * with a reason on stderr, which discovery shows: a broken table is found by `subako build`, not by a model. */
 static subako_json *subako__schema(const subako_tool *tool, const char *field, const char *text) {
   const char *error = NULL;
   subako_json *schema = subako_json_parse(text, strlen(text), &error);
@@ -1122,6 +1125,7 @@ static void subako__build_tools(const subako_tool *tools, size_t count) {
     subako_json_set(tool, "inputSchema", t->input_schema ? subako__schema(t, "input_schema", t->input_schema)
                                                          : subako_json_set_string(subako_json_object(), "type", "object"));
     if (t->output_schema) subako_json_set(tool, "outputSchema", subako__schema(t, "output_schema", t->output_schema));
+    if (t->annotations) subako_json_set(tool, "annotations", subako__schema(t, "annotations", t->annotations));
     subako__tool_json[i] = tool;
   }
   subako__arena_now = &subako__request_arena;

@@ -127,7 +127,9 @@ describe('discovery: server/discover and tools/list from the tool table', () => 
     assert.deepEqual(echo.inputSchema, { type: 'object', properties: { s: { type: 'string' } }, required: ['s'] });
     assert.deepEqual(echo.outputSchema, { type: 'object', properties: { s: { type: 'string' }, bytes: { type: 'integer' } } });
     assert.deepEqual(tools.find((t) => t.name === 'two_texts')!.inputSchema, { type: 'object' });
-    assert.equal(tools.find((t) => t.name === 'progress')!.title, 'Progress reporter');
+    const progress = tools.find((t) => t.name === 'progress')!;
+    assert.equal(progress.title, 'Progress reporter');
+    assert.deepEqual(progress.annotations, { readOnlyHint: true, openWorldHint: false });
   });
 
   it('tools/list pages 16 tools at a time: 40 tools arrive whole and in order', async () => {

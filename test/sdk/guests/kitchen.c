@@ -211,7 +211,8 @@ static const subako_tool TOOLS[] = {
   {.name = "download", .description = "GET into a file.", .handler = download,
    .input_schema = SUBAKO_JSON({"type": "object", "properties": {"url": {"type": "string"}, "file": {"type": "string"}},
                                 "required": ["url", "file"]})},
-  {.name = "progress", .description = "Progress.", .handler = progress, .title = "Progress reporter"},
+  {.name = "progress", .description = "Progress.", .handler = progress, .title = "Progress reporter",
+   .annotations = SUBAKO_JSON({"readOnlyHint": true, "openWorldHint": false})},
   {.name = "kinds", .description = "The HTTP error kinds.", .handler = kinds},
   {.name = "roundtrip", .description = "Any JSON value back.", .handler = roundtrip},
 };
