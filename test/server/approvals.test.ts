@@ -13,6 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { McpServer } from '@modelcontextprotocol/server';
 import { Client, StreamableHTTPClientTransport, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/client';
+import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { serveMcpServer } from '../mcp/helpers/servers.js';
 import { startInProcess, type InProcess } from './helpers/harness.js';
@@ -325,6 +328,25 @@ describe('any other caller waits for a decision through the API', () => {
       assert.equal((await s.call('GET', `/v1/sessions/${session.id}/approvals`)).body.items.length, 0);
     } finally {
       await client.close();
+    }
+  });
+
+  it('a 2025-era client (the v1 SDK), even one that declared elicitation, is held: its capabilities are not known per request', async () => {
+    const session = await newSession(s);
+    const legacy = new LegacyClient({ name: 'legacy', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    let asked = 0;
+    legacy.setRequestHandler(ElicitRequestSchema, async () => { asked += 1; return { action: 'accept', content: { approve: true } }; });
+    await legacy.connect(new LegacyTransport(new URL(session.mcp.capability_url)));
+    try {
+      const tool = await published(session, 'rename_file');
+      const pending = legacy.callTool({ name: tool, arguments: { path: '/old', to: '/new' } });
+      const [approval] = await held(s, session);
+      assert.deepEqual(approval.arguments, { path: '/old', to: '/new' });
+      assert.equal((await s.call('POST', `/v1/sessions/${session.id}/approvals/${approval.id}`, { decision: 'approve' })).status, 200);
+      assert.match(text(await pending), /rename_file done/);
+      assert.equal(asked, 0);
+    } finally {
+      await legacy.close();
     }
   });
 
