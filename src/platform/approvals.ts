@@ -36,7 +36,11 @@ export const APPROVAL_INPUT_KEY = 'approval';
 /** Calls one session may have held for a decision at once; past it, calls are refused like a full queue. */
 export const MAX_HELD_PER_SESSION = 16;
 
-/** Elicited approvals not yet redeemed, across sessions; the oldest is forgotten first (its retry is refused). */
+/**
+ * Elicited approvals not yet redeemed, per session and across sessions; past either, the oldest is forgotten
+ * first (its retry is refused), so one session asking without end cannot push out another session's.
+ */
+const MAX_ISSUED_PER_SESSION = 64;
 const MAX_ISSUED = 10_000;
 
 /** Decisions remembered so a second decision on the same approval is told it came too late (409, not 404). */
@@ -65,7 +69,7 @@ export type Verdict =
 
 /**
  * What the call log does with a call of a `require_approval` tool: redeem the approval its retry carries (once
- * the call has its turn: `redeem()` verifies and uses it up in one step), or wait for a decision on a held call.
+ * the call is admitted: `redeem()` verifies and uses it up in one step), or wait for a decision on a held call.
  */
 export type ApprovalPlan =
   | { kind: 'redeem'; redeem(): Verdict }
@@ -99,7 +103,7 @@ interface SealedApproval {
 
 export class Approvals {
   private readonly held = new Map<string, Held>();
-  /** Elicited approvals not yet redeemed: id to session, oldest first. */
+  /** Elicited approvals not yet redeemed: id to its session and expiry, oldest first. */
   private readonly issued = new Map<string, { sessionId: string; expiresAt: number }>();
   private readonly decided = new Map<string, string>();
   private readonly clock: Clock;
@@ -182,6 +186,8 @@ export class Approvals {
     const id = newId('apr');
     const expiresAt = this.clock.now() + this.options.windowMs;
     const state: SealedApproval = { v: 1, id, tool, args: argumentsDigest(args), exp: expiresAt };
+    const ofSession = [...this.issued].filter(([, entry]) => entry.sessionId === sessionId).map(([key]) => key);
+    for (const old of ofSession.slice(0, Math.max(0, ofSession.length + 1 - MAX_ISSUED_PER_SESSION))) this.issued.delete(old);
     this.issued.set(id, { sessionId, expiresAt });
     while (this.issued.size > MAX_ISSUED) this.issued.delete(this.issued.keys().next().value as string);
     const shown = redactText(JSON.stringify(redactArguments(args, secrets)), secrets);
@@ -213,7 +219,7 @@ export class Approvals {
     if (state.tool !== tool) return refuse(state.id, `the approval it carried was given for the tool ${state.tool}, not ${tool}`);
     if (state.args !== argumentsDigest(args)) return refuse(state.id, 'the approval it carried was given for other arguments');
     const issued = this.issued.get(state.id);
-    if (!issued) return refuse(state.id, 'the approval it carried was already used (an approval is good for one call)');
+    if (!issued) return refuse(state.id, 'the approval it carried was already used, or this server no longer holds it (an approval is good for one call)');
     // From here the approval is spent, whatever the answer: a second retry with it is a replay.
     this.issued.delete(state.id);
     if (state.exp <= this.clock.now()) {

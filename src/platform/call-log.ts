@@ -20,8 +20,8 @@
  * `stopped`, since nobody cancelled it.
  *
  * A tool wrapped with an approval gate (the agent's policy `require_approval`: approvals.ts) first gets its
- * approval, before it takes a turn: a call that carries one (a retried MCP request) redeems it once it has its
- * turn, a call whose client can ask its person is answered `input_required` (nothing recorded: the call happens
+ * approval, before it takes a turn: a call that carries one (a retried MCP request) redeems it once it is
+ * admitted (a call refused for a full queue keeps it), a call whose client can ask its person is answered `input_required` (nothing recorded: the call happens
  * on the retry), any other call is recorded and held until someone decides. One that is not approved ends
  * `denied` without running; the record keeps how it was decided (`approval`).
  */
@@ -130,7 +130,7 @@ export class CallLog {
     const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
     this.inFlight += 1;
     try {
-      // The approval a retry carries is used up only once the call has its turn: a refused call keeps it.
+      // The approval a retry carries is used up only once the call is admitted: a refused call keeps it.
       const verdict = plan?.redeem();
       const record: CallRecord = {
         id: callId, sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),

@@ -19,6 +19,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { serveMcpServer } from '../mcp/helpers/servers.js';
 import { startInProcess, type InProcess } from './helpers/harness.js';
+import { MAX_HELD_PER_SESSION } from '../../src/platform/index.js';
 
 /** What reached the upstream: only approved calls of the guarded tools may appear here. */
 const received: { tool: string; args: Record<string, unknown> }[] = [];
@@ -223,7 +224,7 @@ describe('a client that declared elicitation is asked through it', () => {
       assert.match(text(ran), /delete_file done/);
       const again = await retry(tool, { path: '/replayed' }, first.requestState);
       assert.equal(again.isError, true);
-      assert.match(text(again), /already used \(an approval is good for one call\)/);
+      assert.match(text(again), /already used, or this server no longer holds it \(an approval is good for one call\)/);
       assert.equal(callsTo('delete_file').length, before + 1);
       const record = await lastCall(s, session);
       assert.equal(record.outcome, 'denied');
@@ -378,6 +379,21 @@ describe('any other caller waits for a decision through the API', () => {
     for (const a of approvals) await s.call('POST', `/v1/sessions/${session.id}/approvals/${a.id}`, { decision: 'approve' });
     const answers = await Promise.all(heldCalls);
     assert.deepEqual(answers.map((a) => a.body.call.outcome), ['ok', 'ok', 'ok']);
+  });
+
+  it('a session holds at most 16 calls for approval; the next is refused like a full queue, and not logged', async () => {
+    const session = await newSession(s);
+    const tool = await published(session, 'delete_file');
+    const heldCalls = Array.from({ length: MAX_HELD_PER_SESSION }, (_, n) => s.call('POST', `/v1/sessions/${session.id}/calls`, { tool, arguments: { path: `/${n}` } }));
+    await held(s, session, MAX_HELD_PER_SESSION);
+    const refused = await s.call('POST', `/v1/sessions/${session.id}/calls`, { tool, arguments: { path: '/one-too-many' } });
+    assert.equal(refused.status, 429, JSON.stringify(refused.body));
+    assert.match(refused.body.error.message, /already has 16 calls waiting for approval/);
+    assert.ok(refused.headers.get('retry-after'));
+    const log = await s.call('GET', `/v1/sessions/${session.id}/calls?limit=200`);
+    assert.equal(log.body.items.length, MAX_HELD_PER_SESSION);
+    assert.equal((await s.call('DELETE', `/v1/sessions/${session.id}`)).status, 204);
+    await Promise.all(heldCalls);
   });
 
   it('deleting the session ends its held calls', async () => {
