@@ -21,9 +21,10 @@
  *
  * A tool wrapped with an approval gate (the agent's policy `require_approval`: approvals.ts) first gets its
  * approval, before it takes a turn: a call that carries one (a retried MCP request) redeems it once it is
- * admitted (a call refused for a full queue keeps it), a call whose client can ask its person is answered `input_required` (nothing recorded: the call happens
- * on the retry), any other call is recorded and held until someone decides. One that is not approved ends
- * `denied` without running; the record keeps how it was decided (`approval`).
+ * admitted (a call refused for a full queue keeps it); a call whose client can ask its person is answered
+ * `input_required` (nothing recorded: the call happens on the retry); any other call is recorded and held
+ * until someone decides. One that is not approved ends `denied` without running; the record keeps how it
+ * was decided (`approval`).
  */
 import { createHash } from 'node:crypto';
 import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../tool.js';
