@@ -135,9 +135,9 @@ export class Approvals {
     return this.hold(sessionId, tool, args, context);
   }
 
-  /** The calls of a session held for a decision, oldest first. */
-  list(sessionId: string): PendingApproval[] {
-    return [...this.held.values()].filter((h) => h.pending.sessionId === sessionId).map((h) => h.pending);
+  /** The calls of a session (or of every session) held for a decision, oldest first. */
+  list(sessionId?: string): PendingApproval[] {
+    return [...this.held.values()].filter((h) => sessionId === undefined || h.pending.sessionId === sessionId).map((h) => h.pending);
   }
 
   /**

@@ -293,6 +293,10 @@ describe('any other caller waits for a decision through the API', () => {
       assert.equal(approval.session_id, session.id);
       assert.ok(Date.parse(approval.expires_at) > Date.parse(approval.created_at));
       assert.equal(callsTo('delete_file').length, before, 'nothing reaches the upstream while the call is held');
+      // An operator sees it among every session's.
+      const everywhere = await s.call('GET', '/v1/approvals');
+      assert.ok(everywhere.body.items.some((a: { id: string }) => a.id === approval.id), JSON.stringify(everywhere.body));
+      assert.equal((await fetch(`${s.url}/v1/approvals`, { headers: { authorization: session.mcp.authorization } })).status, 401);
       // The held call is in the log from its arrival.
       const waiting = await s.call('GET', `/v1/sessions/${session.id}/calls/${approval.call_id}`);
       assert.equal(waiting.body.outcome, 'running');

@@ -1,6 +1,7 @@
 /**
  * /v1/sessions/{id}/approvals: the session's calls held for a person's approval (tools under the agent policy
- * `require_approval`, called by a client that cannot ask its person itself), and the decision on each. Listing
+ * `require_approval`, called by a client that cannot ask its person itself), and the decision on each;
+ * /v1/approvals: those of every session, for an operator. Listing
  * takes the session's token too (a client may show that its call waits); deciding takes an API key only: the
  * session is the agent's side, and an approval it could give itself would be none.
  */
@@ -12,6 +13,14 @@ const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
 
 export function approvalRoutes(): Route[] {
   return [
+    {
+      method: 'GET', path: '/v1/approvals', operationId: 'listAllApprovals', tag: 'calls', auth: 'api_key',
+      summary: 'Every call, of every session, that waits for a person\'s approval, oldest first (what an operator has to decide).',
+      responses: { 200: { description: 'The pending approvals.', schema: { type: 'object', required: ['items'], properties: { items: { type: 'array', items: APPROVAL_SCHEMA } } } } },
+      async handler({ platform }) {
+        return { status: 200, body: { items: platform.approvals.list().map(pendingApprovalView) } };
+      },
+    },
     {
       method: 'GET', path: '/v1/sessions/{id}/approvals', operationId: 'listApprovals', tag: 'calls', auth: 'api_key_or_session',
       summary: 'The session\'s calls that wait for a person\'s approval, oldest first. Each waits until it is decided or its expires_at passes (then it ends denied).',
