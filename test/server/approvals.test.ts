@@ -400,6 +400,29 @@ describe('any other caller waits for a decision through the API', () => {
     await Promise.all(heldCalls);
   });
 
+  it('a caller that goes away while its call is held cancels it; the approval is withdrawn', async () => {
+    const session = await newSession(s);
+    const tool = await published(session, 'delete_file');
+    const caller = new AbortController();
+    const pending = fetch(`${s.url}/v1/sessions/${session.id}/calls`, {
+      method: 'POST', signal: caller.signal,
+      headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tool, arguments: { path: '/abandoned' } }),
+    }).catch((err: Error) => err);
+    const [approval] = await held(s, session);
+    caller.abort();
+    assert.equal((await pending as Error).name, 'AbortError');
+    let record: any;
+    for (let i = 0; i < 400 && record?.outcome !== 'cancelled'; i += 1) {
+      record = (await s.call('GET', `/v1/sessions/${session.id}/calls/${approval.call_id}`)).body;
+      if (record.outcome !== 'cancelled') await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(record.outcome, 'cancelled');
+    assert.equal(record.approval.decision, 'stopped');
+    assert.equal((await s.call('GET', `/v1/sessions/${session.id}/approvals`)).body.items.length, 0);
+    assert.equal((await s.call('POST', `/v1/sessions/${session.id}/approvals/${approval.id}`, { decision: 'approve' })).status, 409);
+  });
+
   it('deleting the session ends its held calls', async () => {
     const session = await newSession(s);
     const tool = await published(session, 'delete_file');
