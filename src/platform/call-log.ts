@@ -164,6 +164,8 @@ export class CallLog {
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(), approval: plan.approval,
       };
       await this.store.addCall(record);
+      // A caller that follows progress learns what it waits for (and the tool's own reports still rise past it).
+      progress?.(0, undefined, `waiting for a person to approve this call (approval ${plan.approval?.id}; decide it through the API)`);
       const verdict = await plan.decided;
       const decided: CallRecord = { ...record, approval: verdict.approval };
       if (!verdict.run) return await this.notApproved(decided, name, verdict, performance.now() - arrived, secrets);

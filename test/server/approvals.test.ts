@@ -286,7 +286,8 @@ describe('any other caller waits for a decision through the API', () => {
     try {
       const tool = await published(session, 'delete_file');
       const before = callsTo('delete_file').length;
-      const pending = client.callTool({ name: tool, arguments: { path: '/held' } });
+      const updates: { progress: number; message?: string }[] = [];
+      const pending = client.callTool({ name: tool, arguments: { path: '/held' } }, { onprogress: (p) => updates.push(p) });
       const [approval] = await held(s, session);
       assert.equal(approval.tool, tool);
       assert.deepEqual(approval.arguments, { path: '/held' });
@@ -316,6 +317,9 @@ describe('any other caller waits for a decision through the API', () => {
       assert.equal(decided.body.approval.decision, 'approved');
       const result = await pending;
       assert.match(text(result), /delete_file done: \{"path":"\/held"\}/);
+      // A caller that follows progress was told what it waited for.
+      assert.equal(updates[0]?.progress, 0, JSON.stringify(updates));
+      assert.match(updates[0].message!, new RegExp(`waiting for a person to approve this call \\(approval ${approval.id}`));
       assert.equal(callsTo('delete_file').length, before + 1);
 
       const record = (await s.call('GET', `/v1/sessions/${session.id}/calls/${approval.call_id}`)).body;
