@@ -312,6 +312,21 @@ describe('subako_http', () => {
     });
   }
 
+  it('`subako call --allow` on the package directory reaches the server, as a person would try it', () => {
+    const caFile = join(scratch, 'ca.pem');
+    writeFileSync(caFile, makeTestCa().ca);
+    const project = join(probeModule, '..');
+    const args = JSON.stringify({ url: server.url('127.0.0.1', '/echo') });
+    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'call', project, 'fetch', args, '--json', '--allow', `127.0.0.1:${server.port}`, '--allow-private-destinations'], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const outcome = JSON.parse(run.stdout);
+    assert.equal(outcome.status, 'ok', run.stdout);
+    assert.equal(outcome.result.structuredContent.json.headers['x-probe'], 'as-sdk');
+  });
+
   it('the SDK knows exactly the error kinds the host answers', async () => {
     const outcome = await host.call(probe, 'error_kinds', {}, context());
     assert.deepEqual((outcome.result?.structuredContent as any).kinds, [...HTTP_ERROR_KINDS]);
