@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,6 +79,17 @@ function rawRun(lines: string[]): { answers: any[]; stdout: string; status: numb
   const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'wasi', probeModule], { input: lines.map((l) => `${l}\n`).join(''), encoding: 'utf8' });
   const stdout = run.stdout;
   return { answers: stdout.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l)), stdout, status: run.status };
+}
+
+function spawnAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
 
 const META = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"subako","version":"0.2.3"},"io.modelcontextprotocol/clientCapabilities":{"x":{"deep":[{"\\u00e9":"\\ud83d\\ude00"}]}}}';
@@ -312,15 +323,13 @@ describe('subako_http', () => {
     });
   }
 
-  it('`subako call --allow` on the package directory reaches the server, as a person would try it', () => {
+  it('`subako call --allow` on the package directory reaches the server, as a person would try it', async () => {
     const caFile = join(scratch, 'ca.pem');
     writeFileSync(caFile, makeTestCa().ca);
     const project = join(probeModule, '..');
     const args = JSON.stringify({ url: server.url('127.0.0.1', '/echo') });
-    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'call', project, 'fetch', args, '--json', '--allow', `127.0.0.1:${server.port}`, '--allow-private-destinations'], {
-      encoding: 'utf8',
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
-    });
+    // Not spawnSync: the server answers from this process's event loop.
+    const run = await spawnAsync([join(REPO_ROOT, 'bin', 'subako.js'), 'call', project, 'fetch', args, '--json', '--allow', `127.0.0.1:${server.port}`, '--allow-private-destinations'], { NODE_EXTRA_CA_CERTS: caFile });
     assert.equal(run.status, 0, run.stderr);
     const outcome = JSON.parse(run.stdout);
     assert.equal(outcome.status, 'ok', run.stdout);
