@@ -157,6 +157,26 @@ describe('the protocol, as the SDK speaks it', () => {
     assert.equal(results[texts.length - 4].json, '"\\ud800 lone"', 'a lone surrogate stays escaped, so the output is UTF-8');
   });
 
+  it('numbers read as the nearest f64, as JavaScript reads them (generated doubles, and the hard cases)', () => {
+    const texts = [
+      ...fc.sample(fc.double({ noNaN: true, noDefaultInfinity: true }), { numRuns: 1500, seed: 3 }).map((n) => (Object.is(n, -0) ? '0' : String(n))),
+      ...fc.sample(fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 25n }), fc.integer({ min: -340, max: 320 })), { numRuns: 500, seed: 4 }).map(([d, e]) => `${d}e${e}`),
+      '9.170647750513991e+49', // AssemblyScript's parseFloat reads this as 9.17064775051399e+37
+      '1e400', '1e-400', '2.4703282292062328e-324', '2.4703282292062327e-324', '1.7976931348623158e308', '1.7976931348623159e308',
+      '9007199254740993', '9007199254740995', '0.1000000000000000055511151231257827021181583404541015625', '2.2250738585072011e-308',
+      '1.00000000000000011102230246251565404236316680908203125', '1.00000000000000011102230246251565404236316680908203126',
+      `0.${'0'.repeat(300)}1`, `1${'0'.repeat(400)}e-400`, `1${'9'.repeat(900)}`, `0.${'3'.repeat(1000)}`,
+    ];
+    const lines = texts.map((t, i) => `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"typed","arguments":{"s":"","n":${t},"i":1,"b":true,"o":{},"a":[],"tags":[]}}}`);
+    const run = rawRun(lines);
+    assert.equal(run.answers.length, texts.length);
+    run.answers.forEach((answer, i) => {
+      const want = Number(texts[i]);
+      // JSON has no infinity: a number past the f64 range is written back as null.
+      assert.equal(answer.result.structuredContent.n, Number.isFinite(want) ? want : null, texts[i].slice(0, 60));
+    });
+  });
+
   it('JSON that is not JSON is an error with a position, never a crash', async () => {
     const bad = ['{"a":', '[1,]', '01', '"\\x"', '{"a" 1}', 'tru', '"unterminated', '1.', '-', '[' .repeat(600)];
     const outcome = await host.call(probe, 'reparse', { texts: bad }, context());
