@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +81,17 @@ function rawRun(lines: string[]): { answers: any[]; stdout: string; status: numb
   return { answers: stdout.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l)), stdout, status: run.status };
 }
 
+function spawnAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
 const META = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"subako","version":"0.2.3"},"io.modelcontextprotocol/clientCapabilities":{"x":{"deep":[{"\\u00e9":"\\ud83d\\ude00"}]}}}';
 
 describe('the protocol, as the SDK speaks it', () => {
@@ -144,6 +155,26 @@ describe('the protocol, as the SDK speaks it', () => {
       assert.deepEqual(JSON.parse(r.json!), JSON.parse(texts[i]), texts[i]);
     });
     assert.equal(results[texts.length - 4].json, '"\\ud800 lone"', 'a lone surrogate stays escaped, so the output is UTF-8');
+  });
+
+  it('numbers read as the nearest f64, as JavaScript reads them (generated doubles, and the hard cases)', () => {
+    const texts = [
+      ...fc.sample(fc.double({ noNaN: true, noDefaultInfinity: true }), { numRuns: 1500, seed: 3 }).map((n) => (Object.is(n, -0) ? '0' : String(n))),
+      ...fc.sample(fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 25n }), fc.integer({ min: -340, max: 320 })), { numRuns: 500, seed: 4 }).map(([d, e]) => `${d}e${e}`),
+      '9.170647750513991e+49', // AssemblyScript's parseFloat reads this as 9.17064775051399e+37
+      '1e400', '1e-400', '2.4703282292062328e-324', '2.4703282292062327e-324', '1.7976931348623158e308', '1.7976931348623159e308',
+      '9007199254740993', '9007199254740995', '0.1000000000000000055511151231257827021181583404541015625', '2.2250738585072011e-308',
+      '1.00000000000000011102230246251565404236316680908203125', '1.00000000000000011102230246251565404236316680908203126',
+      `0.${'0'.repeat(300)}1`, `1${'0'.repeat(400)}e-400`, `1${'9'.repeat(900)}`, `0.${'3'.repeat(1000)}`,
+    ];
+    const lines = texts.map((t, i) => `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"typed","arguments":{"s":"","n":${t},"i":1,"b":true,"o":{},"a":[],"tags":[]}}}`);
+    const run = rawRun(lines);
+    assert.equal(run.answers.length, texts.length);
+    run.answers.forEach((answer, i) => {
+      const want = Number(texts[i]);
+      // JSON has no infinity: a number past the f64 range is written back as null.
+      assert.equal(answer.result.structuredContent.n, Number.isFinite(want) ? want : null, texts[i].slice(0, 60));
+    });
   });
 
   it('JSON that is not JSON is an error with a position, never a crash', async () => {
@@ -311,6 +342,19 @@ describe('subako_http', () => {
       assert.equal(answer.enum, HTTP_ERROR_KINDS.indexOf(kind as (typeof HTTP_ERROR_KINDS)[number]) + 1);
     });
   }
+
+  it('`subako call --allow` on the package directory reaches the server, as a person would try it', async () => {
+    const caFile = join(scratch, 'ca.pem');
+    writeFileSync(caFile, makeTestCa().ca);
+    const project = join(probeModule, '..');
+    const args = JSON.stringify({ url: server.url('127.0.0.1', '/echo') });
+    // Not spawnSync: the server answers from this process's event loop.
+    const run = await spawnAsync([join(REPO_ROOT, 'bin', 'subako.js'), 'call', project, 'fetch', args, '--json', '--allow', `127.0.0.1:${server.port}`, '--allow-private-destinations'], { NODE_EXTRA_CA_CERTS: caFile });
+    assert.equal(run.status, 0, run.stderr);
+    const outcome = JSON.parse(run.stdout);
+    assert.equal(outcome.status, 'ok', run.stdout);
+    assert.equal(outcome.result.structuredContent.json.headers['x-probe'], 'as-sdk');
+  });
 
   it('the SDK knows exactly the error kinds the host answers', async () => {
     const outcome = await host.call(probe, 'error_kinds', {}, context());

@@ -4,6 +4,8 @@
  * read from, so a big integer or an exact decimal passes through a guest unchanged.
  */
 
+import { parseDecimal } from "./decimal";
+
 export enum JsonKind {
   Null,
   Bool,
@@ -570,7 +572,7 @@ class JsonReader {
       if (this.digits() == 0) return this.fail("bad number");
     }
     const raw = text.substring(start, this.at);
-    return Json.fromNumberText(raw, parseFloat(raw));
+    return Json.fromNumberText(raw, parseDecimal(raw));
   }
 
   private digits(): i32 {
