@@ -191,6 +191,16 @@ describe('building with the Rust recipe', () => {
     assert.deepEqual(missing.map((m) => m.tool), [`the subako crate (not in ${join(scratch, 'no-sdk')})`]);
   });
 
+  test('a project whose binary is not named module is told, in one line, how to name it', async () => {
+    const empty = mkdtempSync(join(scratch, 'no-module-'));
+    const copy = rustCommands(empty)[1];
+    const ran = await run(copy.program, copy.args, { cwd: empty });
+    assert.equal(ran.code, 1);
+    assert.equal(ran.stderr.trim().split('\n').length, 1);
+    assert.match(ran.stderr, /name the binary "module" in Cargo\.toml/);
+    assert.equal(existsSync(join(empty, 'module.wasm')), false);
+  });
+
   test('the commands build a module for the guest and the template, and copy it to module.wasm', (t) => {
     t.diagnostic(`builds with a shared target folder: guest ${Math.round(buildMs.guest)} ms (${guestBytes.length} bytes), template ${Math.round(buildMs.template)} ms (${templateBytes.length} bytes)`);
     for (const bytes of [guestBytes, templateBytes]) assert.deepEqual([...bytes.subarray(0, 8)], [0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
