@@ -97,9 +97,10 @@ before(async () => {
   guestBytes = builtGuest.bytes;
   buildMs.guest = builtGuest.ms;
 
-  templateDir = join(scratch, 'rust-sdk-template');
+  // A package name may start with a digit; a crate name may not: the template's Cargo.toml must cope.
+  templateDir = join(scratch, '3d-rust-template');
   cpSync(TEMPLATE_DIR, templateDir, { recursive: true });
-  fill(templateDir, { name: 'rust-sdk-template', description: 'The Rust template, built by the SDK test.', sdk_dir: SDK_DIR });
+  fill(templateDir, { name: '3d-rust-template', description: 'The Rust template, built by the SDK test.', sdk_dir: SDK_DIR });
   const builtTemplate = await buildWithRecipe(templateDir);
   templateBytes = builtTemplate.bytes;
   buildMs.template = builtTemplate.ms;
@@ -476,7 +477,7 @@ describe('files under /volume and /package', () => {
 describe('the template subako init --template rust copies', () => {
   let template: LoadedPackage;
   before(async () => {
-    template = await host.load({ name: 'rust-sdk-template', version: '0.1.0', moduleBytes: templateBytes, assetsDir: null });
+    template = await host.load({ name: '3d-rust-template', version: '0.1.0', moduleBytes: templateBytes, assetsDir: null });
   });
 
   test('subako check accepts the built project and lists greet', async () => {
