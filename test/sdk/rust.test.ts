@@ -216,7 +216,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     const discovery = await host.discover(guest);
     assert.deepEqual(discovery.problems, []);
     const names = discovery.tools!.map((tool) => tool.name);
-    assert.equal(names.length, 21);
+    assert.equal(names.length, 22);
     assert.deepEqual(names.slice(0, 3), ['text', 'structured', 'not_an_object']);
     assert.deepEqual(names.slice(-4), ['filler_0', 'filler_1', 'filler_2', 'filler_3']);
     const structured = discovery.tools!.find((tool) => tool.name === 'structured')!;
@@ -235,7 +235,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     assert.deepEqual(answers[0], { jsonrpc: '2.0', id: 'd', result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' } });
     assert.equal(answers[1].result.tools.length, 16);
     assert.equal(answers[1].result.nextCursor, '16');
-    assert.equal(answers[2].result.tools.length, 5);
+    assert.equal(answers[2].result.tools.length, 6);
     assert.equal(answers[2].result.nextCursor, undefined);
     assert.equal(answers[3].id, 'bad');
     assert.equal(answers[3].error.code, -32602);
@@ -447,6 +447,33 @@ describe('subako_http against a loopback HTTPS server', () => {
       assert.ok(firstText(outcome).startsWith(`${kind}: `), firstText(outcome));
     });
   }
+});
+
+describe('progress', () => {
+  test('a caller that asks for progress is told each step, the last one before the result', async () => {
+    const updates: [number, number | undefined, string | undefined][] = [];
+    const outcome = await call('steps', { steps: 3 }, { progress: (done, total, message) => updates.push([done, total, message]) });
+    assert.equal(outcome.status, 'ok');
+    assert.ok(updates.length >= 1);
+    assert.deepEqual(updates.at(-1), [3, 3, 'step 3']);
+    assert.deepEqual(updates.map(([done]) => done), [...updates.map(([done]) => done)].sort((a, b) => a - b));
+  });
+
+  test('a request without a progressToken gets no notifications, only its answer', async () => {
+    const { answers, code } = await converse([request(1, 'tools/call', { name: 'steps', arguments: { steps: 3 } })]);
+    assert.equal(code, 0);
+    assert.deepEqual(answers.map((answer) => answer.id), [1]);
+  });
+
+  test('with a progressToken, the notifications carry it and precede the answer', async () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'steps', arguments: { steps: 2 }, _meta: { progressToken: 'tok-1', ...PROTOCOL_META } } });
+    const { answers } = await converse([line]);
+    assert.deepEqual(answers, [
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', progress: 1, total: 2, message: 'step 1' } },
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', progress: 2, total: 2, message: 'step 2' } },
+      { jsonrpc: '2.0', id: 'p', result: { content: [{ type: 'text', text: '2 steps done' }], resultType: 'complete' } },
+    ]);
+  });
 });
 
 describe('files under /volume and /package', () => {
