@@ -97,9 +97,10 @@ before(async () => {
   guestBytes = builtGuest.bytes;
   buildMs.guest = builtGuest.ms;
 
-  templateDir = join(scratch, 'rust-sdk-template');
+  // A package name may start with a digit; a crate name may not: the template's Cargo.toml must cope.
+  templateDir = join(scratch, '3d-rust-template');
   cpSync(TEMPLATE_DIR, templateDir, { recursive: true });
-  fill(templateDir, { name: 'rust-sdk-template', description: 'The Rust template, built by the SDK test.', sdk_dir: SDK_DIR });
+  fill(templateDir, { name: '3d-rust-template', description: 'The Rust template, built by the SDK test.', sdk_dir: SDK_DIR });
   const builtTemplate = await buildWithRecipe(templateDir);
   templateBytes = builtTemplate.bytes;
   buildMs.template = builtTemplate.ms;
@@ -191,6 +192,16 @@ describe('building with the Rust recipe', () => {
     assert.deepEqual(missing.map((m) => m.tool), [`the subako crate (not in ${join(scratch, 'no-sdk')})`]);
   });
 
+  test('a project whose binary is not named module is told, in one line, how to name it', async () => {
+    const empty = mkdtempSync(join(scratch, 'no-module-'));
+    const copy = rustCommands(empty)[1];
+    const ran = await run(copy.program, copy.args, { cwd: empty });
+    assert.equal(ran.code, 1);
+    assert.equal(ran.stderr.trim().split('\n').length, 1);
+    assert.match(ran.stderr, /name the binary "module" in Cargo\.toml/);
+    assert.equal(existsSync(join(empty, 'module.wasm')), false);
+  });
+
   test('the commands build a module for the guest and the template, and copy it to module.wasm', (t) => {
     t.diagnostic(`builds with a shared target folder: guest ${Math.round(buildMs.guest)} ms (${guestBytes.length} bytes), template ${Math.round(buildMs.template)} ms (${templateBytes.length} bytes)`);
     for (const bytes of [guestBytes, templateBytes]) assert.deepEqual([...bytes.subarray(0, 8)], [0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
@@ -205,7 +216,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     const discovery = await host.discover(guest);
     assert.deepEqual(discovery.problems, []);
     const names = discovery.tools!.map((tool) => tool.name);
-    assert.equal(names.length, 21);
+    assert.equal(names.length, 22);
     assert.deepEqual(names.slice(0, 3), ['text', 'structured', 'not_an_object']);
     assert.deepEqual(names.slice(-4), ['filler_0', 'filler_1', 'filler_2', 'filler_3']);
     const structured = discovery.tools!.find((tool) => tool.name === 'structured')!;
@@ -224,7 +235,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     assert.deepEqual(answers[0], { jsonrpc: '2.0', id: 'd', result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' } });
     assert.equal(answers[1].result.tools.length, 16);
     assert.equal(answers[1].result.nextCursor, '16');
-    assert.equal(answers[2].result.tools.length, 5);
+    assert.equal(answers[2].result.tools.length, 6);
     assert.equal(answers[2].result.nextCursor, undefined);
     assert.equal(answers[3].id, 'bad');
     assert.equal(answers[3].error.code, -32602);
@@ -438,6 +449,33 @@ describe('subako_http against a loopback HTTPS server', () => {
   }
 });
 
+describe('progress', () => {
+  test('a caller that asks for progress is told each step, the last one before the result', async () => {
+    const updates: [number, number | undefined, string | undefined][] = [];
+    const outcome = await call('steps', { steps: 3 }, { progress: (done, total, message) => updates.push([done, total, message]) });
+    assert.equal(outcome.status, 'ok');
+    assert.ok(updates.length >= 1);
+    assert.deepEqual(updates.at(-1), [3, 3, 'step 3']);
+    assert.deepEqual(updates.map(([done]) => done), [...updates.map(([done]) => done)].sort((a, b) => a - b));
+  });
+
+  test('a request without a progressToken gets no notifications, only its answer', async () => {
+    const { answers, code } = await converse([request(1, 'tools/call', { name: 'steps', arguments: { steps: 3 } })]);
+    assert.equal(code, 0);
+    assert.deepEqual(answers.map((answer) => answer.id), [1]);
+  });
+
+  test('with a progressToken, the notifications carry it and precede the answer', async () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'steps', arguments: { steps: 2 }, _meta: { progressToken: 'tok-1', ...PROTOCOL_META } } });
+    const { answers } = await converse([line]);
+    assert.deepEqual(answers, [
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', progress: 1, total: 2, message: 'step 1' } },
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', progress: 2, total: 2, message: 'step 2' } },
+      { jsonrpc: '2.0', id: 'p', result: { content: [{ type: 'text', text: '2 steps done' }], resultType: 'complete' } },
+    ]);
+  });
+});
+
 describe('files under /volume and /package', () => {
   test('a file written to /volume/data is read back, listed, and lands in the session folder', async () => {
     const mounts = volume({ data: true });
@@ -466,7 +504,7 @@ describe('files under /volume and /package', () => {
 describe('the template subako init --template rust copies', () => {
   let template: LoadedPackage;
   before(async () => {
-    template = await host.load({ name: 'rust-sdk-template', version: '0.1.0', moduleBytes: templateBytes, assetsDir: null });
+    template = await host.load({ name: '3d-rust-template', version: '0.1.0', moduleBytes: templateBytes, assetsDir: null });
   });
 
   test('subako check accepts the built project and lists greet', async () => {
