@@ -316,6 +316,27 @@ describe('subako_http', () => {
     assert.equal(answer.json.body, 'héllo');
   });
 
+  it('a JSON body and a file body from the volume are sent as the ABI says', async () => {
+    const json = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/echo'), method: 'PUT', bodyJson: { order: 1042, note: 'é' } }, context({ egress: egress() }));
+    const sent = (json.result?.structuredContent as any).json;
+    assert.equal(sent.method, 'PUT');
+    assert.deepEqual(JSON.parse(sent.body), { order: 1042, note: 'é' });
+    assert.equal(sent.headers['content-type'], 'application/json');
+    const ctx = context({ egress: egress() });
+    writeFileSync(join(ctx.tmpDir, 'in.txt'), 'from the volume');
+    const file = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/echo'), method: 'POST', bodyFile: '/volume/tmp/in.txt' }, ctx);
+    assert.equal((file.result?.structuredContent as any).json.body, 'from the volume');
+  });
+
+  it('followRedirects false answers the redirect itself; by default it is followed', async () => {
+    const outcome = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/redirect?to=/quiet'), followRedirects: false }, context({ egress: egress() }));
+    const answer = outcome.result?.structuredContent as any;
+    assert.equal(answer.status, 302);
+    assert.equal(answer.text, 'moved');
+    const followed = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/redirect?to=/quiet') }, context({ egress: egress() }));
+    assert.deepEqual([(followed.result?.structuredContent as any).status, (followed.result?.structuredContent as any).text], [200, 'ok']);
+  });
+
   it('saveTo writes the body to the volume and answers its path and size', async () => {
     const ctx = context({ egress: egress() });
     const outcome = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/bytes?n=300000'), saveTo: '/volume/tmp/dl/blob.bin' }, ctx);
