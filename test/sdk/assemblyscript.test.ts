@@ -56,6 +56,9 @@ function egress(): EgressGrant {
   return { allow: [`127.0.0.1:${server.port}`], grants: [], privateDestinations: 'allow', credentials: [], ca: makeTestCa().ca };
 }
 
+// asc takes seconds of CPU per build, many more on a loaded machine: the builds get time of their own.
+const BUILD_TIMEOUT_MS = 300_000;
+
 before(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'subako-as-sdk-'));
   const project = join(scratch, 'probe');
@@ -66,7 +69,7 @@ before(async () => {
   probe = await host.load({ name: 'as-sdk-probe', version: '1.0.0', moduleBytes: readFileSync(probeModule), assetsDir: null });
   server = await startServer(testRoutes);
   png = await sharp({ create: { width: 24, height: 16, channels: 3, background: { r: 200, g: 10, b: 30 } } }).png().toBuffer();
-});
+}, { timeout: BUILD_TIMEOUT_MS });
 
 after(async () => {
   await host?.close();
@@ -384,7 +387,7 @@ describe('subako_http', () => {
 });
 
 describe('the template', () => {
-  it('templates/assemblyscript builds with the recipe and passes its own test', () => {
+  it('templates/assemblyscript builds with the recipe and passes its own test', { timeout: BUILD_TIMEOUT_MS }, () => {
     const project = join(scratch, 'from-template');
     cpSync(SDK.templateDir, project, { recursive: true });
     const fill = (dir: string): void => {
