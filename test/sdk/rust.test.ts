@@ -12,9 +12,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WASI } from 'node:wasi';
 import sharp from 'sharp';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome, type LoadedPackage } from '../../src/function/index.js';
 import { SandboxPool, type ModuleHandle } from '../../src/sandbox/index.js';
@@ -23,6 +24,7 @@ import { REPO_ROOT, fixture } from '../helpers/paths.js';
 import { startServer, type Route, type TestServer } from '../egress/helpers/servers.js';
 import { testRoutes } from '../egress/helpers/routes.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
+import { wat } from '../helpers/wat.js';
 
 const MIB = 1024 * 1024;
 const SDK_DIR = join(REPO_ROOT, 'sdk', 'rust');
@@ -532,5 +534,30 @@ describe('the template subako init --template rust copies', () => {
   test("the example tool is at most about 40 lines of the author's code", () => {
     const lines = readFileSync(join(TEMPLATE_DIR, 'src', 'main.rs'), 'utf8').split('\n').filter((line) => line.trim() !== '');
     assert.ok(lines.length <= 40, `${lines.length} lines`);
+  });
+});
+
+describe("the template's tests/subako_http_stub.wat, for WASI runtimes other than subako", () => {
+  test('linked in as subako_http, it lets a module that uses HTTP load and answer: its requests fail as abi errors', async () => {
+    const stub = new WebAssembly.Instance(new WebAssembly.Module(await wat(readFileSync(join(TEMPLATE_DIR, 'tests', 'subako_http_stub.wat'), 'utf8'))));
+    const dir = mkdtempSync(join(scratch, 'stub-'));
+    writeFileSync(join(dir, 'in'), `${request(1, 'tools/call', { name: 'http_get', arguments: { url: 'https://example.com/' } })}\n${request(2, 'tools/call', { name: 'text', arguments: { text: 'still here' } })}\n`);
+    const stdin = openSync(join(dir, 'in'), 'r');
+    const stdout = openSync(join(dir, 'out'), 'w');
+    try {
+      const wasi = new WASI({ version: 'preview1', args: ['sdk-guest'], env: {}, stdin, stdout, returnOnExit: true });
+      const instance = await WebAssembly.instantiate(new WebAssembly.Module(new Uint8Array(guestBytes)), {
+        wasi_snapshot_preview1: wasi.wasiImport as WebAssembly.ModuleImports,
+        subako_http: stub.exports as WebAssembly.ModuleImports,
+      });
+      assert.equal(wasi.start(instance), 0);
+    } finally {
+      closeSync(stdin);
+      closeSync(stdout);
+    }
+    const answers = readFileSync(join(dir, 'out'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    assert.equal(answers[0].result.isError, true);
+    assert.equal(answers[0].result.content[0].text, 'HTTP request failed (abi): subako_http.request returned -1');
+    assert.deepEqual(answers[1].result.content, [{ type: 'text', text: 'still here' }]);
   });
 });
