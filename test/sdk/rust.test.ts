@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { WASI } from 'node:wasi';
 import sharp from 'sharp';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome, type LoadedPackage } from '../../src/function/index.js';
-import { SandboxPool, type ModuleHandle } from '../../src/sandbox/index.js';
+import { HTTP_ERROR_KINDS, SandboxPool, type ModuleHandle } from '../../src/sandbox/index.js';
 import { rustCommands, rustRecipe, RUST_INSTALL } from '../../src/devkit/recipes/rust.js';
 import { REPO_ROOT, fixture } from '../helpers/paths.js';
 import { startServer, type Route, type TestServer } from '../egress/helpers/servers.js';
@@ -218,7 +218,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     const discovery = await host.discover(guest);
     assert.deepEqual(discovery.problems, []);
     const names = discovery.tools!.map((tool) => tool.name);
-    assert.equal(names.length, 22);
+    assert.equal(names.length, 23);
     assert.deepEqual(names.slice(0, 3), ['text', 'structured', 'not_an_object']);
     assert.deepEqual(names.slice(-4), ['filler_0', 'filler_1', 'filler_2', 'filler_3']);
     const structured = discovery.tools!.find((tool) => tool.name === 'structured')!;
@@ -237,7 +237,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     assert.deepEqual(answers[0], { jsonrpc: '2.0', id: 'd', result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' } });
     assert.equal(answers[1].result.tools.length, 16);
     assert.equal(answers[1].result.nextCursor, '16');
-    assert.equal(answers[2].result.tools.length, 6);
+    assert.equal(answers[2].result.tools.length, 7);
     assert.equal(answers[2].result.nextCursor, undefined);
     assert.equal(answers[3].id, 'bad');
     assert.equal(answers[3].error.code, -32602);
@@ -430,6 +430,14 @@ describe('subako_http against a loopback HTTPS server', () => {
   test('a redirect not followed is an answer with its status', async () => {
     const outcome = await call('http_request', { url: server.url('localhost', '/redirect?to=/quiet&status=302'), follow_redirects: false }, { egress: loopbackEgress() });
     assert.equal((outcome.result?.structuredContent as { status: number }).status, 302);
+  });
+
+  test("the SDK knows every error kind in the host's own list, and keeps one it does not know by name", async () => {
+    const kinds = [...HTTP_ERROR_KINDS, 'from_the_future'];
+    const answers = kinds.map((kind) => JSON.stringify({ error: { kind, message: `a ${kind}` } }));
+    const outcome = await call('read_answers', { answers });
+    const read = (outcome.result?.structuredContent as { read: { kind: string; known: boolean; message: string }[] }).read;
+    assert.deepEqual(read, kinds.map((kind) => ({ kind, known: kind !== 'from_the_future', message: `a ${kind}` })));
   });
 
   const kinds: [string, Record<string, unknown>, string, Partial<EgressGrant>][] = [
