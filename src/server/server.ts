@@ -11,6 +11,7 @@ import { DEFAULT_BUNDLE_LIMITS } from '../package/index.js';
 import type { Platform } from '../platform/index.js';
 import { isOAuthDiscoveryPath, noOAuthBody } from './bearer-challenge.js';
 import { CallStreams } from './call-stream.js';
+import { ConsoleFiles } from './console-files.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
 import type { Route } from './route.js';
@@ -39,6 +40,7 @@ export class SubakoServer {
   readonly connectionsByAddress: Map<string, number>;
   private readonly endpoints: SessionMcpEndpoints;
   private readonly streams: CallStreams;
+  private readonly consoleFiles = new ConsoleFiles();
   private readonly router: Router;
   private readonly http: Server;
   private active = 0;
@@ -105,7 +107,7 @@ export class SubakoServer {
         writeJson(res, 503, { error: { code: 'shutting_down', message: 'the server is shutting down' } }, { connection: 'close' });
         return;
       }
-      const handled = await this.router.handle(req, res, aborter.signal);
+      const handled = await this.router.handle(req, res, aborter.signal) || this.consoleFiles.handle(req, res);
       if (!handled) {
         const pathname = new URL(req.url ?? '/', 'http://x').pathname;
         // A client looking for an OAuth flow is told there is none, and which token to send instead.

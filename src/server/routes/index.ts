@@ -8,6 +8,7 @@ import { callRoutes } from './calls.js';
 import { mcpRoutes } from './mcp.js';
 import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
+import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
 import { SUBAKO_VERSION } from '../../version.js';
 
@@ -17,6 +18,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...agentRoutes(),
     ...sessionRoutes(),
     ...callRoutes(options.streams),
+    ...sessionFileRoutes(),
     ...vaultRoutes(),
     ...mcpRoutes(options.endpoints),
   ];
