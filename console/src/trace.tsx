@@ -71,9 +71,15 @@ function EgressTable({ egress }: { egress: EgressRecord[] }) {
   );
 }
 
-/** `result`: the live result of a call just made (images with their bytes); the record keeps only digests. */
+/**
+ * `result`: the live result of a call just made. Only its images' bytes are used (the record keeps their
+ * digest): everything else is shown from the record, which the call log redacted of the session's secrets.
+ */
 export function Trace({ call, result }: { call: CallView; result?: { content?: Record<string, unknown>[] } }) {
-  const blocks = result?.content ?? call.model;
+  const blocks = call.model.map((block, i) => {
+    const live = result?.content?.[i];
+    return block.type === 'image' && live?.type === 'image' && typeof live.data === 'string' ? { ...block, data: live.data } : block;
+  });
   return (
     <article class="trace" data-call-id={call.id}>
       <header class="trace-head">

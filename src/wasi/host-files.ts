@@ -311,7 +311,10 @@ export async function listDirectoryUnder(target: PathUnder, maxEntries: number):
     } catch (error) {
       const code = (error as NodeJS.ErrnoException | undefined)?.code;
       if (code === 'ENOENT') throw new HostPathError('missing', target.path, 'does not exist', { cause: error });
-      if (code === 'ELOOP') throw new HostPathError('link', target.path, 'is a symbolic link', { cause: error });
+      // O_DIRECTORY with O_NOFOLLOW answers ENOTDIR for a link on Linux: which one it was is told apart here.
+      if (code === 'ELOOP' || lstatSync(finalPath(held), { throwIfNoEntry: false })?.isSymbolicLink()) {
+        throw new HostPathError('link', target.path, 'is a symbolic link', { cause: error });
+      }
       if (code === 'ENOTDIR') throw new HostPathError('not_directory', target.path, 'is not a directory', { cause: error });
       throw new HostPathError('host_refused', target.path, `cannot be opened (${code ?? 'unknown error'})`, { cause: error });
     } finally {
