@@ -8,6 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/paths.js';
@@ -97,6 +98,17 @@ describe('the console in Chromium', () => {
     await page.locator('.upload-result').getByRole('link', { name: 'fetch-two@1.0.0' }).click();
     await page.getByRole('heading', { name: 'Package fetch-two' }).waitFor();
     await page.locator('.tool').getByText('An https URL, saved to /volume/tmp/first.txt.').waitFor();
+    // A second version by drag and drop: a drop event carrying the bundle as a file.
+    await nav('Packages').click();
+    const bytes = [...readFileSync(packFetchTwo('fetch-two', '1.0.1'))];
+    const dropped = await page.evaluateHandle((data) => {
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([new Uint8Array(data)], 'fetch-two-1.0.1.tar.gz', { type: 'application/gzip' }));
+      return transfer;
+    }, bytes);
+    await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: dropped });
+    await page.locator('.upload-result').getByRole('link', { name: 'fetch-two@1.0.1' }).waitFor();
+    await page.locator('table.list tr', { hasText: 'fetch-two' }).getByText('1.0.0, 1.0.1').waitFor();
   });
 
   it('opens a call that made an HTTP request and was refused another, and saves the README screenshot', async () => {
@@ -131,6 +143,36 @@ describe('the console in Chromium', () => {
     await page.getByRole('heading', { name: /^Session ses_/ }).waitFor();
     await page.locator('.files').getByRole('button', { name: 'first.txt' }).click();
     await page.locator('.files .preview').getByText('sunny').waitFor();
+  });
+
+  it('publishes a new version of an agent from its form', async () => {
+    await nav('Agents').click();
+    await page.getByRole('link', { name: 'forecaster' }).click();
+    await page.getByRole('heading', { name: 'Agent forecaster' }).waitFor();
+    const spec = page.locator('textarea[name=spec]');
+    const current = JSON.parse(await spec.inputValue());
+    await spec.fill(JSON.stringify({ ...current, description: 'Now with a description.' }, null, 2));
+    await page.getByRole('button', { name: 'publish version' }).click();
+    await page.getByText('(current)').locator('xpath=..').getByText('2').waitFor();
+    const agents = (await serve.call('GET', '/v1/agents?limit=200')).body.items as { name: string; version: number }[];
+    assert.equal(agents.find((a) => a.name === 'forecaster')?.version, 2);
+  });
+
+  it('adds a credential to a vault, shows it by target and kind but never its secret, and deletes it', async () => {
+    const secret = 'PLANTED-console-vault-secret-42';
+    await nav('Vaults').click();
+    await page.locator('input[name=vault-name]').fill('ui-vault');
+    await page.getByRole('button', { name: 'create vault' }).click();
+    await page.getByRole('heading', { name: 'Vault ui-vault' }).waitFor();
+    await page.locator('input[name=target]').fill('https://api.example.com');
+    await page.locator('select[name=kind]').selectOption('static_bearer');
+    await page.locator('input[name=secret]').fill(secret);
+    await page.getByRole('button', { name: 'add credential' }).click();
+    const row = page.locator('table.list tbody tr', { hasText: 'https://api.example.com' });
+    await row.getByText('static_bearer').waitFor();
+    assert.ok(!(await page.content()).includes(secret), 'the secret is in the page nowhere');
+    await row.getByRole('button', { name: 'delete' }).click();
+    await page.getByText('No credentials yet.').waitFor();
   });
 
   it('serves its pages under a strict CSP that none of them broke, and keeps /v1 answers JSON', async () => {

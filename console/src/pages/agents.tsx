@@ -16,6 +16,24 @@ interface Spec {
 }
 interface AgentVersion { agent_id: string; version: number; spec: Spec; created_at: string }
 
+/**
+ * A stored spec as the input it came from: each package and skill with the version its author asked for
+ * (`requested`: "latest" stays "latest"), not the one it resolved to when published.
+ */
+function toInput(spec: Spec): Spec {
+  const requested = (item: Record<string, unknown>) => {
+    const { requested: asked, version, ...rest } = item;
+    return { ...rest, version: typeof asked === 'string' ? asked : version };
+  };
+  return {
+    name: spec.name,
+    ...(spec.description ? { description: spec.description } : {}),
+    tools: (spec.tools ?? []).map((t) => requested(t as Record<string, unknown>)) as Spec['tools'],
+    skills: (spec.skills ?? []).map((s) => requested(s as Record<string, unknown>)) as Spec['skills'],
+    mcp_servers: spec.mcp_servers ?? [],
+  };
+}
+
 export function Grants({ spec }: { spec: Spec }) {
   const tools = spec.tools ?? [];
   const servers = spec.mcp_servers ?? [];
@@ -140,7 +158,7 @@ export function AgentPage({ id }: { id: string }) {
         {shown ? <><h4>Version {shown.version} grants</h4><Grants spec={shown.spec} /><details><summary>spec as JSON</summary><Json value={shown.spec} /></details></> : null}
       </Section>
       <Section title="Publish a new version">
-        {a.spec ? <SpecForm key={a.version} initial={a.spec} submitLabel="publish version" onSubmit={async (spec) => {
+        {a.spec ? <SpecForm key={a.version} initial={toInput(a.spec)} submitLabel="publish version" onSubmit={async (spec) => {
           await api('PUT', `/v1/agents/${encodeURIComponent(a.id)}`, spec);
           agent.reload();
           versions.reload();
