@@ -40,6 +40,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   );
 }
 
+// The server answers index.html for these sections (src/server/console-files.ts, CONSOLE_SECTIONS).
 const PAGES = [['/calls', 'Calls'], ['/packages', 'Packages'], ['/agents', 'Agents'], ['/sessions', 'Sessions'], ['/vaults', 'Vaults']] as const;
 
 function Page({ path }: { path: string }) {

@@ -61,15 +61,14 @@ interface ConsoleFile {
   immutable: boolean;
 }
 
-/** Paths that belong to the API and the MCP endpoints, never to the console's pages. */
-export function isApiPath(pathname: string): boolean {
-  return pathname === '/v1' || pathname.startsWith('/v1/') || pathname === '/mcp' || pathname.startsWith('/mcp/') || pathname.startsWith('/.well-known/');
-}
+/** The console's sections: the pages its router (console/src/main.tsx, PAGES) answers, each with sub-paths. */
+export const CONSOLE_SECTIONS = ['calls', 'packages', 'agents', 'sessions', 'vaults'] as const;
 
-/** Whether a path names one of the console's pages (no extension in its last segment). */
+/** Whether a path names one of the console's pages: `/`, or a section and what follows it. */
 export function isPagePath(pathname: string): boolean {
-  const last = pathname.slice(pathname.lastIndexOf('/') + 1);
-  return !last.includes('.');
+  if (pathname === '/') return true;
+  const section = pathname.split('/')[1];
+  return (CONSOLE_SECTIONS as readonly string[]).includes(section) && !pathname.slice(pathname.lastIndexOf('/') + 1).includes('.');
 }
 
 export class ConsoleFiles {
@@ -108,7 +107,6 @@ export class ConsoleFiles {
       if (!(error instanceof URIError)) throw error; // expected: not percent-encoding
       return false;
     }
-    if (isApiPath(pathname)) return false;
     const file = this.files.get(pathname) ?? (isPagePath(pathname) ? this.files.get('/index.html') : undefined);
     if (!file) {
       if (!this.built && isPagePath(pathname)) {

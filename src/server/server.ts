@@ -107,12 +107,13 @@ export class SubakoServer {
         writeJson(res, 503, { error: { code: 'shutting_down', message: 'the server is shutting down' } }, { connection: 'close' });
         return;
       }
-      const handled = await this.router.handle(req, res, aborter.signal) || this.consoleFiles.handle(req, res);
+      const handled = await this.router.handle(req, res, aborter.signal);
       if (!handled) {
         const pathname = new URL(req.url ?? '/', 'http://x').pathname;
-        // A client looking for an OAuth flow is told there is none, and which token to send instead.
+        // A client looking for an OAuth flow is told there is none, and which token to send instead; then the
+        // console's pages and files (console-files.ts), which leave API paths alone.
         if (isOAuthDiscoveryPath(pathname)) writeJson(res, 404, noOAuthBody(pathname));
-        else writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${pathname}` } });
+        else if (!this.consoleFiles.handle(req, res)) writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${pathname}` } });
       }
     } catch (err) {
       this.options.log?.(`unhandled: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);

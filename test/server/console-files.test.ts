@@ -54,7 +54,7 @@ describe('the console\'s files', () => {
   });
 
   it('leaves API paths and unknown files to the API: JSON 404s', async () => {
-    for (const path of ['/v1/nothing', '/v1', '/assets/missing.js', '/.well-known/anything']) {
+    for (const path of ['/v1/nothing', '/v1', '/assets/missing.js', '/.well-known/anything', '/nowhere', '/calls/x.json']) {
       const answer = await fetch(`${s.url}${path}`);
       assert.equal(answer.status, 404, path);
       assert.match(answer.headers.get('content-type') ?? '', /^application\/json/, path);

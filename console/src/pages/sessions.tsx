@@ -22,6 +22,8 @@ export function SessionsPage({ agent }: { agent: string | null }) {
   const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/v1/agents?limit=200'), []);
   const chosen = agent ?? agents.data?.items[0]?.id ?? null;
   const sessions = useLoad(() => (chosen ? api<Page<Session>>('GET', `/v1/agents/${encodeURIComponent(chosen)}/sessions?limit=200`) : Promise.resolve(null)), [chosen]);
+  const vaults = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/v1/vaults?limit=200'), []);
+  const [vaultIds, setVaultIds] = useState<string[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   return (
@@ -33,7 +35,7 @@ export function SessionsPage({ agent }: { agent: string | null }) {
           setBusy(true);
           setError(null);
           try {
-            const session = await api<Created>('POST', `/v1/agents/${encodeURIComponent(chosen)}/sessions`, {});
+            const session = await api<Created>('POST', `/v1/agents/${encodeURIComponent(chosen)}/sessions`, vaultIds.length ? { vault_ids: vaultIds } : {});
             started.set(session.id, session.mcp);
             navigate(`/sessions/${session.id}`);
           } catch (err) {
@@ -45,6 +47,11 @@ export function SessionsPage({ agent }: { agent: string | null }) {
           <label>agent <select name="agent" value={chosen ?? ''} onChange={(e) => navigate(`/sessions${query({ agent: (e.currentTarget as HTMLSelectElement).value })}`)}>
             {(agents.data?.items ?? []).map((a) => <option key={a.id} value={a.id}>{a.name}</option>)}
           </select></label>
+          {vaults.data?.items.length ? (
+            <label>vaults <select name="vaults" multiple size={Math.min(3, vaults.data.items.length)} onChange={(e) => setVaultIds([...(e.currentTarget as HTMLSelectElement).selectedOptions].map((o) => o.value))}>
+              {vaults.data.items.map((v) => <option key={v.id} value={v.id}>{v.name}</option>)}
+            </select></label>
+          ) : null}
           <button type="submit" disabled={!chosen || busy}>start a session</button>
         </form>
       }>
