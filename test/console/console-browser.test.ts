@@ -16,6 +16,7 @@ import { spawnServe, tempDir, type ChildServer } from '../server/helpers/harness
 import { launchChromium, packFetchTwo, requireConsoleBuild, startUpstream, type Upstream } from './helpers.js';
 
 let serve: ChildServer;
+let dataDir: string;
 let upstream: Upstream;
 let browser: BrowserContext;
 let page: Page;
@@ -27,7 +28,8 @@ before(async () => {
   requireConsoleBuild();
   upstream = await startUpstream();
   process.env.NODE_EXTRA_CA_CERTS = upstream.caFile; // the server's egress trusts the upstream's CA
-  serve = await spawnServe(tempDir(), undefined, ['--allow-private-destinations']);
+  dataDir = tempDir();
+  serve = await spawnServe(dataDir, undefined, ['--allow-private-destinations']);
   browser = await launchChromium();
   page = await browser.newPage();
   page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
@@ -173,6 +175,23 @@ describe('the console in Chromium', () => {
     assert.ok(!(await page.content()).includes(secret), 'the secret is in the page nowhere');
     await row.getByRole('button', { name: 'delete' }).click();
     await page.getByText('No credentials yet.').waitFor();
+  });
+
+  it('the live Calls page reconnects when the server restarts, and shows the calls made after', async () => {
+    await nav('Calls').click();
+    await page.locator('.stream-live').waitFor();
+    const port = new URL(serve.url).port;
+    serve.child.kill('SIGTERM');
+    await serve.exited;
+    await page.locator('.stream-reconnecting').waitFor();
+    problems.splice(0); // the browser logs each refused reconnect while the server is down: expected here
+    serve = await spawnServe(dataDir, serve.apiKey, ['--allow-private-destinations', '--port', port]);
+    await page.locator('.stream-live').waitFor();
+    // A second start prints no key and no demo agent: the agent is found by its name.
+    const demo = ((await serve.call('GET', '/v1/agents?limit=200')).body.items as { id: string; name: string }[]).find((a) => a.name === 'demo')!;
+    const session = (await serve.call('POST', `/v1/agents/${demo.id}/sessions`, {})).body;
+    const made = (await serve.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'greet', arguments: { name: 'again' } })).body.call;
+    await page.locator(`tr[data-call-id="${made.id}"] .outcome-ok`).waitFor();
   });
 
   it('serves its pages under a strict CSP that none of them broke, and keeps /v1 answers JSON', async () => {
