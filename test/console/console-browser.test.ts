@@ -12,8 +12,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
-import { launchChromium, packFetchTwo, requireConsoleBuild, startUpstream, type Upstream } from './helpers.js';
+import sharp from 'sharp';
+import { probePackageDir, spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
+import { launchChromium, packDir, packFetchTwo, requireConsoleBuild, startUpstream, type Upstream } from './helpers.js';
 
 let serve: ChildServer;
 let dataDir: string;
@@ -145,6 +146,23 @@ describe('the console in Chromium', () => {
     await page.getByRole('heading', { name: /^Session ses_/ }).waitFor();
     await page.locator('.files').getByRole('button', { name: 'first.txt' }).click();
     await page.locator('.files .preview').getByText('sunny').waitFor();
+  });
+
+  it('renders the images a tool answered, from the try-a-tool form of a schema without properties', async () => {
+    const probe = await serve.call('POST', '/v1/packages', await packDir(probePackageDir('1.0.0', 'probe')));
+    assert.equal(probe.status, 201, JSON.stringify(probe.body));
+    const agent = (await serve.call('POST', '/v1/agents', { name: 'prober', tools: [{ package: 'probe' }] })).body;
+    const png = (await sharp({ create: { width: 48, height: 24, channels: 3, background: '#2457c5' } }).png().toBuffer()).toString('base64');
+    await page.goto(`${serve.url}/sessions?agent=${agent.id}`);
+    await page.getByRole('button', { name: 'start a session' }).click();
+    await page.getByRole('heading', { name: /^Session ses_/ }).waitFor();
+    await page.locator('select[name=tool]').selectOption('raw');
+    await page.locator('#arg-raw').fill(JSON.stringify({ result: { content: [{ type: 'text', text: 'a blue box:' }, { type: 'image', mimeType: 'image/png', data: png }] } }));
+    await page.getByRole('button', { name: 'call raw' }).click();
+    const image = page.locator('.try-result img.model-image');
+    await image.waitFor();
+    assert.match(await image.getAttribute('src') ?? '', /^blob:/);
+    assert.equal(await image.evaluate((img: HTMLImageElement) => img.naturalWidth), 48);
   });
 
   it('publishes a new version of an agent from its form', async () => {
