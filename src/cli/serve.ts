@@ -21,6 +21,7 @@ interface ServeFlags {
   allowOrigin: string[];
   config?: string;
   publicUrl?: string;
+  allowPrivateDestinations?: boolean;
   [limit: string]: unknown;
 }
 
@@ -59,6 +60,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
+    .option('--allow-private-destinations', 'local development only: packages may reach loopback and private addresses their allowlist names')
     .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`);
   for (const [key, flag, description] of LIMIT_FLAGS) serve.option(flag, `${description}; $${LIMIT_ENV_NAMES[key]}`);
   serve
@@ -76,11 +78,13 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
               publicUrl: flags.publicUrl,
+              allowPrivateDestinations: flags.allowPrivateDestinations === true ? true : undefined,
               ...Object.fromEntries(LIMIT_FLAGS.map(([key]) => [key, numeric(flags[key] as string | undefined)])),
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
               memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url',
+              allowPrivateDestinations: '--allow-private-destinations',
               ...Object.fromEntries(LIMIT_FLAGS.map(([key, flag]) => [key, flag.split(' ')[0]])),
             },
           },
@@ -99,6 +103,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
           ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
         },
         sandboxHeapMiB: config.sandboxHeapMiB,
+        allowPrivateDestinations: config.allowPrivateDestinations === true,
         examplesDir: config.examples ? bundledExamplesDir() : null,
         origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
         admission: {

@@ -56,6 +56,9 @@ function egress(): EgressGrant {
   return { allow: [`127.0.0.1:${server.port}`], grants: [], privateDestinations: 'allow', credentials: [], ca: makeTestCa().ca };
 }
 
+// asc takes seconds of CPU per build, many more on a loaded machine: the builds get time of their own.
+const BUILD_TIMEOUT_MS = 300_000;
+
 before(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'subako-as-sdk-'));
   const project = join(scratch, 'probe');
@@ -66,7 +69,7 @@ before(async () => {
   probe = await host.load({ name: 'as-sdk-probe', version: '1.0.0', moduleBytes: readFileSync(probeModule), assetsDir: null });
   server = await startServer(testRoutes);
   png = await sharp({ create: { width: 24, height: 16, channels: 3, background: { r: 200, g: 10, b: 30 } } }).png().toBuffer();
-});
+}, { timeout: BUILD_TIMEOUT_MS });
 
 after(async () => {
   await host?.close();
@@ -316,6 +319,27 @@ describe('subako_http', () => {
     assert.equal(answer.json.body, 'héllo');
   });
 
+  it('a JSON body and a file body from the volume are sent as the ABI says', async () => {
+    const json = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/echo'), method: 'PUT', bodyJson: { order: 1042, note: 'é' } }, context({ egress: egress() }));
+    const sent = (json.result?.structuredContent as any).json;
+    assert.equal(sent.method, 'PUT');
+    assert.deepEqual(JSON.parse(sent.body), { order: 1042, note: 'é' });
+    assert.equal(sent.headers['content-type'], 'application/json');
+    const ctx = context({ egress: egress() });
+    writeFileSync(join(ctx.tmpDir, 'in.txt'), 'from the volume');
+    const file = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/echo'), method: 'POST', bodyFile: '/volume/tmp/in.txt' }, ctx);
+    assert.equal((file.result?.structuredContent as any).json.body, 'from the volume');
+  });
+
+  it('followRedirects false answers the redirect itself; by default it is followed', async () => {
+    const outcome = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/redirect?to=/quiet'), followRedirects: false }, context({ egress: egress() }));
+    const answer = outcome.result?.structuredContent as any;
+    assert.equal(answer.status, 302);
+    assert.equal(answer.text, 'moved');
+    const followed = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/redirect?to=/quiet') }, context({ egress: egress() }));
+    assert.deepEqual([(followed.result?.structuredContent as any).status, (followed.result?.structuredContent as any).text], [200, 'ok']);
+  });
+
   it('saveTo writes the body to the volume and answers its path and size', async () => {
     const ctx = context({ egress: egress() });
     const outcome = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/bytes?n=300000'), saveTo: '/volume/tmp/dl/blob.bin' }, ctx);
@@ -363,7 +387,7 @@ describe('subako_http', () => {
 });
 
 describe('the template', () => {
-  it('templates/assemblyscript builds with the recipe and passes its own test', () => {
+  it('templates/assemblyscript builds with the recipe and passes its own test', { timeout: BUILD_TIMEOUT_MS }, () => {
     const project = join(scratch, 'from-template');
     cpSync(SDK.templateDir, project, { recursive: true });
     const fill = (dir: string): void => {

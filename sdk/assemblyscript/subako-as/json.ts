@@ -198,10 +198,10 @@ export class Json {
 
   // ---- building values (each returns this, to chain)
 
-  /** Sets `key` in an object (replacing an earlier value). */
+  /** Sets `key` in an object (replacing the value `get` reads: the last, when the text repeated a key). */
   set(key: string, value: Json): Json {
     assert(this.kind == JsonKind.Object, "Json.set on a value that is not an object");
-    const i = this.names.indexOf(key);
+    const i = this.names.lastIndexOf(key);
     if (i >= 0) {
       this.items[i] = value;
     } else {

@@ -2,20 +2,25 @@
 import type { Route } from '../route.js';
 import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
+import type { CallStreams } from '../call-stream.js';
 import { agentRoutes } from './agents.js';
 import { approvalRoutes } from './approvals.js';
+import { callRoutes } from './calls.js';
 import { mcpRoutes } from './mcp.js';
 import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
+import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
 import { SUBAKO_VERSION } from '../../version.js';
 
-export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number }): Route[] {
+export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams }): Route[] {
   const routes: Route[] = [
     ...packageRoutes(options.maxBundleBytes),
     ...agentRoutes(),
     ...sessionRoutes(),
     ...approvalRoutes(),
+    ...callRoutes(options.streams),
+    ...sessionFileRoutes(),
     ...vaultRoutes(),
     ...mcpRoutes(options.endpoints),
   ];
