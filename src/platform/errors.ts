@@ -31,3 +31,10 @@ export class UpstreamError extends SubakoError {
     super(code, message, options);
   }
 }
+
+/** The database cannot be reached just now (PostgreSQL down or restarting); the request may be retried. */
+export class StoreUnavailableError extends SubakoError {
+  constructor(options?: { cause?: unknown }) {
+    super('store_unavailable', 'the database cannot be reached; retry shortly (the server reconnects by itself)', options);
+  }
+}

@@ -10,7 +10,7 @@ export {
   CallAdmission, CallRefusedError, CALL_REFUSED, RETRY_AFTER_MS, defaultCallAdmissionLimits,
   type CallAdmissionLimits, type AdmittedCall, type NotStarted,
 } from './call-admission.js';
-export { NotFoundError, ConflictError, InUseError, UpstreamError } from './errors.js';
+export { NotFoundError, ConflictError, InUseError, UpstreamError, StoreUnavailableError } from './errors.js';
 export type { AgentToolbox } from './agent-toolbox.js';
 export { Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, type PendingApproval, type Verdict } from './approvals.js';
 export type { AgentInput } from './agents.js';

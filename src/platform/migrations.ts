@@ -1,12 +1,32 @@
 /**
- * The SQLite schema as an ordered list of migrations. The database's `user_version` says how many have run;
- * opening a database runs the rest, each in its own transaction. Never edit a migration that has shipped:
- * append a new one.
+ * The schema as one ordered list of migrations, for both back ends. SQLite keeps how many have run in its
+ * `user_version`; PostgreSQL in a `schema_migrations` table, migrating under an advisory lock so replicas
+ * starting at once migrate once (postgres-store.ts). Opening a database runs the rest, each in its own
+ * transaction. Never edit a migration that has shipped: append a new one.
+ *
+ * Each migration is one portable text (types both understand: TEXT, INTEGER; no AUTOINCREMENT, no
+ * SQLite-only functions), turned into a dialect's text by `migrationSql`. Where a change cannot be said
+ * portably, a migration carries its PostgreSQL text beside it (`postgres`).
  */
 export interface Migration {
   version: number;
   description: string;
+  /** The portable text; SQLite runs it as it is. */
   sql: string;
+  /** PostgreSQL's own text, when the portable one does not do there. */
+  postgres?: string;
+}
+
+export type SqlDialect = 'sqlite' | 'postgres';
+
+/**
+ * A migration's text for one dialect. PostgreSQL compares text by the database's collation (often
+ * case-insensitive, punctuation-blind), SQLite by bytes; pages and cursors rely on byte order, so every TEXT
+ * column is declared `COLLATE "C"` there, indexes included.
+ */
+export function migrationSql(migration: Migration, dialect: SqlDialect): string {
+  if (dialect === 'sqlite') return migration.sql;
+  return migration.postgres ?? migration.sql.replace(/\bTEXT\b/g, 'TEXT COLLATE "C"');
 }
 
 export const MIGRATIONS: readonly Migration[] = [

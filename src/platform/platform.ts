@@ -7,7 +7,7 @@
 import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { createLogger, systemClock, type Clock, type Logger } from '../common/index.js';
+import { createLogger, systemClock, type Clock, type Logger, type Secret } from '../common/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BundleLimits, ContentStore } from '../package/index.js';
 import { AgentService } from './agents.js';
@@ -23,6 +23,7 @@ import { PackageService } from './packages.js';
 import type { RemoteMcp } from './remote-mcp.js';
 import { SessionService } from './sessions.js';
 import { SkillService } from './skills.js';
+import { PostgresStore } from './postgres-store.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 import { VaultService } from './vaults.js';
@@ -45,6 +46,8 @@ export interface PlatformOptions {
   privateDestinations?: 'deny' | 'allow';
   /** Injected store (tests of other back ends); the embedded SQLite file otherwise. */
   store?: Store;
+  /** A `postgres://` URL: the records live in that PostgreSQL database instead of the data directory's SQLite file. */
+  database?: Secret;
   /** What expiry is decided against (sessions' TTL, OAuth refresh, cached remote toolboxes); the system clock by default. */
   clock?: Clock;
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
@@ -126,7 +129,8 @@ export class Platform {
     const skillBlobs = new ContentStore(join(options.dataDir, 'skills'), limits);
     await packageBlobs.init();
     await skillBlobs.init();
-    const store = options.store ?? new SqliteStore(join(options.dataDir, 'subako.db'));
+    const store = options.store
+      ?? (options.database ? await PostgresStore.open(options.database) : new SqliteStore(join(options.dataDir, 'subako.db')));
     const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')), packageBlobs, skillBlobs);
     // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
     await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));

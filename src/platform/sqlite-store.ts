@@ -3,7 +3,7 @@
  * the transaction in flight). Every write that must stay consistent with another runs in one transaction.
  */
 import Database from 'better-sqlite3';
-import { MIGRATIONS } from './migrations.js';
+import { MIGRATIONS, migrationSql } from './migrations.js';
 import { ConflictError } from './errors.js';
 import type {
   AgentCall, AgentRecord, AgentSpec, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
@@ -339,7 +339,7 @@ function migrate(db: Database.Database): void {
   for (const migration of MIGRATIONS) {
     if (migration.version <= current) continue;
     db.transaction(() => {
-      db.exec(migration.sql);
+      db.exec(migrationSql(migration, 'sqlite'));
       db.pragma(`user_version = ${migration.version}`);
     })();
   }

@@ -5,7 +5,7 @@
  */
 import { SubakoError, ValidationError } from '../errors.js';
 import { BundleError } from '../package/index.js';
-import { ConflictError, InUseError, NotFoundError, UpstreamError, CallRefusedError } from '../platform/index.js';
+import { ConflictError, InUseError, NotFoundError, UpstreamError, CallRefusedError, StoreUnavailableError } from '../platform/index.js';
 
 export class HttpError extends SubakoError {
   constructor(
@@ -54,6 +54,7 @@ function statusOf(err: unknown): MappedError {
   if (err instanceof NotFoundError) return { status: 404, body: errorBody(err.code, err.message), internal: false };
   if (err instanceof ConflictError || err instanceof InUseError) return { status: 409, body: errorBody(err.code, err.message), internal: false };
   if (err instanceof UpstreamError) return { status: 502, body: errorBody(err.code, err.message), internal: false };
+  if (err instanceof StoreUnavailableError) return { status: 503, body: errorBody(err.code, err.message), internal: false };
   return { status: 500, body: errorBody('internal', 'the server failed to handle the request; see its log'), internal: true };
 }
 

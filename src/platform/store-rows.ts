@@ -1,0 +1,80 @@
+/**
+ * Rows to records, and list keys and cursors, for the SQL stores. Both back ends keep the same columns
+ * (migrations.ts) with JSON as text, so one set of mappers reads either's rows.
+ * (sqlite-store.ts still has its own copies; they are the same rules and can be folded into these.)
+ */
+import type {
+  AgentRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
+  SkillRecord, VaultRecord,
+} from './store.js';
+
+export type Row = Record<string, unknown>;
+
+/**
+ * Name then ordinal, in text order. The separator sorts before any name character (names are [a-z0-9_-]);
+ * SQLite uses NUL, which PostgreSQL text cannot hold, so PostgreSQL passes U+0001.
+ */
+export function listKey(name: string, seq: number, separator: string): string {
+  return `${name}${separator}${String(seq).padStart(10, '0')}`;
+}
+
+// List keys hold a control character, so cursors of list_key tables travel base64url-encoded; id cursors travel as they are.
+export function encodeCursor(key: string, value: string): string {
+  return key === 'list_key' ? Buffer.from(value, 'utf8').toString('base64url') : value;
+}
+export function decodeCursor(key: string, cursor: string): string {
+  return key === 'list_key' ? Buffer.from(cursor, 'base64url').toString('utf8') : cursor;
+}
+
+export const s = (v: unknown): string => String(v);
+const j = <T>(v: unknown): T => JSON.parse(String(v)) as T;
+/** A JSON-valued field as stored: text, so a record comes back exactly as it went in. */
+export const json = (v: unknown): string => JSON.stringify(v);
+export const jsonOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
+
+export function toPackage(row: Row): PackageRecord {
+  return {
+    name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),
+    digest: s(row.digest), manifest: j(row.manifest), tools: j(row.tools), createdAt: s(row.created_at),
+  };
+}
+export function toSkill(row: Row): SkillRecord {
+  return {
+    name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),
+    digest: s(row.digest), createdAt: s(row.created_at),
+  };
+}
+export function toAgent(row: Row): AgentRecord {
+  return { id: s(row.id), name: s(row.name), currentVersion: Number(row.current_version), createdAt: s(row.created_at), updatedAt: s(row.updated_at) };
+}
+export function toAgentVersion(row: Row): AgentVersionRecord {
+  return { agentId: s(row.agent_id), version: Number(row.version), spec: j<AgentSpec>(row.spec), createdAt: s(row.created_at) };
+}
+export function toVault(row: Row): VaultRecord {
+  return { id: s(row.id), name: s(row.name), createdAt: s(row.created_at) };
+}
+export function toCredential(row: Row): CredentialRecord {
+  return {
+    id: s(row.id), vaultId: s(row.vault_id), target: s(row.target), displayName: s(row.display_name),
+    scheme: s(row.scheme) as CredentialRecord['scheme'], sealed: s(row.sealed),
+    expiresAt: row.expires_at === null ? null : s(row.expires_at), createdAt: s(row.created_at), updatedAt: s(row.updated_at),
+  };
+}
+export function toSession(row: Row): SessionRecord {
+  return {
+    id: s(row.id), agentId: s(row.agent_id), agentVersion: Number(row.agent_version), tokenHash: s(row.token_hash),
+    vaultIds: j(row.vault_ids), createdAt: s(row.created_at), expiresAt: s(row.expires_at),
+  };
+}
+export function toCall(row: Row): CallRecord {
+  return {
+    id: s(row.id), sessionId: s(row.session_id), via: s(row.via) as CallRecord['via'], tool: s(row.tool),
+    arguments: j(row.arguments), outcome: s(row.outcome) as CallRecord['outcome'],
+    crash: row.crash === null ? null : j(row.crash), model: j(row.model), stderrTail: s(row.stderr_tail),
+    egress: j(row.egress), durationMs: row.duration_ms === null ? null : Number(row.duration_ms), startedAt: s(row.started_at),
+    ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
+  };
+}
+export function toIdempotency(row: Row): IdempotencyRecord {
+  return { scope: s(row.scope), requestHash: s(row.request_hash), status: Number(row.status), body: j(row.body), createdAt: s(row.created_at) };
+}
