@@ -12,7 +12,7 @@
  */
 import pg from 'pg';
 import type { Secret } from '../common/index.js';
-import { MIGRATIONS, migrationSql } from './migrations.js';
+import { MIGRATIONS, migrationSql, type Migration } from './migrations.js';
 import { ConflictError, StoreUnavailableError } from './errors.js';
 import {
   type Row, decodeCursor, encodeCursor, json, jsonOrNull, listKey, s, toAgent, toAgentVersion, toCall, toCredential,
@@ -39,6 +39,8 @@ interface Queryable {
 export interface PostgresStoreOptions {
   /** Connections the pool holds at most; 10 by default. */
   maxConnections?: number;
+  /** The migrations to bring the database to; all of them by default (fewer: an older release, in tests). */
+  migrations?: readonly Migration[];
 }
 
 export class PostgresStore implements Store {
@@ -52,7 +54,7 @@ export class PostgresStore implements Store {
     pool.on('error', () => undefined);
     const store = new PostgresStore(pool);
     try {
-      await store.migrate();
+      await store.migrate(options.migrations ?? MIGRATIONS);
     } catch (err) {
       await pool.end();
       throw unavailableOr(err);
@@ -66,7 +68,7 @@ export class PostgresStore implements Store {
     return Number(rows[0].v);
   }
 
-  private async migrate(): Promise<void> {
+  private async migrate(migrations: readonly Migration[]): Promise<void> {
     const client = await this.pool.connect();
     try {
       // A session lock, held across the per-migration transactions and released below (or with the connection).
@@ -76,7 +78,7 @@ export class PostgresStore implements Store {
           version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)`);
         const { rows } = await client.query('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations');
         const current = Number(rows[0].v);
-        for (const migration of MIGRATIONS) {
+        for (const migration of migrations) {
           if (migration.version <= current) continue;
           await client.query('BEGIN');
           try {

@@ -1,0 +1,448 @@
+/**
+ * The one store suite: every Store method's contract, run against each back end by its own test file
+ * (store-sqlite.test.ts, store-postgres.test.ts) with a factory for fresh databases. A back end passes when it
+ * gives the same answers as the others: the same records back, the same pages and cursors, the same
+ * conflicts, the same cascades.
+ */
+import { after, afterEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConflictError } from '../../../src/platform/errors.js';
+import { MIGRATIONS } from '../../../src/platform/migrations.js';
+import { newId } from '../../../src/platform/ids.js';
+import type {
+  AgentSpec, AgentToolGrant, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store,
+} from '../../../src/platform/store.js';
+
+export interface StoreHandle {
+  store: Store;
+  /** Opens the same database again (as a restarted process would). */
+  reopen(): Promise<Store>;
+  /** The schema version a store of this back end reports. */
+  schemaVersion(store: Store): Promise<number>;
+}
+
+export interface StoreBackend {
+  /** A store on a new, empty database. */
+  fresh(): Promise<StoreHandle>;
+  /** Runs once after the suite: removes every database `fresh` made. */
+  cleanup(): Promise<void>;
+}
+
+const LATEST = MIGRATIONS[MIGRATIONS.length - 1].version;
+const iso = (ms: number): string => new Date(Date.UTC(2026, 0, 1) + ms).toISOString();
+
+const pkg = (name: string, version: string, extra: Partial<PackageRecord> = {}): Omit<PackageRecord, 'seq'> => ({
+  name, version, description: 'd', digest: 'a'.repeat(64), manifest: { abi: 1 }, tools: [{ name: 't', inputSchema: { type: 'object' } }],
+  createdAt: iso(0), ...extra,
+});
+const grant = (pkgName: string, version: string): AgentToolGrant => ({
+  package: pkgName, requested: 'latest', version, egress: { allow: ['api.example.com'], grants: [] }, data: false,
+});
+const spec = (parts: Partial<AgentSpec> = {}): AgentSpec => ({ name: 'agent', description: '', tools: [], skills: [], mcp_servers: [], ...parts });
+
+/** Every item of a list, page by page, with the sizes of the pages it took. */
+async function walk<T>(list: (page: PageRequest) => Promise<Page<T>>, limit: number): Promise<{ items: T[]; pages: number[] }> {
+  const items: T[] = [];
+  const pages: number[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await list({ limit, after });
+    items.push(...page.items);
+    pages.push(page.items.length);
+    if (!page.next_cursor) return { items, pages };
+    assert.ok(page.items.length === limit, 'only a full page has a cursor');
+    after = page.next_cursor;
+  }
+}
+
+/**
+ * Opens connections for concurrent work (a pooled back end opens them lazily, and the first writer would
+ * otherwise be done before the second has connected, so no race would be tried).
+ */
+async function warm(store: Store): Promise<void> {
+  await Promise.all(Array.from({ length: 8 }, () => store.countApiKeys()));
+}
+
+/** Byte order, as SQLite compares text and as cursors assume. */
+const byteOrder = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
+
+export function storeSuite(title: string, backend: StoreBackend): void {
+  describe(title, () => {
+    const opened: Store[] = [];
+    const track = (store: Store): Store => (opened.push(store), store);
+    const fresh = async (): Promise<StoreHandle> => {
+      const handle = await backend.fresh();
+      track(handle.store);
+      return { ...handle, reopen: async () => track(await handle.reopen()) };
+    };
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+    });
+    after(() => backend.cleanup());
+
+    async function agentWithSession(store: Store, vaultIds: string[] = [], expiresAt = iso(3_600_000)) {
+      const agentId = newId('agt');
+      await store.createAgent({ id: agentId, name: 'a', currentVersion: 1, createdAt: iso(0), updatedAt: iso(0) },
+        { agentId, version: 1, spec: spec(), createdAt: iso(0) });
+      const session: SessionRecord = {
+        id: newId('ses'), agentId, agentVersion: 1, tokenHash: newId('tok'), vaultIds, createdAt: iso(0), expiresAt,
+      };
+      await store.addSession(session);
+      return { agentId, session };
+    }
+    const call = (sessionId: string, extra: Partial<CallRecord> = {}): CallRecord => ({
+      id: newId('call'), sessionId, via: 'api', tool: 't', arguments: { q: 'x' }, outcome: 'running', crash: null, model: [],
+      stderrTail: '', egress: [], durationMs: null, startedAt: iso(0), ...extra,
+    });
+
+    it('runs every migration on a new database, and none twice when reopened', async () => {
+      const handle = await fresh();
+      assert.equal(await handle.schemaVersion(handle.store), LATEST);
+      await handle.store.close();
+      const again = await handle.reopen();
+      assert.equal(await handle.schemaVersion(again), LATEST);
+    });
+
+    it('finds API keys by hash and counts them', async () => {
+      const { store } = await fresh();
+      assert.equal(await store.countApiKeys(), 0);
+      const key = { id: newId('key'), name: 'admin', hash: 'h'.repeat(64), prefix: 'sk_abc', createdAt: iso(1) };
+      await store.addApiKey(key);
+      await store.addApiKey({ ...key, id: newId('key'), hash: 'g'.repeat(64) });
+      assert.deepEqual(await store.findApiKeyByHash('h'.repeat(64)), key);
+      assert.equal(await store.findApiKeyByHash('nope'), null);
+      assert.equal(await store.countApiKeys(), 2);
+    });
+
+    it('gives a package back exactly as it went in: JSON key order, unicode, numbers', async () => {
+      const { store } = await fresh();
+      const manifest = { zeta: 1, alpha: { b: [1, 2.5, -0.125, 1e21], a: null }, 'ünï': 'ç😀', empty: {}, list: [] };
+      const tools = [{ name: 'z', inputSchema: { type: 'object', required: ['b', 'a'], properties: { b: {}, a: {} } } }];
+      const added = await store.addPackage(pkg('p', '1.0.0', { manifest, tools }));
+      assert.equal(added.seq, 1);
+      const got = await store.getPackage('p', '1.0.0');
+      assert.deepEqual(got, added);
+      assert.equal(JSON.stringify(got?.manifest), JSON.stringify(manifest), 'key order kept');
+      assert.equal(await store.getPackage('p', '2.0.0'), null);
+      assert.equal(await store.latestPackage('nothing'), null);
+    });
+
+    it('keeps package versions immutable and counts "latest" by upload order', async () => {
+      const { store } = await fresh();
+      await store.addPackage(pkg('p', '1.0.0'));
+      await store.addPackage(pkg('p', '0.9.0'));
+      await assert.rejects(store.addPackage(pkg('p', '1.0.0')), (err: unknown) => err instanceof ConflictError && err.code === 'version_exists');
+      assert.equal((await store.latestPackage('p'))?.version, '0.9.0');
+      assert.deepEqual((await store.packageVersions('p')).map((v) => [v.version, v.seq]), [['1.0.0', 1], ['0.9.0', 2]]);
+      assert.deepEqual(await store.packageVersions('none'), []);
+      assert.equal('manifest' in (await store.packageVersions('p'))[0], false);
+    });
+
+    it('refuses one of two uploads of one version at once, and numbers concurrent versions of a name apart', async () => {
+      const { store } = await fresh();
+      await warm(store);
+      const same = await Promise.allSettled([store.addPackage(pkg('p', '1.0.0')), store.addPackage(pkg('p', '1.0.0'))]);
+      assert.equal(same.filter((r) => r.status === 'fulfilled').length, 1);
+      const refused = same.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+      assert.ok(refused.reason instanceof ConflictError, String(refused.reason));
+      const many = await Promise.all(Array.from({ length: 8 }, (_, i) => store.addPackage(pkg('p', `2.0.${i}`))));
+      assert.deepEqual(many.map((p) => p.seq).sort((a, b) => a - b), [2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+
+    it('pages packages by name then upload order, in byte order of names, every item once', async () => {
+      const { store } = await fresh();
+      const names = ['b', 'a-b', 'a_b', 'ab', 'a', 'a0', 'z9'];
+      for (const [i, name] of names.entries()) {
+        await store.addPackage(pkg(name, '1.0.0'));
+        if (i % 2 === 0) await store.addPackage(pkg(name, '0.1.0'));
+      }
+      const all = await store.allPackages();
+      const expected = [...all].sort((x, y) => byteOrder(x.name, y.name) || x.seq - y.seq).map((p) => `${p.name}@${p.version}`);
+      assert.deepEqual(all.map((p) => `${p.name}@${p.version}`), expected);
+      for (const limit of [1, 3, 4, 100]) {
+        const { items } = await walk((page) => store.listPackages(page), limit);
+        assert.deepEqual(items.map((p) => `${p.name}@${p.version}`), expected, `limit ${limit}`);
+      }
+      const first = await store.listPackages({ limit: 100 });
+      assert.equal(first.next_cursor, null);
+      assert.equal(first.items.length, names.length + 4);
+    });
+
+    it('deletes package versions and counts those holding a digest', async () => {
+      const { store } = await fresh();
+      await store.addPackage(pkg('p', '1.0.0', { digest: 'b'.repeat(64) }));
+      await store.addPackage(pkg('q', '1.0.0', { digest: 'b'.repeat(64) }));
+      assert.equal(await store.countPackagesWithDigest('b'.repeat(64)), 2);
+      await store.deletePackage('p', '1.0.0');
+      assert.equal(await store.getPackage('p', '1.0.0'), null);
+      assert.equal(await store.countPackagesWithDigest('b'.repeat(64)), 1);
+      assert.equal(await store.countPackagesWithDigest('c'.repeat(64)), 0);
+      // The ordinal keeps counting: a new version after a delete is not "older" than one deleted.
+      assert.equal((await store.addPackage(pkg('q', '2.0.0'))).seq, 2);
+    });
+
+    it('keeps skills like packages: immutable versions, latest by upload, pages, delete', async () => {
+      const { store } = await fresh();
+      const skill = (name: string, version: string) => ({ name, version, description: 'how', digest: 'e'.repeat(64), createdAt: iso(2) });
+      const first = await store.addSkill(skill('s', '1.0.0'));
+      assert.equal(first.seq, 1);
+      await store.addSkill(skill('s', '0.5.0'));
+      await store.addSkill(skill('r-x', '1.0.0'));
+      await store.addSkill(skill('R', '1.0.0'));
+      await assert.rejects(store.addSkill(skill('s', '1.0.0')), (err: unknown) => err instanceof ConflictError && err.code === 'version_exists');
+      assert.deepEqual(await store.getSkill('s', '1.0.0'), first);
+      assert.equal((await store.latestSkill('s'))?.version, '0.5.0');
+      const { items } = await walk((page) => store.listSkills(page), 1);
+      assert.deepEqual(items.map((x) => `${x.name}@${x.version}`), ['R@1.0.0', 'r-x@1.0.0', 's@1.0.0', 's@0.5.0']);
+      await store.deleteSkill('s', '0.5.0');
+      assert.equal((await store.latestSkill('s'))?.version, '1.0.0');
+      assert.equal(await store.getSkill('s', '0.5.0'), null);
+    });
+
+    it('creates agents with their first version, publishes the next one only, and pages both', async () => {
+      const { store } = await fresh();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const id = newId('agt');
+        ids.push(id);
+        await store.createAgent({ id, name: `a${i}`, currentVersion: 1, createdAt: iso(i), updatedAt: iso(i) },
+          { agentId: id, version: 1, spec: spec({ name: `a${i}` }), createdAt: iso(i) });
+      }
+      const [id] = ids;
+      assert.deepEqual(await store.getAgent(id), { id, name: 'a0', currentVersion: 1, createdAt: iso(0), updatedAt: iso(0) });
+      assert.equal(await store.getAgent('agt_none'), null);
+      assert.deepEqual((await walk((page) => store.listAgents(page), 2)).items.map((a) => a.id), [...ids].sort(byteOrder));
+
+      const v2 = { agentId: id, version: 2, spec: spec({ name: 'renamed', description: 'two' }), createdAt: iso(10) };
+      await store.publishAgentVersion(v2);
+      assert.deepEqual(await store.getAgentVersion(id, 2), v2);
+      assert.deepEqual(await store.getAgent(id), { id, name: 'renamed', currentVersion: 2, createdAt: iso(0), updatedAt: iso(10) });
+      await assert.rejects(store.publishAgentVersion({ ...v2, version: 4 }), ConflictError);
+      await assert.rejects(store.publishAgentVersion({ ...v2, version: 2 }), ConflictError);
+      await assert.rejects(store.publishAgentVersion({ ...v2, agentId: 'agt_none', version: 2 }), ConflictError);
+      assert.equal(await store.getAgentVersion(id, 9), null);
+      for (let v = 3; v <= 12; v += 1) await store.publishAgentVersion({ ...v2, version: v });
+      const versions = await walk((page) => store.listAgentVersions(id, page), 5);
+      assert.deepEqual(versions.items.map((v) => v.version), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], 'number order, not text order');
+      assert.deepEqual(versions.pages, [5, 5, 2]);
+    });
+
+    it('lets one of two publishers of the same next version win; the other is told to retry', async () => {
+      const { store } = await fresh();
+      const id = newId('agt');
+      await store.createAgent({ id, name: 'a', currentVersion: 1, createdAt: iso(0), updatedAt: iso(0) },
+        { agentId: id, version: 1, spec: spec(), createdAt: iso(0) });
+      await warm(store);
+      const results = await Promise.allSettled(['x', 'y', 'z'].map((name) =>
+        store.publishAgentVersion({ agentId: id, version: 2, spec: spec({ name }), createdAt: iso(1) })));
+      assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+      for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
+      assert.equal((await store.getAgent(id))?.currentVersion, 2);
+    });
+
+    it('knows which agent versions use a package, a skill or a vault', async () => {
+      const { store } = await fresh();
+      const id = newId('agt');
+      const vaultId = newId('vlt');
+      const first = spec({
+        tools: [grant('p', '1.0.0')], skills: [{ name: 's', requested: '1.0.0', version: '1.0.0' }],
+        mcp_servers: [{ name: 'm', url: 'https://mcp.example.com/', credential: { vault_id: vaultId }, default_policy: 'allow', tools: [] }],
+      });
+      await store.createAgent({ id, name: 'a', currentVersion: 1, createdAt: iso(0), updatedAt: iso(0) }, { agentId: id, version: 1, spec: first, createdAt: iso(0) });
+      await store.publishAgentVersion({ agentId: id, version: 2, spec: spec({ tools: [grant('p', '1.0.0'), grant('q', '2.0.0')] }), createdAt: iso(1) });
+      assert.deepEqual(await store.agentVersionsUsingPackage('p', '1.0.0'), [`${id}@1`, `${id}@2`]);
+      assert.deepEqual(await store.agentVersionsUsingPackage('q', '2.0.0'), [`${id}@2`]);
+      assert.deepEqual(await store.agentVersionsUsingPackage('p', '9.9.9'), []);
+      assert.deepEqual(await store.agentVersionsUsingSkill('s', '1.0.0'), [`${id}@1`]);
+      assert.deepEqual(await store.agentVersionsUsingVault(vaultId), [`${id}@1`]);
+      assert.deepEqual(await store.agentVersionsUsingVault('vlt_other'), []);
+    });
+
+    it('deletes an agent with its versions, references, sessions and their calls, and nothing of other agents', async () => {
+      const { store } = await fresh();
+      const doomed = await agentWithSession(store);
+      const kept = await agentWithSession(store);
+      await store.publishAgentVersion({ agentId: doomed.agentId, version: 2, spec: spec({ tools: [grant('p', '1.0.0')] }), createdAt: iso(1) });
+      const doomedCall = call(doomed.session.id);
+      const keptCall = call(kept.session.id);
+      await store.addCall(doomedCall);
+      await store.addCall(keptCall);
+      await store.deleteAgent(doomed.agentId);
+      assert.equal(await store.getAgent(doomed.agentId), null);
+      assert.equal(await store.getAgentVersion(doomed.agentId, 1), null);
+      assert.deepEqual(await store.agentVersionsUsingPackage('p', '1.0.0'), []);
+      assert.equal(await store.getSession(doomed.session.id), null);
+      assert.equal(await store.findCall(doomedCall.id), null);
+      assert.ok(await store.getAgent(kept.agentId));
+      assert.ok(await store.getSession(kept.session.id));
+      assert.deepEqual((await store.findCall(keptCall.id))?.call, keptCall);
+    });
+
+    it('keeps vaults and their credentials: add, get, page, update, delete, and a vault delete takes its credentials', async () => {
+      const { store } = await fresh();
+      const vault = { id: newId('vlt'), name: 'v', createdAt: iso(0) };
+      const other = { id: newId('vlt'), name: 'w', createdAt: iso(0) };
+      await store.addVault(vault);
+      await store.addVault(other);
+      assert.deepEqual(await store.getVault(vault.id), vault);
+      assert.equal(await store.getVault('vlt_none'), null);
+      assert.deepEqual((await walk((page) => store.listVaults(page), 1)).items, [vault, other]);
+      const creds: CredentialRecord[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const cred: CredentialRecord = {
+          id: newId('cred'), vaultId: vault.id, target: `https://api${i}.example.com`, displayName: `c${i}`, scheme: 'static_bearer',
+          sealed: `sealed-${i}`, expiresAt: i === 0 ? iso(99) : null, createdAt: iso(i), updatedAt: iso(i),
+        };
+        creds.push(cred);
+        await store.addCredential(cred);
+      }
+      await store.addCredential({ ...creds[0], id: newId('cred'), vaultId: other.id });
+      assert.deepEqual(await store.getCredential(vault.id, creds[0].id), creds[0]);
+      assert.equal(await store.getCredential(other.id, creds[0].id), null, 'a credential is found only in its own vault');
+      assert.deepEqual((await walk((page) => store.listCredentials(vault.id, page), 2)).items, creds);
+      assert.deepEqual(await store.allCredentials(vault.id), creds);
+      const updated = { ...creds[1], target: 'https://new.example.com', scheme: 'oauth' as const, sealed: 'resealed', expiresAt: iso(500), updatedAt: iso(50) };
+      await store.updateCredential(updated);
+      assert.deepEqual(await store.getCredential(vault.id, creds[1].id), updated);
+      await store.deleteCredential(vault.id, creds[2].id);
+      assert.equal((await store.allCredentials(vault.id)).length, 4);
+      await store.deleteVault(vault.id);
+      assert.equal(await store.getVault(vault.id), null);
+      assert.deepEqual(await store.allCredentials(vault.id), []);
+      assert.equal((await store.allCredentials(other.id)).length, 1);
+    });
+
+    it('finds sessions by id and token hash, pages them, lists the expired and those using a vault', async () => {
+      const { store } = await fresh();
+      const { agentId, session } = await agentWithSession(store, ['vlt_a', 'vlt_b'], iso(100));
+      const more: SessionRecord[] = [session];
+      for (let i = 0; i < 4; i += 1) {
+        const rec = { ...session, id: newId('ses'), tokenHash: newId('tok'), vaultIds: i === 0 ? ['vlt_b'] : [], expiresAt: iso(1000 * (i + 1)) };
+        more.push(rec);
+        await store.addSession(rec);
+      }
+      assert.deepEqual(await store.getSession(session.id), session);
+      assert.deepEqual(await store.findSessionByTokenHash(session.tokenHash), session);
+      assert.equal(await store.findSessionByTokenHash('none'), null);
+      assert.deepEqual((await walk((page) => store.listSessions(agentId, page), 2)).items, more);
+      assert.deepEqual((await store.listSessions('agt_other', { limit: 10 })).items, []);
+      assert.deepEqual((await store.expiredSessions(iso(1000))).map((x) => x.id), [more[0].id, more[1].id]);
+      assert.deepEqual(await store.sessionsUsingVault('vlt_a'), [session.id]);
+      assert.deepEqual((await store.sessionsUsingVault('vlt_b')).sort(), [session.id, more[1].id].sort());
+      assert.deepEqual(await store.sessionsUsingVault('vlt'), [], 'a vault id matches whole, not as a prefix');
+    });
+
+    it('deletes a session with its calls only', async () => {
+      const { store } = await fresh();
+      const { session, agentId } = await agentWithSession(store);
+      const other = { ...session, id: newId('ses'), tokenHash: newId('tok') };
+      await store.addSession(other);
+      const gone = call(session.id);
+      const stays = call(other.id);
+      await store.addCall(gone);
+      await store.addCall(stays);
+      await store.deleteSession(session.id);
+      assert.equal(await store.getSession(session.id), null);
+      assert.equal(await store.findCall(gone.id), null);
+      assert.deepEqual(await store.getCall(other.id, stays.id), stays);
+      assert.ok(await store.getAgent(agentId));
+    });
+
+    it('logs calls: started, finished, with their approval, crash and egress, back as they went in', async () => {
+      const { store } = await fresh();
+      const { session, agentId } = await agentWithSession(store);
+      const started = call(session.id, { via: 'mcp', arguments: { b: 2, a: [1, { z: 'ü' }] } });
+      await store.addCall(started);
+      const read = await store.getCall(session.id, started.id);
+      assert.deepEqual(read, started);
+      assert.equal(read !== null && 'approval' in read, false, 'no approval field on a call that needed none');
+      const finished: CallRecord = {
+        ...started, outcome: 'crash', crash: { reason: 'trap', message: 'unreachable' }, model: [{ type: 'text', text: 'hi' }],
+        stderrTail: 'boom\n', egress: [{ url: 'https://api.example.com/x?q=1', method: 'GET', status: 200, bytesIn: 10, bytesOut: 0, durationMs: 1.5 }],
+        durationMs: 42, approval: { id: newId('apr'), asked: 'api', decision: 'approved', decidedBy: 'key_1', decidedAt: iso(5) },
+      };
+      await store.finishCall(finished);
+      assert.deepEqual(await store.getCall(session.id, started.id), finished);
+      assert.deepEqual(await store.findCall(started.id), { call: finished, agentId });
+      assert.equal(await store.getCall('ses_other', started.id), null, 'a call is found only in its session');
+      assert.equal(await store.findCall('call_none'), null);
+      const pending = call(session.id, { approval: { id: newId('apr'), asked: 'elicitation', decision: 'pending', decidedBy: null, decidedAt: null } });
+      await store.addCall(pending);
+      const denied: CallRecord = { ...pending, outcome: 'denied', approval: { ...pending.approval!, decision: 'denied', reason: 'no', decidedAt: iso(9) } };
+      await store.finishCall(denied);
+      assert.deepEqual(await store.getCall(session.id, pending.id), denied);
+    });
+
+    it('pages a session\'s calls oldest first, and finds calls across sessions newest first, filtered', async () => {
+      const { store } = await fresh();
+      const one = await agentWithSession(store);
+      const two = await agentWithSession(store);
+      const calls: CallRecord[] = [];
+      for (let i = 0; i < 9; i += 1) {
+        const rec = call(i % 3 === 2 ? two.session.id : one.session.id, { tool: i % 2 ? 'odd' : 'even', outcome: i === 4 ? 'ok' : 'running' });
+        calls.push(rec);
+        await store.addCall(rec);
+      }
+      const ofOne = calls.filter((c) => c.sessionId === one.session.id);
+      const listed = await walk((page) => store.listCalls(one.session.id, page), 2);
+      assert.deepEqual(listed.items, ofOne);
+      assert.deepEqual(listed.pages, [2, 2, 2]);
+      const newestFirst = [...calls].reverse();
+      const everything = await walk((page) => store.findCalls({}, page), 4);
+      assert.deepEqual(everything.items.map((x) => x.call.id), newestFirst.map((c) => c.id));
+      assert.deepEqual(everything.items.map((x) => x.agentId), newestFirst.map((c) => (c.sessionId === one.session.id ? one.agentId : two.agentId)));
+      const byAgent = await walk((page) => store.findCalls({ agentId: two.agentId }, page), 1);
+      assert.deepEqual(byAgent.items.map((x) => x.call.id), newestFirst.filter((c) => c.sessionId === two.session.id).map((c) => c.id));
+      const narrow = await store.findCalls({ sessionId: one.session.id, tool: 'even', outcome: 'ok' }, { limit: 10 });
+      assert.deepEqual(narrow.items.map((x) => x.call.id), [calls[4].id]);
+      assert.equal(narrow.next_cursor, null);
+      assert.deepEqual((await store.findCalls({ tool: 'nothing' }, { limit: 10 })).items, []);
+    });
+
+    it('marks calls a dead process left running as interrupted crashes, only those, and keeps them across reopening', async () => {
+      const handle = await fresh();
+      const { session } = await agentWithSession(handle.store);
+      const running = [call(session.id), call(session.id)];
+      const done = call(session.id, { outcome: 'ok', durationMs: 3 });
+      for (const rec of [...running, done]) await handle.store.addCall(rec);
+      await handle.store.close();
+      const reopened = await handle.reopen();
+      assert.equal(await reopened.interruptRunningCalls(), 2);
+      assert.equal(await reopened.interruptRunningCalls(), 0);
+      const calls = (await reopened.listCalls(session.id, { limit: 10 })).items;
+      assert.deepEqual(calls.map((c) => [c.outcome, c.crash?.reason ?? null]), [['crash', 'interrupted'], ['crash', 'interrupted'], ['ok', null]]);
+      assert.deepEqual(calls[2], done);
+    });
+
+    it('keeps idempotency records, replaces one on a second put, and prunes only the older ones', async () => {
+      const { store } = await fresh();
+      assert.equal(await store.getIdempotent('k1'), null);
+      const rec = { scope: 'k1', requestHash: 'r1', status: 201, body: { id: 'x', nested: { b: 1, a: 2 } }, createdAt: iso(10) };
+      await store.putIdempotent(rec);
+      assert.deepEqual(await store.getIdempotent('k1'), rec);
+      const replaced = { ...rec, requestHash: 'r2', status: 200, body: null, createdAt: iso(30) };
+      await store.putIdempotent(replaced);
+      assert.deepEqual(await store.getIdempotent('k1'), replaced);
+      await store.putIdempotent({ ...rec, scope: 'k2', createdAt: iso(10) });
+      await store.putIdempotent({ ...rec, scope: 'k3', createdAt: iso(20) });
+      await store.pruneIdempotent(iso(20));
+      assert.equal(await store.getIdempotent('k2'), null);
+      assert.ok(await store.getIdempotent('k3'), 'created exactly at the bound: kept');
+      assert.ok(await store.getIdempotent('k1'));
+    });
+
+    it('keeps every record across closing and reopening', async () => {
+      const handle = await fresh();
+      const { session } = await agentWithSession(handle.store);
+      const rec = call(session.id, { outcome: 'ok' });
+      await handle.store.addCall(rec);
+      const added = await handle.store.addPackage(pkg('p', '1.0.0'));
+      await handle.store.close();
+      await handle.store.close(); // a second close is harmless
+      const reopened = await handle.reopen();
+      assert.deepEqual(await reopened.getSession(session.id), session);
+      assert.deepEqual(await reopened.getCall(session.id, rec.id), rec);
+      assert.deepEqual(await reopened.getPackage('p', '1.0.0'), added);
+    });
+  });
+}
