@@ -37,6 +37,8 @@ export interface StartOptions {
   publicUrl?: string;
   /** Per-session and per-agent call limits; each one not given is sized from the workers. */
   admission?: Partial<CallAdmissionLimits>;
+  /** A `postgres://` URL for the records; the data directory's SQLite file when absent. */
+  database?: PlatformOptions['database'];
   /** Connection limits; each one not given takes its default. */
   connections?: Partial<ConnectionLimits>;
   /** The platform's clock and logger (tests move time forward; see PlatformOptions). */
@@ -72,6 +74,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   let platform: Platform;
   try {
     platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
+      database: options.database,
       ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();

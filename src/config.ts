@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { subakoHome, systemErrorCode } from './common/index.js';
+import { Secret, subakoHome, systemErrorCode } from './common/index.js';
 import { ValidationError, type Problem } from './errors.js';
 
 /**
@@ -87,6 +87,11 @@ export interface ServerConfig {
   /** The sandbox process's V8 heap limit, in MiB (undefined: Node's default). */
   sandboxHeapMiB?: number;
   /**
+   * Where the records live: a `postgres://` URL (several replicas share it), or undefined for the SQLite file
+   * in the data directory. A Secret from the moment it is read: the URL may hold a password.
+   */
+  database?: Secret;
+  /**
    * For local development only: function packages may reach loopback and private addresses that their
    * allowlist names (a test server on this machine). Off by default; never on a shared server.
    */
@@ -109,8 +114,11 @@ export const LIMIT_ENV_NAMES: Readonly<Record<string, string>> = Object.freeze({
   sandboxHeapMiB: 'SUBAKO_SANDBOX_HEAP_MIB',
 });
 
-/** What any one source (the file, the environment, the flags) may say: every key optional. */
-export type ServerConfigInput = Partial<ServerConfig>;
+/** What any one source (the file, the environment, the flags) may say: every key optional, the database URL as read. */
+export type ServerConfigInput = Partial<Omit<ServerConfig, 'database'>> & { database?: string | Secret };
+
+/** Settings whose values are never repeated in a problem (or anywhere): they may hold a password. */
+const SECRET_SETTINGS: ReadonlySet<string> = new Set(['database']);
 
 export const CONFIG_FILE = 'subako.config.json';
 
@@ -143,6 +151,14 @@ const httpUrl: Check = (v) => {
   }
 };
 
+/** A PostgreSQL URL; the URL parser's own error is dropped, as it carries the input (and so the password). */
+const postgresUrl: Check = (v) => {
+  const wanted = 'a postgres:// (or postgresql://) URL';
+  const value = v instanceof Secret ? v.reveal() : v;
+  if (typeof value !== 'string' || !URL.canParse(value)) return wanted;
+  return ['postgres:', 'postgresql:'].includes(new URL(value).protocol) ? null : wanted;
+};
+
 const FIELDS: Record<keyof ServerConfig, Check> = {
   port: wholeNumber(0, 65535),
   host: text,
@@ -166,6 +182,7 @@ const FIELDS: Record<keyof ServerConfig, Check> = {
   agentVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
   sandboxHeapMiB: wholeNumber(64, 65_536),
   allowPrivateDestinations: flag,
+  database: postgresUrl,
 };
 
 /** Checks one source; `where` names it in every problem ("subako.config.json", "SUBAKO_PORT", "--port"). */
@@ -179,19 +196,20 @@ export function checkConfigInput(input: Record<string, unknown>, where: (key: st
       continue;
     }
     const wanted = check(value);
-    if (wanted) problems.push({ code: 'config.value', message: `${where(key)} is ${JSON.stringify(value)}; it takes ${wanted}` });
+    const shown = SECRET_SETTINGS.has(key) ? 'not valid (its value is not shown)' : JSON.stringify(value);
+    if (wanted) problems.push({ code: 'config.value', message: `${where(key)} is ${shown}; it takes ${wanted}` });
   }
   return problems;
 }
 
 /**
  * The environment's say: SUBAKO_PORT, SUBAKO_HOST, SUBAKO_DATA_DIR, SUBAKO_WORKERS, SUBAKO_CALL_TIMEOUT_MS,
- * SUBAKO_MEMORY_MIB, and the limits' SUBAKO_SESSION_CONCURRENCY, SUBAKO_MAX_CONNECTIONS, … (LIMIT_ENV_NAMES).
+ * SUBAKO_MEMORY_MIB, SUBAKO_DATABASE, and the limits' SUBAKO_SESSION_CONCURRENCY, SUBAKO_MAX_CONNECTIONS, … (LIMIT_ENV_NAMES).
  */
 export function configFromEnv(env: NodeJS.ProcessEnv): { input: ServerConfigInput; names: Record<string, string> } {
   const names: Record<string, string> = {
     port: 'SUBAKO_PORT', host: 'SUBAKO_HOST', dataDir: 'SUBAKO_DATA_DIR', workers: 'SUBAKO_WORKERS', publicUrl: 'SUBAKO_PUBLIC_URL',
-    callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB', ...LIMIT_ENV_NAMES,
+    callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB', database: 'SUBAKO_DATABASE', ...LIMIT_ENV_NAMES,
   };
   const numeric = new Set(['port', 'workers', 'callTimeoutMs', 'memoryMiB', ...Object.keys(LIMIT_ENV_NAMES)]);
   const input: Record<string, unknown> = {};
@@ -222,8 +240,10 @@ export function resolveServerConfig(sources: {
   if (problems.length > 0) throw new ValidationError(problems);
   const defined = (input: Record<string, unknown> | undefined) =>
     Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined));
-  const merged = { ...sources.defaults, ...defined(sources.file?.input), ...defined(fromEnv.input), ...defined(sources.flags?.input) } as ServerConfig;
-  return { ...merged, dataDir: resolve(merged.dataDir) };
+  const merged = { ...sources.defaults, ...defined(sources.file?.input), ...defined(fromEnv.input), ...defined(sources.flags?.input) } as
+    Omit<ServerConfig, 'database'> & { database?: string | Secret };
+  const { database, ...rest } = merged;
+  return { ...rest, dataDir: resolve(merged.dataDir), ...(database === undefined ? {} : { database: Secret.from(database) }) };
 }
 
 /** Reads `subako.config.json` (or the path given); a missing default file is no error, a missing named one is. */

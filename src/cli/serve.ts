@@ -21,6 +21,7 @@ interface ServeFlags {
   allowOrigin: string[];
   config?: string;
   publicUrl?: string;
+  database?: string;
   allowPrivateDestinations?: boolean;
   [limit: string]: unknown;
 }
@@ -59,6 +60,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--memory <MiB>', 'memory cap of a function call (default 512; $SUBAKO_MEMORY_MIB)')
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
+    .option('--database <url>', 'a postgres:// URL to keep the records in PostgreSQL (default: SQLite in the data directory); prefer $SUBAKO_DATABASE or the config file, as flags show in process lists')
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
     .option('--allow-private-destinations', 'local development only: packages may reach loopback and private addresses their allowlist names')
     .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`);
@@ -77,13 +79,13 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               callTimeoutMs: numeric(flags.callTimeoutMs), memoryMiB: numeric(flags.memory),
               examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
-              publicUrl: flags.publicUrl,
+              publicUrl: flags.publicUrl, database: flags.database,
               allowPrivateDestinations: flags.allowPrivateDestinations === true ? true : undefined,
               ...Object.fromEntries(LIMIT_FLAGS.map(([key]) => [key, numeric(flags[key] as string | undefined)])),
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
-              memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url',
+              memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url', database: '--database',
               allowPrivateDestinations: '--allow-private-destinations',
               ...Object.fromEntries(LIMIT_FLAGS.map(([key, flag]) => [key, flag.split(' ')[0]])),
             },
@@ -102,7 +104,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
           ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * 1024 * 1024 } : {}),
           ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
         },
-        sandboxHeapMiB: config.sandboxHeapMiB,
+        sandboxHeapMiB: config.sandboxHeapMiB, database: config.database,
         allowPrivateDestinations: config.allowPrivateDestinations === true,
         examplesDir: config.examples ? bundledExamplesDir() : null,
         origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
@@ -115,7 +117,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
           headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
         },
       });
-      process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\n`);
+      // The database is named by its kind only: its URL may hold a password.
+      process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
       await new Promise<void>((done) => {
         const stop = (signal: string): void => {

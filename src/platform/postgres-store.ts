@@ -12,6 +12,7 @@
  */
 import pg from 'pg';
 import type { Secret } from '../common/index.js';
+import { ValidationError } from '../errors.js';
 import { MIGRATIONS, migrationSql, type Migration } from './migrations.js';
 import { ConflictError, StoreUnavailableError } from './errors.js';
 import {
@@ -48,6 +49,10 @@ export class PostgresStore implements Store {
 
   /** Connects, migrates (once, under the advisory lock, whatever other replicas do meanwhile), and answers. */
   static async open(url: Secret, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    // Checked here so that no parser's error (which would quote the URL, password and all) is ever thrown.
+    if (!URL.canParse(url.reveal())) {
+      throw new ValidationError([{ code: 'config.database', message: 'the database URL does not parse; give it as postgres://user:password@host:port/database' }]);
+    }
     const pool = new pg.Pool({ connectionString: url.reveal(), max: options.maxConnections ?? 10 });
     // An idle client whose server went away emits here; without a listener that would end the process. The
     // next query fails on its own (as a StoreUnavailableError), which is where it is reported.
