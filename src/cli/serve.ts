@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { UsageError, ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../app.js';
-import type { FirstStart } from '../platform/index.js';
+import { StoreUnavailableError, type FirstStart } from '../platform/index.js';
 import type { CommandContext } from './command-context.js';
 
 interface ServeFlags {
@@ -116,6 +116,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
           maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
           headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
         },
+      }).catch((err: unknown) => {
+        throw err instanceof StoreUnavailableError ? unreachableDatabase(err) : err;
       });
       // The database is named by its kind only: its URL may hold a password.
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
@@ -138,6 +140,12 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       });
       log('stopped');
     });
+}
+
+/** One line for a database that is not there at start (its URL is not repeated: it may hold a password). */
+function unreachableDatabase(err: StoreUnavailableError): UsageError {
+  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  return new UsageError(`the database cannot be reached${typeof code === 'string' ? ` (${code})` : ''}; start it, or correct --database / SUBAKO_DATABASE / "database"`);
 }
 
 export function firstStartText(url: string, first: FirstStart): string {

@@ -5,10 +5,12 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
+import { REPO_ROOT } from '../helpers/paths.js';
+import { TEST_KEY, spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
 import { POSTGRES_HOST, POSTGRES_PORT, createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 // Trust auth ignores the password, so it can be one no output may show.
@@ -65,5 +67,14 @@ describe('subako serve on PostgreSQL', () => {
     for (const server of servers) {
       assert.equal(server.stdout().includes(PASSWORD) || server.stderr().includes(PASSWORD), false, 'the URL\'s password is never printed');
     }
+  });
+
+  it('says in one line, without the URL, that a database it cannot reach at start is not there', async () => {
+    // Port 1 on loopback: nothing listens there.
+    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', tempDir(),
+      '--workers', '1', '--database', `postgres://postgres:${PASSWORD}@127.0.0.1:1/nothing`], { encoding: 'utf8', env: { ...process.env, ...TEST_KEY } });
+    assert.equal(run.status, 2, run.stderr);
+    assert.deepEqual(run.stderr.trim().split('\n'), ['subako: the database cannot be reached (ECONNREFUSED); start it, or correct --database / SUBAKO_DATABASE / "database"']);
+    assert.equal((run.stdout + run.stderr).includes(PASSWORD), false);
   });
 });
