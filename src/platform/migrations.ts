@@ -121,4 +121,13 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'api key scopes, last use and revocation',
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin';
+      ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+      ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
+    `,
+  },
 ];

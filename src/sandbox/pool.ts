@@ -11,7 +11,7 @@ import { compileModule, type CompileOptions } from './compile.js';
 import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
 import type { WorkerMessage } from './protocol.js';
 import { SandboxRun, type RunOwner } from './run.js';
-import type { CompiledModule, ModuleHandle, RunHandle, RunRequest, Sandbox } from './types.js';
+import type { CompiledModule, ModuleHandle, RunHandle, RunRequest, Sandbox, SandboxStats } from './types.js';
 import { WorkerSlot, type SlotEvents } from './worker-slot.js';
 
 export interface SandboxPoolOptions {
@@ -56,6 +56,10 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
 
   compile(bytes: Uint8Array, options: CompileOptions): Promise<CompiledModule> {
     return compileModule(bytes, options);
+  }
+
+  stats(): SandboxStats {
+    return { workers: this.slots.length, busy: this.running.size, queued: this.ahead.size + this.queue.length };
   }
 
   run(handle: ModuleHandle, request: RunRequest): RunHandle {

@@ -101,8 +101,8 @@ export class SubakoServer {
         writeJson(res, 503, { error: { code: 'shutting_down', message: 'the server is shutting down' } }, { connection: 'close' });
         return;
       }
-      const handled = await this.router.handle(req, res, aborter.signal);
-      if (!handled) {
+      const route = await this.router.handle(req, res, aborter.signal);
+      if (route === null) {
         const pathname = new URL(req.url ?? '/', 'http://x').pathname;
         // A client looking for an OAuth flow is told there is none, and which token to send instead.
         if (isOAuthDiscoveryPath(pathname)) writeJson(res, 404, noOAuthBody(pathname));

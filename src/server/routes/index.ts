@@ -3,6 +3,7 @@ import type { Route } from '../route.js';
 import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
 import { agentRoutes } from './agents.js';
+import { keyRoutes } from './keys.js';
 import { mcpRoutes } from './mcp.js';
 import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
@@ -15,6 +16,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...agentRoutes(),
     ...sessionRoutes(),
     ...vaultRoutes(),
+    ...keyRoutes(),
     ...mcpRoutes(options.endpoints),
   ];
   let document: Record<string, unknown> | null = null;
