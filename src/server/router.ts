@@ -175,7 +175,7 @@ async function authenticate(platform: Platform, req: IncomingMessage, route: Rou
   if (apiKey) {
     // The one place a key's scope is enforced: every route that takes an API key passes here.
     if (!platform.apiKeys.permits(apiKey, accessOf(route))) {
-      throw new HttpError(403, 'read_only_key', `the API key ${apiKey.prefix}… is read-only (scope read): it can only GET; use an admin key to change anything`);
+      throw new HttpError(403, 'read_only_key', `the API key ${apiKey.prefix}… is read-only (scope read): it may only GET; changes take an admin key`);
     }
     return { apiKey, session: null };
   }

@@ -64,6 +64,14 @@ export function keyRoutes(): Route[] {
       },
     },
     {
+      method: 'GET', path: '/v1/keys/current', operationId: 'getCurrentApiKey', tag: 'keys', auth: 'api_key',
+      summary: 'The key this request was made with (`subako login` checks a key with it).',
+      responses: { 200: { description: 'The key.', schema: KEY_SCHEMA } },
+      async handler({ apiKey }) {
+        return { status: 200, body: keyView(apiKey!) };
+      },
+    },
+    {
       method: 'DELETE', path: '/v1/keys/{id}', operationId: 'revokeApiKey', tag: 'keys', auth: 'api_key',
       summary: 'Revoke an API key: it authenticates nothing from now on. The last admin key cannot be revoked.',
       responses: { 200: { description: 'Revoked.', schema: KEY_SCHEMA }, 404: error('No such key.'), 409: error('It is the last admin key.') },
