@@ -25,9 +25,10 @@ import { CrashReason } from '../function/index.js';
 import { CallError } from '../mcp/index.js';
 import { newId, nowIso } from './ids.js';
 import { redactArguments, redactText } from '../common/index.js';
-import type { CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
+import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
 import { NotFoundError } from './errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
+import { CallEvents } from './call-events.js';
 
 export interface LoggedCall {
   record: CallRecord;
@@ -64,6 +65,8 @@ export class CallLog {
     private readonly store: Store,
     readonly admission: CallAdmission,
     private readonly callTimeoutMs: number,
+    /** Where each call is published as it is recorded and as it ends (the live stream listens). */
+    readonly events: CallEvents = new CallEvents(),
   ) {}
 
   get active(): number {
@@ -115,6 +118,7 @@ export class CallLog {
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
       };
       await this.store.addCall(record);
+      this.events.publish(record, session.agentId);
       let turn = await admitted.started;
       // A turn that comes with no time left is a deadline passed while waiting.
       if (turn === 'run' && admitted.remainingMs() <= 0) turn = 'timeout';
@@ -122,6 +126,7 @@ export class CallLog {
         const ended = notStartedResult(name, turn, admitted, this.callTimeoutMs);
         const finished = finish(record, ended.result, ended.report, admitted.waitedMs(), secrets);
         await this.store.finishCall(finished);
+        this.events.publish(finished, session.agentId);
         return { record: finished, result: ended.result, ...(turn === 'cancelled' ? { refusal: new CallCancelledError(name, 'its caller went away before it started') } : {}) };
       }
       const started = performance.now();
@@ -160,6 +165,7 @@ export class CallLog {
       if (stopped !== null && told?.status === 'crash') result = { content: [{ type: 'text', text: `The tool ${name} was stopped: ${stopped}.` }], isError: true };
       const finished = finish(record, result, told, performance.now() - started, secrets);
       await this.store.finishCall(finished);
+      this.events.publish(finished, session.agentId);
       return { record: finished, result, ...(refusal && told?.status !== 'crash' ? { refusal } : {}) };
     } finally {
       admitted.end();
@@ -182,6 +188,17 @@ export class CallLog {
 
   list(sessionId: string, page: PageRequest): Promise<Page<CallRecord>> {
     return this.store.listCalls(sessionId, page);
+  }
+
+  /** Calls of every session, newest first, narrowed by `filter`. */
+  search(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>> {
+    return this.store.findCalls(filter, page);
+  }
+
+  async find(id: string): Promise<AgentCall> {
+    const found = await this.store.findCall(id);
+    if (!found) throw new NotFoundError(`call ${id}`);
+    return found;
   }
 
   async get(sessionId: string, id: string): Promise<CallRecord> {

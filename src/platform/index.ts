@@ -17,3 +17,4 @@ export type { AgentInput } from './agents.js';
 export type { SessionInput } from './sessions.js';
 export type { CredentialInput } from './vaults.js';
 export type * from './store.js';
+export type { CallEvents, CallEvent } from './call-events.js';

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations.js';
 import { ConflictError } from './errors.js';
 import type {
-  AgentRecord, AgentSpec, AgentVersionRecord, ApiKeyRecord, CallRecord, CredentialRecord, IdempotencyRecord,
+  AgentCall, AgentRecord, AgentSpec, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 
@@ -296,6 +296,30 @@ export class SqliteStore implements Store {
   }
   async listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>> {
     return this.page('calls', 'id', 'session_id = ?', [sessionId], page, toCall);
+  }
+  async findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>> {
+    const conditions: string[] = [];
+    const args: unknown[] = [];
+    const narrow = (sql: string, value: string | undefined) => {
+      if (value === undefined) return;
+      conditions.push(sql);
+      args.push(value);
+    };
+    narrow('s.agent_id = ?', filter.agentId);
+    narrow('c.session_id = ?', filter.sessionId);
+    narrow('c.tool = ?', filter.tool);
+    narrow('c.outcome = ?', filter.outcome);
+    narrow('c.id < ?', page.after);
+    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+    const rows = this.db.prepare(`SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id ${where} ORDER BY c.id DESC LIMIT ?`)
+      .all(...args, page.limit + 1) as Row[];
+    const kept = rows.slice(0, page.limit);
+    const last = kept[kept.length - 1];
+    return { items: kept.map((row) => ({ call: toCall(row), agentId: s(row.agent_id) })), next_cursor: rows.length > page.limit && last ? s(last.id) : null };
+  }
+  async findCall(id: string): Promise<AgentCall | null> {
+    const row = this.db.prepare('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?').get(id) as Row | undefined;
+    return row ? { call: toCall(row), agentId: s(row.agent_id) } : null;
   }
   async interruptRunningCalls(): Promise<number> {
     const crash = JSON.stringify({ reason: 'interrupted', message: 'the server stopped before the call finished' });

@@ -165,6 +165,20 @@ export interface CallRecord {
   startedAt: string;
 }
 
+/** Which calls a search across sessions keeps; each field given narrows it. */
+export interface CallFilter {
+  agentId?: string;
+  sessionId?: string;
+  tool?: string;
+  outcome?: CallOutcome;
+}
+
+/** A call with the agent of its session (the record itself names only the session). */
+export interface AgentCall {
+  call: CallRecord;
+  agentId: string;
+}
+
 export interface IdempotencyRecord {
   /** The key as scoped by the server (caller + method + path + client key). */
   scope: string;
@@ -241,6 +255,9 @@ export interface Store {
   finishCall(rec: CallRecord): Promise<void>;
   getCall(sessionId: string, id: string): Promise<CallRecord | null>;
   listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>>;
+  /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */
+  findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>>;
+  findCall(id: string): Promise<AgentCall | null>;
   /** Marks calls left `running` by a previous process as crashed (reason `interrupted`); returns how many. */
   interruptRunningCalls(): Promise<number>;
 

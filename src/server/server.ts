@@ -10,6 +10,7 @@ import type { OriginPolicy } from '../mcp/index.js';
 import { DEFAULT_BUNDLE_LIMITS } from '../package/index.js';
 import type { Platform } from '../platform/index.js';
 import { isOAuthDiscoveryPath, noOAuthBody } from './bearer-challenge.js';
+import { CallStreams } from './call-stream.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
 import type { Route } from './route.js';
@@ -37,6 +38,7 @@ export class SubakoServer {
   /** Connections held per client address (only counted when a per-address limit is set). */
   readonly connectionsByAddress: Map<string, number>;
   private readonly endpoints: SessionMcpEndpoints;
+  private readonly streams: CallStreams;
   private readonly router: Router;
   private readonly http: Server;
   private active = 0;
@@ -46,8 +48,10 @@ export class SubakoServer {
   private constructor(readonly platform: Platform, private readonly options: SubakoServerOptions) {
     const log = options.log ?? (() => undefined);
     this.endpoints = new SessionMcpEndpoints(platform, options.origins);
+    this.streams = new CallStreams(platform.calls.events);
     this.routes = buildRoutes({
       endpoints: this.endpoints,
+      streams: this.streams,
       maxBundleBytes: platform.options.bundleLimits?.maxArchiveBytes ?? DEFAULT_BUNDLE_LIMITS.maxArchiveBytes,
     });
     this.router = new Router(this.routes, {
@@ -123,6 +127,8 @@ export class SubakoServer {
     this.closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => this.http.close(() => resolve()));
       this.http.closeIdleConnections();
+      // Live streams never finish on their own: ended now, they do not hold the grace period.
+      this.streams.closeAll();
       if (this.active > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, graceMs);

@@ -2,7 +2,9 @@
 import type { Route } from '../route.js';
 import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
+import type { CallStreams } from '../call-stream.js';
 import { agentRoutes } from './agents.js';
+import { callRoutes } from './calls.js';
 import { keyRoutes } from './keys.js';
 import { mcpRoutes } from './mcp.js';
 import { packageRoutes } from './packages.js';
@@ -10,11 +12,12 @@ import { sessionRoutes } from './sessions.js';
 import { vaultRoutes } from './vaults.js';
 import { SUBAKO_VERSION } from '../../version.js';
 
-export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number }): Route[] {
+export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams }): Route[] {
   const routes: Route[] = [
     ...packageRoutes(options.maxBundleBytes),
     ...agentRoutes(),
     ...sessionRoutes(),
+    ...callRoutes(options.streams),
     ...vaultRoutes(),
     ...keyRoutes(),
     ...mcpRoutes(options.endpoints),
