@@ -75,7 +75,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   try {
     server = await SubakoServer.start({
       platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
-      connections: options.connections,
+      connections: options.connections, runtimeStats: () => runtime.stats(),
     });
   } catch (err) {
     await platform.close(0);

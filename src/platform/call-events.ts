@@ -30,6 +30,7 @@ export class CallEvents {
   private seq = 0;
   private readonly kept: CallEvent[] = [];
   private readonly listeners = new Set<CallEventListener>();
+  private readonly observers = new Set<CallEventListener>();
 
   constructor(readonly keep = DEFAULT_KEPT_EVENTS, readonly maxSubscribers = DEFAULT_MAX_SUBSCRIBERS) {}
 
@@ -47,7 +48,7 @@ export class CallEvents {
     const event: CallEvent = { seq: this.seq, call, agentId };
     this.kept.push(event);
     if (this.kept.length > this.keep) this.kept.splice(0, this.kept.length - this.keep);
-    for (const listener of [...this.listeners]) listener(event);
+    for (const listener of [...this.observers, ...this.listeners]) listener(event);
   }
 
   /** Adds a listener; returns its unsubscribe, or null when as many subscribers as allowed already listen. */
@@ -55,6 +56,15 @@ export class CallEvents {
     if (this.listeners.size >= this.maxSubscribers) return null;
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Adds an in-process observer (the server's metrics): unlike a subscriber it is the server's own, one per
+   * server, so it does not take one of the bounded subscribers' places. Returns its removal.
+   */
+  observe(listener: CallEventListener): () => void {
+    this.observers.add(listener);
+    return () => this.observers.delete(listener);
   }
 
   /**

@@ -50,14 +50,16 @@ export class Router {
   /**
    * Answers the request if a route's path matches it, and returns that route's path template (what access
    * logs and metrics name it by: never the path itself, which may carry a capability token); null when none does.
+   * `onMatch` hears the template at once, before the answer (a stream's request may end before `handle` returns).
    */
-  async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<string | null> {
+  async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal, onMatch?: (template: string) => void): Promise<string | null> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const matches = this.compiled
       .map((c) => ({ c, m: c.pattern.exec(url.pathname) }))
       .filter((x): x is { c: CompiledRoute; m: RegExpExecArray } => x.m !== null);
     if (matches.length === 0) return null;
     const match = matches.find((x) => x.c.route.method === req.method);
+    onMatch?.((match ?? matches[0]).c.route.path);
     if (!match) {
       const allowed = [...new Set(matches.map((x) => x.c.route.method))].join(', ');
       writeJson(res, 405, { error: { code: 'method_not_allowed', message: `${req.method} is not supported here; use ${allowed}` } }, { allow: allowed });

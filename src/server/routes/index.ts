@@ -3,6 +3,7 @@ import type { Route } from '../route.js';
 import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
 import type { CallStreams } from '../call-stream.js';
+import type { ServerMetrics } from '../metrics.js';
 import { agentRoutes } from './agents.js';
 import { callRoutes } from './calls.js';
 import { keyRoutes } from './keys.js';
@@ -12,7 +13,7 @@ import { sessionRoutes } from './sessions.js';
 import { vaultRoutes } from './vaults.js';
 import { SUBAKO_VERSION } from '../../version.js';
 
-export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams }): Route[] {
+export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
   const routes: Route[] = [
     ...packageRoutes(options.maxBundleBytes),
     ...agentRoutes(),
@@ -21,6 +22,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...vaultRoutes(),
     ...keyRoutes(),
     ...mcpRoutes(options.endpoints),
+    metricsRoute(options.metrics),
   ];
   let document: Record<string, unknown> | null = null;
   routes.push(
@@ -43,4 +45,24 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     },
   );
   return routes;
+}
+
+/**
+ * /metrics takes an API key, and a read-only one is enough (give Prometheus its own: `subako keys create
+ * --name prometheus --scope read`, sent as `authorization` in the scrape config). Not "open on loopback":
+ * behind a reverse proxy on the same machine every request comes from loopback, and tool names and traffic
+ * are the operator's business.
+ */
+function metricsRoute(metrics: ServerMetrics): Route {
+  return {
+    method: 'GET', path: '/metrics', operationId: 'getMetrics', tag: 'meta', auth: 'api_key', raw: true,
+    summary: 'Metrics in the Prometheus text format: calls, call durations, egress, sandbox workers and queue, compile cache, HTTP requests. Any API key (read is enough).',
+    responses: { 200: { description: 'The metrics.', contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } } },
+    async handler({ res }) {
+      const text = await metrics.text();
+      res.writeHead(200, { 'content-type': metrics.contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+      res.end(text);
+      return null;
+    },
+  };
 }
