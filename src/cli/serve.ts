@@ -167,6 +167,7 @@ export function firstStartText(url: string, first: FirstStart): string {
       'Call a tool over REST with the session id from that answer:',
       `  curl -s -X POST ${url}/v1/sessions/<session id>/calls -H 'authorization: Bearer ${first.apiKey}' \\`,
       `    -H 'content-type: application/json' -d '{"tool":"greet","arguments":{"name":"Ada"}}'`,
+      `Or from the CLI: subako login --server ${url} (it asks for the key), then subako sessions create --agent ${first.agentId}`,
     );
   }
   lines.push(`API reference: ${url}/v1/openapi.json`, '');
