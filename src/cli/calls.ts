@@ -50,7 +50,12 @@ export function registerCalls(program: Command): void {
       process.once('SIGTERM', onSignal);
       try {
         const query = { agent: flags.agent, session: flags.session, tool: flags.tool, status: flags.status };
-        for await (const event of client.events('/v1/calls/stream', query, stop.signal)) {
+        // A server restart takes a few seconds: keep trying for about a minute before giving up.
+        for await (const event of client.events('/v1/calls/stream', query, stop.signal, 30)) {
+          if (event.event === 'reset') {
+            process.stderr.write('subako: the stream could not resume where it left off (the server restarted?); calls in between may be missing: see subako calls list\n');
+            continue;
+          }
           const call = event.data as Call;
           if (call === null || typeof call !== 'object' || typeof call.id !== 'string') continue;
           if (flags.json) process.stdout.write(`${JSON.stringify(call)}\n`);

@@ -6,7 +6,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { REPO_ROOT } from '../helpers/paths.js';
 import { greetPackageDir, spawnServe, tempDir, makeApi, type ChildServer } from '../server/helpers/harness.js';
 import { jsonOf, runCli, startCli } from './helpers/run-cli.js';
 
@@ -52,6 +54,21 @@ describe('the platform commands against a real subako serve', () => {
     assert.equal(named.profile, 'ops');
     assert.equal(named.key.scope, 'admin');
     assert.ok(existsSync(join(home, 'profiles', 'ops.json')));
+  });
+
+  it('on a terminal subako login asks for the key and does not echo it', { skip: !existsSync('/usr/bin/script') && 'needs script(1) for a terminal' }, async () => {
+    const ttyHome = tempDir('subako-cli-tty-');
+    const bin = join(REPO_ROOT, 'bin', 'subako.js');
+    // script(1) runs the command on a pseudo-terminal; what it prints is everything the terminal showed.
+    const run = startCli([], {}, undefined, ['/usr/bin/script', '-qec', `'${process.execPath}' '${bin}' login --server ${server.url}`, '/dev/null'], { SUBAKO_HOME: ttyHome });
+    for (let i = 0; i < 400 && !run.output().includes('API key for'); i++) await new Promise((r) => setTimeout(r, 25));
+    run.child.stdin!.end(`${server.apiKey}\r`);
+    const ended = await run.done;
+    assert.equal(ended.status, 0, ended.stdout + ended.stderr);
+    assert.match(ended.stdout, new RegExp(`API key for ${server.url.replace(/[.]/g, '\\.')}: `));
+    assert.match(ended.stdout, /logged in to /);
+    assert.ok(!ended.stdout.includes(server.apiKey), 'the key typed is not echoed');
+    assert.equal(JSON.parse(readFileSync(join(ttyHome, 'profiles', 'default.json'), 'utf8')).apiKey, server.apiKey);
   });
 
   it('without a profile or SUBAKO_API_KEY a command says to run subako login', async () => {
@@ -207,3 +224,43 @@ describe('the platform commands against a real subako serve', () => {
   });
 });
 
+
+describe('subako calls tail across a server restart', () => {
+  it('reconnects to the restarted server, says the stream could not resume, and goes on printing calls', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = String((probe.address() as { port: number }).port);
+    await new Promise((resolve) => probe.close(resolve));
+    const dataDir = tempDir();
+    const first = await spawnServe(dataDir, undefined, ['--port', port]);
+    const env = { SUBAKO_HOME: tempDir('subako-cli-home-'), SUBAKO_SERVER: first.url, SUBAKO_API_KEY: first.apiKey };
+    const tail = startCli(['calls', 'tail'], env);
+    let seen = '';
+    tail.child.stdout!.on('data', (chunk) => { seen += chunk; });
+    let second: ChildServer | null = null;
+    try {
+      const session = (await first.call('POST', `/v1/agents/${first.agentId}/sessions`, {})).body;
+      for (let i = 0; i < 200 && !/ ok /.test(seen); i++) {
+        await first.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'greet', arguments: { name: 'Before' } });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      first.child.kill('SIGTERM');
+      assert.equal(await first.exited, 0);
+      second = await spawnServe(dataDir, first.apiKey, ['--port', port]);
+      const printed = seen.length;
+      let made = '';
+      for (let i = 0; i < 300 && !seen.slice(printed).includes(made || '\u0000'); i++) {
+        made = (await second.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'greet', arguments: { name: 'After' } })).body.call.id;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.match(seen.slice(printed), new RegExp(`${made} +${session.id} +greet +api +ok `), 'a call on the restarted server is printed');
+    } finally {
+      tail.child.kill('SIGINT');
+      const ended = await tail.done;
+      assert.equal(ended.status, 0, ended.stderr);
+      assert.match(ended.stderr, /the stream could not resume where it left off \(the server restarted\?\)/);
+      second?.child.kill('SIGTERM');
+      if (second) await second.exited;
+    }
+  });
+});

@@ -9,12 +9,19 @@ export interface CliRun {
   stderr: string;
 }
 
-export function startCli(args: string[], env: NodeJS.ProcessEnv, input?: string): { child: ChildProcess; done: Promise<CliRun> } {
+/**
+ * `input`: what stdin gets (then closed); `command` runs another program instead (a terminal around subako,
+ * script(1)), with stdin left open for the caller and `extraEnv` added.
+ */
+export function startCli(
+  args: string[], env: NodeJS.ProcessEnv, input?: string, command?: string[], extraEnv: NodeJS.ProcessEnv = {},
+): { child: ChildProcess; done: Promise<CliRun>; output: () => string } {
   // The parent's own key or server must not leak into the command under test.
   const base = { ...process.env };
   for (const name of ['SUBAKO_API_KEY', 'SUBAKO_SERVER', 'SUBAKO_PROFILE']) delete base[name];
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), ...args], {
-    env: { ...base, ...env }, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  const argv = command ?? [process.execPath, join(REPO_ROOT, 'bin', 'subako.js'), ...args];
+  const child = spawn(argv[0], argv.slice(1), {
+    env: { ...base, ...env, ...extraEnv }, stdio: [input === undefined && command === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   if (input !== undefined) child.stdin!.end(input);
   let stdout = '';
@@ -22,7 +29,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, input?: string)
   child.stdout!.on('data', (chunk) => { stdout += chunk; });
   child.stderr!.on('data', (chunk) => { stderr += chunk; });
   const done = new Promise<CliRun>((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
-  return { child, done };
+  return { child, done, output: () => stdout };
 }
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliRun> {
