@@ -33,7 +33,8 @@ export function startupErrorLine(err: unknown, settings: StartupSettings): strin
     return `this user may not listen on ${settings.host}:${settings.port} (${code}: ports below 1024 need privileges); choose a port from 1024 up with ${HOW.port}`;
   }
   const sqlite = typeof errno.code === 'string' && errno.code.startsWith('SQLITE_');
-  if (sqlite || (code !== undefined && typeof errno.path === 'string' && errno.path.startsWith(settings.dataDir))) {
+  const inDataDir = typeof errno.path === 'string' && (errno.path === settings.dataDir || errno.path.startsWith(`${settings.dataDir.replace(/\/+$/, '')}/`));
+  if (sqlite || (code !== undefined && inDataDir)) {
     const what = sqlite ? `its database cannot be opened (${errno.code}: ${errno.message})` : `${code} on ${errno.path}`;
     return `the data directory ${settings.dataDir} cannot be used (${what}); point ${HOW.dataDir} at a directory this user can read and write`;
   }

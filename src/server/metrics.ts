@@ -62,7 +62,6 @@ export class ServerMetrics {
         },
       });
     }
-    collectDefaultMetrics({ register: this.registry });
     this.stopListening = events.observe((event) => {
       const call: CallRecord = event.call;
       if (call.outcome === 'running') return;
@@ -83,13 +82,25 @@ export class ServerMetrics {
     return this.registry.contentType;
   }
 
-  text(): Promise<string> {
-    return this.registry.metrics();
+  /** Ours, then the process's (one registry per process: its collectors watch the process, not a server). */
+  async text(): Promise<string> {
+    return `${await this.registry.metrics()}\n${await processRegistry().metrics()}`;
   }
 
   close(): void {
     this.stopListening();
   }
+}
+
+let processMetrics: Registry | null = null;
+
+/** Node's process metrics (CPU, memory, event-loop delay, GC), collected once per process however many servers it runs. */
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
 }
 
 /** A client picks the method: only the ones HTTP defines become label values. */

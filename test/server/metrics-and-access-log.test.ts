@@ -118,6 +118,38 @@ describe('/metrics and the access log of a real subako serve', () => {
     }
   });
 
+  it('a worker running a guest counts as busy while it runs, and idle again after', async () => {
+    const agent = (await server.call('POST', '/v1/agents', { name: 'spinner', tools: [{ package: 'probe' }] })).body;
+    const session = (await server.call('POST', `/v1/agents/${agent.id}/sessions`, {})).body;
+    const caller = new AbortController();
+    // The probe's `timeout` tool spins until stopped; the caller going away stops it (cancelled).
+    const spinning = fetch(`${server.url}/v1/sessions/${session.id}/calls`, {
+      method: 'POST', headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tool: 'timeout', arguments: {} }), signal: caller.signal,
+    }).catch((error: unknown) => error);
+    let busy = 0;
+    for (let i = 0; i < 200 && busy === 0; i++) {
+      busy = valueOf(await scrape(), 'subako_sandbox_workers', { state: 'busy' });
+      if (busy === 0) await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(busy, 1);
+    assert.equal(valueOf(await scrape(), 'subako_calls_in_flight'), 1);
+    caller.abort();
+    await spinning;
+    let families = await scrape();
+    for (let i = 0; i < 200 && valueOf(families, 'subako_calls_total', { via: 'api', tool: 'timeout', outcome: 'cancelled' }) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      families = await scrape();
+    }
+    assert.equal(valueOf(families, 'subako_calls_total', { via: 'api', tool: 'timeout', outcome: 'cancelled' }), 1);
+    assert.equal(valueOf(families, 'subako_calls_in_flight'), 0);
+    for (let i = 0; i < 200 && valueOf(families, 'subako_sandbox_workers', { state: 'busy' }) !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      families = await scrape();
+    }
+    assert.equal(valueOf(families, 'subako_sandbox_workers', { state: 'idle' }), 2);
+  });
+
   it('the access log has one JSON line per request, by route template, and no secret in anything the server wrote', async () => {
     const session = (await server.call('POST', `/v1/agents/${server.agentId}/sessions`, {})).body;
     const token: string = session.token;
