@@ -25,6 +25,8 @@ export interface StartOptions {
   limits?: Partial<CallLimits>;
   /** The sandbox process's V8 heap limit, in MiB. */
   sandboxHeapMiB?: number;
+  /** Local development only: packages may reach loopback and private addresses their allowlist names. */
+  allowPrivateDestinations?: boolean;
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
   examplesDir?: string | null;
   origins?: OriginPolicy;
@@ -66,7 +68,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let platform: Platform;
   try {
-    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission, clock: options.clock, logger: options.logger });
+    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
+      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();
     throw err;

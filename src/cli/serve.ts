@@ -23,6 +23,7 @@ interface ServeFlags {
   config?: string;
   publicUrl?: string;
   debug?: boolean;
+  allowPrivateDestinations?: boolean;
   [limit: string]: unknown;
 }
 
@@ -61,6 +62,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
+    .option('--allow-private-destinations', 'local development only: packages may reach loopback and private addresses their allowlist names')
     .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
     .option('--debug', 'print the stack of an error that stops the start, after its one line');
   for (const [key, flag, description] of LIMIT_FLAGS) serve.option(flag, `${description}; $${LIMIT_ENV_NAMES[key]}`);
@@ -79,11 +81,13 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
               publicUrl: flags.publicUrl,
+              allowPrivateDestinations: flags.allowPrivateDestinations === true ? true : undefined,
               ...Object.fromEntries(LIMIT_FLAGS.map(([key]) => [key, numeric(flags[key] as string | undefined)])),
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
               memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url',
+              allowPrivateDestinations: '--allow-private-destinations',
               ...Object.fromEntries(LIMIT_FLAGS.map(([key, flag]) => [key, flag.split(' ')[0]])),
             },
           },
@@ -105,6 +109,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
             ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
           },
           sandboxHeapMiB: config.sandboxHeapMiB,
+          allowPrivateDestinations: config.allowPrivateDestinations === true,
           examplesDir: config.examples ? bundledExamplesDir() : null,
           origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
           admission: {

@@ -71,7 +71,7 @@ export class ServerMetrics {
     });
   }
 
-  /** One answered (or abandoned) HTTP request; `route` is the route template, or null when none matched. */
+  /** One answered (or abandoned) HTTP request; `route` is the route template (`console` for its files), or null when none matched. */
   httpRequest(method: string, route: string | null, status: number | null, seconds: number): void {
     const labels = { method: knownMethod(method), route: route ?? 'unmatched' };
     this.httpRequests.inc({ ...labels, status: status === null ? 'aborted' : String(status) });

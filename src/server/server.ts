@@ -12,6 +12,7 @@ import { DEFAULT_BUNDLE_LIMITS } from '../package/index.js';
 import type { Platform } from '../platform/index.js';
 import { isOAuthDiscoveryPath, noOAuthBody } from './bearer-challenge.js';
 import { CallStreams } from './call-stream.js';
+import { ConsoleFiles } from './console-files.js';
 import { ServerMetrics, type RuntimeStats } from './metrics.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
@@ -45,6 +46,7 @@ export class SubakoServer {
   private readonly streams: CallStreams;
   readonly metrics: ServerMetrics;
   private readonly accessLog: Logger;
+  private readonly consoleFiles = new ConsoleFiles();
   private readonly router: Router;
   private readonly http: Server;
   private active = 0;
@@ -124,8 +126,11 @@ export class SubakoServer {
       route = await this.router.handle(req, res, aborter.signal, (template) => { route = template; });
       if (route === null) {
         const pathname = new URL(req.url ?? '/', 'http://x').pathname;
-        // A client looking for an OAuth flow is told there is none, and which token to send instead.
+        // A client looking for an OAuth flow is told there is none, and which token to send instead; then the
+        // console's pages and files (console-files.ts), which leave API paths alone.
         if (isOAuthDiscoveryPath(pathname)) writeJson(res, 404, noOAuthBody(pathname));
+        // Access logs and metrics name the console's pages and files as one route.
+        else if (this.consoleFiles.handle(req, res)) route = 'console';
         else writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${pathname}` } });
       }
     } catch (err) {

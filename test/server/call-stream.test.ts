@@ -6,7 +6,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { CallEvents } from '../../src/platform/call-events.js';
+import { CallStreams } from '../../src/server/call-stream.js';
 import type { CallRecord } from '../../src/platform/index.js';
 import { startInProcess, type InProcess } from './helpers/harness.js';
 import { openSse, type SseStream } from './helpers/sse.js';
@@ -155,5 +158,50 @@ describe('the call stream', () => {
     await s.close();
     await sse.ended;
     await assert.rejects(sse.next(), /ended/);
+  });
+});
+
+describe('the call stream\'s own bounds', () => {
+  /** A bare HTTP server serving one CallStreams over its own CallEvents, so the bounds can be small. */
+  async function streamsServer(options: { heartbeatMs?: number; maxBufferedBytes?: number }) {
+    const events = new CallEvents(100, 4);
+    const streams = new CallStreams(events, options);
+    const server = createServer((req, res) => {
+      const aborter = new AbortController();
+      res.on('close', () => aborter.abort());
+      void streams.serve(res, {}, undefined, aborter.signal);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    return { events, streams, url, close: () => { streams.closeAll(); server.closeAllConnections(); server.close(); } };
+  }
+  const record = (id: string, stderrTail = ''): CallRecord => ({ id, sessionId: 'ses', via: 'api', tool: 't', arguments: {}, outcome: 'ok', crash: null, model: [], stderrTail, egress: [], durationMs: 1, startedAt: '' });
+
+  it('sends a heartbeat comment while nothing happens', async () => {
+    const served = await streamsServer({ heartbeatMs: 20 });
+    const sse = await openSse(served.url, {});
+    while (!sse.comments.includes('heartbeat')) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.ok(sse.comments.includes('subako call stream'));
+    sse.close();
+    served.close();
+  });
+
+  it('cuts off a client that does not read rather than buffer for it', async () => {
+    const served = await streamsServer({ maxBufferedBytes: 64 * 1024 });
+    // A raw socket that sends the request and then reads nothing.
+    const { connect } = await import('node:net');
+    const socket = connect(Number(new URL(served.url).port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
+    socket.pause();
+    while (served.events.subscribers === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const big = 'x'.repeat(4096);
+    for (let i = 0; served.events.subscribers > 0 && i < 100_000; i += 1) {
+      served.events.publish(record(`c${i}`, big), 'agt');
+      if (i % 64 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.equal(served.events.subscribers, 0, 'the stream ended once its buffer passed the bound');
+    socket.destroy();
+    served.close();
   });
 });

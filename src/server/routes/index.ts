@@ -10,6 +10,7 @@ import { keyRoutes } from './keys.js';
 import { mcpRoutes } from './mcp.js';
 import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
+import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
 import { SUBAKO_VERSION } from '../../version.js';
 
@@ -19,6 +20,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...agentRoutes(),
     ...sessionRoutes(),
     ...callRoutes(options.streams),
+    ...sessionFileRoutes(),
     ...vaultRoutes(),
     ...keyRoutes(),
     ...mcpRoutes(options.endpoints),
