@@ -48,6 +48,7 @@ export function registerCalls(program: Command): void {
       const onSignal = (): void => stop.abort();
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);
+      if (!flags.json) process.stdout.write(`${callColumns.map(([header]) => header).join('  ')}\n`);
       try {
         const query = { agent: flags.agent, session: flags.session, tool: flags.tool, status: flags.status };
         // A server restart takes a few seconds: keep trying for about a minute before giving up.

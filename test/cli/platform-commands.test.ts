@@ -253,6 +253,7 @@ describe('subako calls tail across a server restart', () => {
         made = (await second.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'greet', arguments: { name: 'After' } })).body.call.id;
         await new Promise((r) => setTimeout(r, 100));
       }
+      assert.match(seen, /^STARTED +ID +SESSION +TOOL +VIA +OUTCOME +MS\n/, 'for people: a header line first');
       assert.match(seen.slice(printed), new RegExp(`${made} +${session.id} +greet +api +ok `), 'a call on the restarted server is printed');
     } finally {
       tail.child.kill('SIGINT');
