@@ -105,4 +105,4 @@ export interface CallView {
   started_at: string;
 }
 
-export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments'];
+export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'];

@@ -48,7 +48,8 @@ export function SchemaForm({ schema, onSubmit, busy, submitLabel }: {
   const properties: Record<string, Schema> = schema?.properties ?? {};
   const required = new Set<string>(schema?.required ?? []);
   const names = Object.keys(properties);
-  const free = names.length === 0 && schema?.additionalProperties !== false && schema?.type !== 'object';
+  // No properties named, and others not forbidden: any object will do, written as JSON.
+  const free = names.length === 0 && schema?.additionalProperties !== false;
   const [values, setValues] = useState<Record<string, string | boolean>>({});
   const [raw, setRaw] = useState('{}');
   const [error, setError] = useState<string | null>(null);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
-import { SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox, type SandboxStats } from '../sandbox/index.js';
+import { PreparedModuleCache, SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox, type SandboxStats } from '../sandbox/index.js';
 import { HttpsConnectionPool } from '../egress/index.js';
 import { CallCancelledError, type Tool, type ToolCallContext, type Toolbox, type CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
@@ -33,6 +33,11 @@ export interface FunctionHostOptions {
   sandboxExecArgv?: string[];
   /** Told when the sandbox process ends unexpectedly (a new one is started). */
   onSandboxCrash?: (reason: string) => void;
+  /**
+   * A directory of this host's own where modules instrumented for their caps are kept by digest, so a
+   * restarted host does not instrument them again (sandbox/prepared-cache.ts). None when absent.
+   */
+  preparedCacheDir?: string;
 }
 
 export interface FunctionHostStats extends SandboxStats {
@@ -52,9 +57,10 @@ export class FunctionHost {
   constructor(options: FunctionHostOptions = {}) {
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
     const size = options.poolSize ?? Math.max(2, availableParallelism());
+    const preparedCache = options.preparedCacheDir === undefined ? undefined : new PreparedModuleCache(options.preparedCacheDir);
     this.sandbox = options.isolation === 'thread'
-      ? new SandboxPool({ size })
-      : new SandboxProcess({ size, execArgv: options.sandboxExecArgv, onCrash: options.onSandboxCrash });
+      ? new SandboxPool({ size, preparedCache })
+      : new SandboxProcess({ size, execArgv: options.sandboxExecArgv, onCrash: options.onSandboxCrash, preparedCache });
   }
 
   /** Compiles the module once per distinct bytes; later loads of the same bytes share it. */
@@ -64,7 +70,7 @@ export class FunctionHost {
     if (compiling) this.compileCache.hits += 1;
     else {
       this.compileCache.misses += 1;
-      compiling = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes });
+      compiling = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes, digest });
       this.compiled.set(digest, compiling);
       // A module that failed to compile is not cached: the next load reports the failure afresh.
       compiling.catch(() => this.compiled.delete(digest));

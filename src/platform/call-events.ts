@@ -13,6 +13,8 @@ import type { CallRecord } from './store.js';
 export interface CallEvent {
   /** Rises by one per event within this process. */
   seq: number;
+  /** The record's size as JSON, counted against what is kept. */
+  bytes: number;
   /** The call as recorded now (redacted, like every stored record): `running` when it starts, then its end. */
   call: CallRecord;
   /** The agent of the call's session (calls are filtered by it; the record names only the session). */
@@ -22,6 +24,8 @@ export interface CallEvent {
 export type CallEventListener = (event: CallEvent) => void;
 
 export const DEFAULT_KEPT_EVENTS = 1_000;
+/** A call's record can be large (a result's text up to the stdout limit): what is kept is bounded in bytes too. */
+export const DEFAULT_KEPT_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_SUBSCRIBERS = 64;
 
 export class CallEvents {
@@ -29,10 +33,11 @@ export class CallEvents {
   readonly epoch = randomBytes(6).toString('hex');
   private seq = 0;
   private readonly kept: CallEvent[] = [];
+  private keptBytes = 0;
   private readonly listeners = new Set<CallEventListener>();
   private readonly observers = new Set<CallEventListener>();
 
-  constructor(readonly keep = DEFAULT_KEPT_EVENTS, readonly maxSubscribers = DEFAULT_MAX_SUBSCRIBERS) {}
+  constructor(readonly keep = DEFAULT_KEPT_EVENTS, readonly maxSubscribers = DEFAULT_MAX_SUBSCRIBERS, readonly keepBytes = DEFAULT_KEPT_BYTES) {}
 
   get subscribers(): number {
     return this.listeners.size;
@@ -45,9 +50,12 @@ export class CallEvents {
 
   publish(call: CallRecord, agentId: string): void {
     this.seq += 1;
-    const event: CallEvent = { seq: this.seq, call, agentId };
+    const event: CallEvent = { seq: this.seq, bytes: JSON.stringify(call).length, call, agentId };
     this.kept.push(event);
-    if (this.kept.length > this.keep) this.kept.splice(0, this.kept.length - this.keep);
+    this.keptBytes += event.bytes;
+    while (this.kept.length > this.keep || (this.keptBytes > this.keepBytes && this.kept.length > 1)) {
+      this.keptBytes -= (this.kept.shift() as CallEvent).bytes;
+    }
     for (const listener of [...this.observers, ...this.listeners]) listener(event);
   }
 

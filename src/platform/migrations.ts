@@ -123,6 +123,13 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 2,
+    description: 'calls: how a call of a require_approval tool was decided',
+    sql: `
+      ALTER TABLE calls ADD COLUMN approval TEXT;
+      `,
+  },
+  {
+    version: 3,
     description: 'api key scopes, last use and revocation',
     sql: `
       ALTER TABLE api_keys ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin';

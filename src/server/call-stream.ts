@@ -40,12 +40,20 @@ export function resumePoint(lastEventId: string | undefined, epoch: string): num
   return Number(match[2]);
 }
 
+/** Each event's text, made once however many streams send it. */
+const texts = new WeakMap<CallEvent, string>();
+
 export function eventText(event: CallEvent, epoch: string): string {
-  return `id: ${epoch}.${event.seq}\nevent: call\ndata: ${JSON.stringify(callView(event.call, event.agentId))}\n\n`;
+  let text = texts.get(event);
+  if (text === undefined) {
+    text = `id: ${epoch}.${event.seq}\nevent: call\ndata: ${JSON.stringify(callView(event.call, event.agentId))}\n\n`;
+    texts.set(event, text);
+  }
+  return text;
 }
 
 export class CallStreams {
-  private readonly open = new Set<() => void>();
+  private readonly open = new Set<(cut?: boolean) => void>();
   private readonly heartbeatMs: number;
   private readonly maxBufferedBytes: number;
 
@@ -61,20 +69,23 @@ export class CallStreams {
       let ended = false;
       let heartbeat: NodeJS.Timeout | null = null;
       let unsubscribe: (() => void) | null = null;
-      const end = () => {
+      /** `cut`: the client stopped reading; its connection is dropped, not left to drain what it will never read. */
+      const end = (cut = false) => {
         if (ended) return;
         ended = true;
         if (heartbeat) clearInterval(heartbeat);
         unsubscribe?.();
         this.open.delete(end);
-        signal.removeEventListener('abort', end);
-        if (!res.writableEnded) res.end();
+        signal.removeEventListener('abort', onAbort);
+        if (cut) res.destroy();
+        else if (!res.writableEnded) res.end();
         resolve();
       };
+      const onAbort = () => end();
       const send = (text: string) => {
         if (ended) return;
         res.write(text);
-        if (res.writableLength > this.maxBufferedBytes) end();
+        if (res.writableLength > this.maxBufferedBytes) end(true);
       };
       // Everything from here to the first write runs without yielding, so no event can fall between the
       // replay of missed events and the live ones.
@@ -86,7 +97,7 @@ export class CallStreams {
           undefined, { 'retry-after': String(Math.ceil(RECONNECT_MS / 1000)) });
       }
       this.open.add(end);
-      signal.addEventListener('abort', end, { once: true });
+      signal.addEventListener('abort', onAbort, { once: true });
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
         'cache-control': 'no-cache, no-transform',
@@ -105,7 +116,7 @@ export class CallStreams {
       }
       send(text);
       heartbeat = setInterval(() => send(': heartbeat\n\n'), this.heartbeatMs);
-      res.on('close', end);
+      res.on('close', onAbort);
     });
   }
 

@@ -3,7 +3,7 @@
  * server for it to reach (certificate from the egress tests' CA), and Chromium driven by playwright-core.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,13 @@ export async function launchChromium(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1440, height: 1000 },
   });
+}
+
+/** A package directory's bundle bytes, packed by `subako pack`. */
+export function packDir(dir: string): Buffer {
+  const bundle = join(mkdtempSync(join(tmpdir(), 'subako-bundle-')), 'bundle.tar.gz');
+  execFileSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'pack', dir, '-o', bundle], { stdio: 'pipe' });
+  return readFileSync(bundle);
 }
 
 /** The fetch_two fixture as a package bundle (.tar.gz), packed by `subako pack`. */

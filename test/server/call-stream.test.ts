@@ -151,6 +151,11 @@ describe('the call stream', () => {
     assert.deepEqual(events.since(5), []);
     assert.equal(events.since(1), null, 'event 2 is no longer kept');
     assert.equal(events.since(6), null, 'a number from the future is another process\'s');
+    // Bounded in bytes too: large records push the oldest out sooner.
+    const heavy = new CallEvents(100, 1, 10_000);
+    for (let i = 1; i <= 5; i += 1) heavy.publish({ ...record(`h${i}`), stderrTail: 'x'.repeat(4_000) }, 'agt');
+    assert.deepEqual(heavy.since(3)?.map((e) => e.call.id), ['h4', 'h5']);
+    assert.equal(heavy.since(2), null);
   });
 
   it('closing the server ends the open streams', async () => {

@@ -5,6 +5,7 @@ import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
 import type { CallStreams } from '../call-stream.js';
 import type { ServerMetrics } from '../metrics.js';
 import { agentRoutes } from './agents.js';
+import { approvalRoutes } from './approvals.js';
 import { callRoutes } from './calls.js';
 import { keyRoutes } from './keys.js';
 import { mcpRoutes } from './mcp.js';
@@ -19,6 +20,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...packageRoutes(options.maxBundleBytes),
     ...agentRoutes(),
     ...sessionRoutes(),
+    ...approvalRoutes(),
     ...callRoutes(options.streams),
     ...sessionFileRoutes(),
     ...vaultRoutes(),
