@@ -1,12 +1,18 @@
 /**
  * `/metrics` of a real `subako serve`, parsed by a strict Prometheus text-format parser (helpers/prometheus.ts):
- * its counters move with real calls (REST and MCP, a refused egress request, the compile cache, HTTP routes);
+ * its counters move with real calls (REST and MCP, an answered and a refused egress request, the compile cache,
+ * HTTP routes);
  * it takes an API key, a read-only one being enough. The access log: one JSON line per request with method,
  * route template, status and duration, and no secret anywhere in what the server wrote.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { packBundle } from '../../src/package/index.js';
+import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { runCli } from '../cli/helpers/run-cli.js';
 import { makeApi, probePackageDir, spawnServe, tempDir, type ChildServer } from './helpers/harness.js';
 import { parsePrometheusText, valueOf, type Family } from './helpers/prometheus.js';
@@ -40,15 +46,27 @@ describe('/metrics and the access log of a real subako serve', () => {
   let server: ChildServer;
   let readKey: string;
 
+  let upstream: HttpsServer;
+  let upstreamPort: number;
+
   before(async () => {
+    // A loopback HTTPS server the probe may reach (allowlisted, private destinations allowed for this test).
+    const ca = makeTestCa();
+    const caFile = join(tempDir('subako-metrics-ca-'), 'ca.pem');
+    writeFileSync(caFile, ca.ca);
+    upstream = createHttpsServer({ cert: ca.cert, key: ca.key }, (_req, res) => res.end('{"answered":true}'));
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    upstreamPort = (upstream.address() as AddressInfo).port;
     // The access log is at info; under the test runner the server would be silent otherwise.
-    server = await spawnServe(tempDir(), undefined, [], { env: { SUBAKO_LOG_LEVEL: 'info' } });
+    server = await spawnServe(tempDir(), undefined, ['--allow-private-destinations'], { env: { SUBAKO_LOG_LEVEL: 'info', NODE_EXTRA_CA_CERTS: caFile } });
     readKey = (await server.call('POST', '/v1/keys', { name: 'prometheus', scope: 'read' })).body.key;
   });
 
   after(async () => {
     server.child.kill('SIGTERM');
     await server.exited;
+    upstream.closeAllConnections();
+    await new Promise((resolve) => upstream.close(resolve));
   });
 
   const scrape = async (): Promise<Map<string, Family>> => {
@@ -75,13 +93,17 @@ describe('/metrics and the access log of a real subako serve', () => {
   it('counters move with real calls: by source, tool and outcome; durations; egress refusals; compile cache; HTTP routes', async () => {
     const before = await scrape();
     assert.equal((await server.call('POST', '/v1/packages', await packBundle(probePackageDir()))).status, 201);
-    const agent = (await server.call('POST', '/v1/agents', { name: 'metered', tools: [{ package: 'greet' }, { package: 'probe' }] })).body;
+    const agent = (await server.call('POST', '/v1/agents', {
+      name: 'metered', tools: [{ package: 'greet' }, { package: 'probe', egress: { allow: [`localhost:${upstreamPort}`] } }],
+    })).body;
     const session = (await server.call('POST', `/v1/agents/${agent.id}/sessions`, {})).body;
     const rest = await server.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'greet', arguments: { name: 'Ada' } });
     assert.equal(rest.body.call.outcome, 'ok');
-    // No allowlist: the guest's request is refused before any connection, and the call itself ends ok.
+    // Not on the allowlist: the guest's request is refused before any connection, and the call itself ends ok.
     const refused = await server.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'http', arguments: { request: { url: 'https://example.com/' } } });
     assert.equal(refused.body.call.egress[0].error, 'host_not_allowed');
+    const answered = await server.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'http', arguments: { request: { url: `https://localhost:${upstreamPort}/forecast` } } });
+    assert.equal(answered.body.call.egress[0].status, 200, JSON.stringify(answered.body.call.egress));
     const mcp = await runCli(['mcp', 'call', '--url', session.mcp.capability_url, 'greet', '{"name":"Bo"}'], {});
     assert.equal(mcp.status, 0, mcp.stderr);
     // The MCP call's record is written as its answer goes out: wait for it to be counted.
@@ -93,13 +115,14 @@ describe('/metrics and the access log of a real subako serve', () => {
     const moved = (name: string, labels: Record<string, string>) => valueOf(afterCalls, name, labels) - valueOf(before, name, labels);
     assert.equal(moved('subako_calls_total', { via: 'api', tool: 'greet', outcome: 'ok' }), 1);
     assert.equal(moved('subako_calls_total', { via: 'mcp', tool: 'greet', outcome: 'ok' }), 1);
-    assert.equal(moved('subako_calls_total', { via: 'api', tool: 'http', outcome: 'ok' }), 1);
+    assert.equal(moved('subako_calls_total', { via: 'api', tool: 'http', outcome: 'ok' }), 2);
     assert.equal(moved('subako_call_duration_seconds_count', { tool: 'greet', outcome: 'ok' }), 2);
     assert.ok(moved('subako_call_duration_seconds_sum', { tool: 'greet', outcome: 'ok' }) > 0);
     assert.equal(moved('subako_egress_requests_total', { outcome: 'host_not_allowed' }), 1);
+    assert.equal(moved('subako_egress_requests_total', { outcome: 'response' }), 1);
     assert.equal(moved('subako_compile_cache_lookups_total', { result: 'miss' }), 1, 'the probe was compiled once, at upload');
     assert.ok(moved('subako_compile_cache_lookups_total', { result: 'hit' }) >= 2, 'the session found both modules compiled');
-    assert.equal(moved('subako_http_requests_total', { method: 'POST', route: '/v1/sessions/{id}/calls', status: '200' }), 2);
+    assert.equal(moved('subako_http_requests_total', { method: 'POST', route: '/v1/sessions/{id}/calls', status: '200' }), 3);
     assert.equal(moved('subako_http_requests_total', { method: 'POST', route: '/v1/packages', status: '201' }), 1);
     assert.ok(moved('subako_http_requests_total', { method: 'POST', route: '/mcp/{token}', status: '200' }) >= 1);
 
