@@ -1,9 +1,11 @@
 /**
- * `subako calls list|get|tail`: the call log. `list` and `get` read one session's calls; `tail` follows the
+ * `subako calls list|create|get|tail`: the call log. `create` calls a session's tool (the call is logged);
+ * `list` and `get` read one session's calls; `tail` follows the
  * live stream (`GET /v1/calls/stream`), filtered by agent, session, tool and outcome, one line per call
  * (or one JSON object per line with --json), reconnecting where it left off, until interrupted.
  */
 import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
 import { clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
 import { print, printFields, printTable } from './output.js';
 
@@ -19,12 +21,34 @@ const callColumns: [string, (c: Call) => unknown][] = [
 ];
 
 export function registerCalls(program: Command): void {
-  const calls = program.command('calls').description('The call log: list and get a session\'s calls, tail the live stream.');
+  const calls = program.command('calls').description('The call log: list, make (create) and get a session\'s calls, tail the live stream.');
   platformCommand(calls.command('list').description('A session\'s calls, oldest first.'))
     .requiredOption('--session <id>', 'the session (ses_…)')
     .action(async (flags: ConnectionFlags & { session: string }) => {
       const items = await clientFor(flags).list<Call>(`/v1/sessions/${encodeURIComponent(flags.session)}/calls`);
       print(flags.json, items, () => printTable(items, callColumns));
+    });
+  platformCommand(calls.command('create').description('Call one of a session\'s tools, as its MCP endpoint would; prints what the model saw.'))
+    .requiredOption('--session <id>', 'the session (ses_…)')
+    .argument('<tool>', 'the tool\'s name in the session')
+    .argument('[arguments-json]', 'the arguments as a JSON object', '{}')
+    .action(async (tool: string, argumentsJson: string, flags: ConnectionFlags & { session: string }) => {
+      let args: unknown;
+      try {
+        args = JSON.parse(argumentsJson);
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
+        throw new UsageError(`the arguments are not JSON (${error.message})`);
+      }
+      if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new UsageError('the arguments must be a JSON object');
+      const answer = await clientFor(flags).request<{ call: Call; result: { content?: { type: string; text?: string }[]; isError?: boolean } }>(
+        'POST', `/v1/sessions/${encodeURIComponent(flags.session)}/calls`, { json: { tool, arguments: args } },
+      );
+      // A call that ran and ended as a tool error or a crash is the call's outcome (on stderr), not the command's failure.
+      print(flags.json, answer, () => {
+        for (const block of answer.result.content ?? []) process.stdout.write(`${block.type === 'text' ? block.text : `[${block.type}]`}\n`);
+        process.stderr.write(`${answer.call.id}: ${answer.call.crash ? `${answer.call.outcome} (${answer.call.crash.reason})` : answer.call.outcome} in ${answer.call.duration_ms} ms\n`);
+      });
     });
   platformCommand(calls.command('get').description('One call: its arguments, what the model saw, stderr, egress.'))
     .argument('<session>', 'the session id (ses_…)')

@@ -51,6 +51,15 @@ describe('subako calls against a real subako serve', () => {
     }
     const made = { call: { id: lines[0].id } };
 
+    const direct = await runCli(['calls', 'create', '--session', session.id, 'greet', '{"name":"Cli"}'], admin);
+    assert.equal(direct.status, 0, direct.stderr);
+    assert.equal(direct.stdout, '{"message":"Hello, Cli!"}\n', 'what the model saw');
+    assert.match(direct.stderr, /^call_[0-9a-f]+: ok in \d+ ms\n$/);
+    const directJson = jsonOf(await runCli(['calls', 'create', '--session', session.id, 'greet', '{"name":"Json"}', '--json'], admin));
+    assert.equal(directJson.call.outcome, 'ok');
+    assert.equal(directJson.call.via, 'api');
+    const badArgs = await runCli(['calls', 'create', '--session', session.id, 'greet', '[1]'], admin);
+    assert.equal(badArgs.status, 2, 'arguments that are not an object are a usage error');
     const table = await runCli(['calls', 'list', '--session', session.id], admin);
     assert.match(table.stdout, new RegExp(`^\\S+ +${made.call.id} +${session.id} +greet +api +ok `, 'm'));
     const call = jsonOf(await runCli(['calls', 'get', session.id, made.call.id, '--json'], admin));
