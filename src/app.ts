@@ -80,15 +80,22 @@ export async function startServer(options: StartOptions): Promise<Started> {
     await runtime.close();
     throw err;
   }
+  let server: SubakoServer;
   try {
-    const firstStart = await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir);
-    const server = await SubakoServer.start({
+    server = await SubakoServer.start({
       platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
-      connections: options.connections,
+      connections: options.connections, runtimeStats: () => runtime.stats(),
     });
-    return { server, firstStart };
   } catch (err) {
     await platform.close(0);
+    throw err;
+  }
+  // The first start's admin key is made only once the listener is up: a start that fails before (the port
+  // taken) has created nothing, and the next start prints the key.
+  try {
+    return { server, firstStart: await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir) };
+  } catch (err) {
+    await server.close(0);
     throw err;
   }
 }

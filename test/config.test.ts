@@ -112,12 +112,12 @@ describe('configuration: flags over environment over subako.config.json over def
     }
   });
 
-  test('subako serve refuses a bad setting as a usage error before starting anything', () => {
+  test('subako serve refuses a bad setting in one line, exit status 1, before starting anything', () => {
     const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', 'eighty'], { encoding: 'utf8', timeout: 30_000 });
-    assert.equal(run.status, 2);
+    assert.equal(run.status, 1);
     assert.match(run.stderr, /--port is "eighty"; it takes a whole number from 0 to 65535/);
     const limit = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--session-queue', 'many'], { encoding: 'utf8', timeout: 30_000 });
-    assert.equal(limit.status, 2);
+    assert.equal(limit.status, 1);
     assert.match(limit.stderr, /--session-queue is "many"; it takes a whole number from 0 to 10000/);
   });
 });

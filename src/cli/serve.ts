@@ -4,11 +4,12 @@
  * SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
  */
 import type { Command } from 'commander';
-import { UsageError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../app.js';
-import { StoreUnavailableError, type FirstStart } from '../platform/index.js';
-import type { CommandContext } from './command-context.js';
+import type { FirstStart } from '../platform/index.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { startupErrorLine, type StartupSettings } from './startup-errors.js';
 
 interface ServeFlags {
   port?: string;
@@ -22,6 +23,7 @@ interface ServeFlags {
   config?: string;
   publicUrl?: string;
   database?: string;
+  debug?: boolean;
   allowPrivateDestinations?: boolean;
   [limit: string]: unknown;
 }
@@ -63,7 +65,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--database <url>', 'a postgres:// URL to keep the records in PostgreSQL (default: SQLite in the data directory); prefer $SUBAKO_DATABASE or the config file, as flags show in process lists')
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
     .option('--allow-private-destinations', 'local development only: packages may reach loopback and private addresses their allowlist names')
-    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`);
+    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
+    .option('--debug', 'print the stack of an error that stops the start, after its one line');
   for (const [key, flag, description] of LIMIT_FLAGS) serve.option(flag, `${description}; $${LIMIT_ENV_NAMES[key]}`);
   serve
     .action(async (flags: ServeFlags, command: Command) => {
@@ -92,33 +95,39 @@ export function registerServe(program: Command, ctx: CommandContext): void {
           },
         });
       } catch (err) {
-        if (err instanceof ValidationError) throw new UsageError(err.problems.map((p) => p.message).join('; '));
-        throw err;
+        if (!(err instanceof ValidationError)) throw err;
+        failedToStart(ctx, err, { host: flags.host ?? '', port: 0, dataDir: flags.dataDir ?? '' }, flags.debug === true);
+        return;
       }
       const dataDir = config.dataDir;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const { server, firstStart } = await startServer({
-        dataDir, host: config.host, port: config.port, workers: config.workers,
-        limits: {
-          callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024,
-          ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * 1024 * 1024 } : {}),
-          ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
-        },
-        sandboxHeapMiB: config.sandboxHeapMiB, database: config.database,
-        allowPrivateDestinations: config.allowPrivateDestinations === true,
-        examplesDir: config.examples ? bundledExamplesDir() : null,
-        origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
-        admission: {
-          sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
-          agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
-        },
-        connections: {
-          maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
-          headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-        },
-      }).catch((err: unknown) => {
-        throw err instanceof StoreUnavailableError ? unreachableDatabase(err) : err;
-      });
+      let started;
+      try {
+        started = await startServer({
+          dataDir, host: config.host, port: config.port, workers: config.workers,
+          limits: {
+            callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024,
+            ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * 1024 * 1024 } : {}),
+            ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
+          },
+          sandboxHeapMiB: config.sandboxHeapMiB, database: config.database,
+          allowPrivateDestinations: config.allowPrivateDestinations === true,
+          examplesDir: config.examples ? bundledExamplesDir() : null,
+          origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
+          admission: {
+            sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
+            agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
+          },
+          connections: {
+            maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+            headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+          },
+        });
+      } catch (err) {
+        failedToStart(ctx, err, config, flags.debug === true);
+        return;
+      }
+      const { server, firstStart } = started;
       // The database is named by its kind only: its URL may hold a password.
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
@@ -142,10 +151,11 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     });
 }
 
-/** One line for a database that is not there at start (its URL is not repeated: it may hold a password). */
-function unreachableDatabase(err: StoreUnavailableError): UsageError {
-  const code = (err.cause as { code?: unknown } | undefined)?.code;
-  return new UsageError(`the database cannot be reached${typeof code === 'string' ? ` (${code})` : ''}; start it, or correct --database / SUBAKO_DATABASE / "database"`);
+/** A start that failed: one line naming the setting and how to change it, exit status 1; the stack only with --debug. */
+function failedToStart(ctx: CommandContext, err: unknown, settings: StartupSettings, debug: boolean): void {
+  process.stderr.write(`subako serve: cannot start: ${startupErrorLine(err, settings)}\n`);
+  if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  ctx.exitCode = EXIT_FAILED;
 }
 
 export function firstStartText(url: string, first: FirstStart): string {
@@ -165,6 +175,7 @@ export function firstStartText(url: string, first: FirstStart): string {
       'Call a tool over REST with the session id from that answer:',
       `  curl -s -X POST ${url}/v1/sessions/<session id>/calls -H 'authorization: Bearer ${first.apiKey}' \\`,
       `    -H 'content-type: application/json' -d '{"tool":"greet","arguments":{"name":"Ada"}}'`,
+      `Or from the CLI: subako login --server ${url} (it asks for the key), then subako sessions create --agent ${first.agentId}`,
     );
   }
   lines.push(`API reference: ${url}/v1/openapi.json`, '');

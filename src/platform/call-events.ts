@@ -35,6 +35,7 @@ export class CallEvents {
   private readonly kept: CallEvent[] = [];
   private keptBytes = 0;
   private readonly listeners = new Set<CallEventListener>();
+  private readonly observers = new Set<CallEventListener>();
 
   constructor(readonly keep = DEFAULT_KEPT_EVENTS, readonly maxSubscribers = DEFAULT_MAX_SUBSCRIBERS, readonly keepBytes = DEFAULT_KEPT_BYTES) {}
 
@@ -55,7 +56,7 @@ export class CallEvents {
     while (this.kept.length > this.keep || (this.keptBytes > this.keepBytes && this.kept.length > 1)) {
       this.keptBytes -= (this.kept.shift() as CallEvent).bytes;
     }
-    for (const listener of [...this.listeners]) listener(event);
+    for (const listener of [...this.observers, ...this.listeners]) listener(event);
   }
 
   /** Adds a listener; returns its unsubscribe, or null when as many subscribers as allowed already listen. */
@@ -63,6 +64,15 @@ export class CallEvents {
     if (this.listeners.size >= this.maxSubscribers) return null;
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Adds an in-process observer (the server's metrics): unlike a subscriber it is the server's own, one per
+   * server, so it does not take one of the bounded subscribers' places. Returns its removal.
+   */
+  observe(listener: CallEventListener): () => void {
+    this.observers.add(listener);
+    return () => this.observers.delete(listener);
   }
 
   /**

@@ -6,6 +6,7 @@ export { Platform, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
 export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';
+export { API_KEY_SCOPES, scopePermits, mintAdminKey, type Access } from './api-keys.js';
 export {
   CallAdmission, CallRefusedError, CALL_REFUSED, RETRY_AFTER_MS, defaultCallAdmissionLimits,
   type CallAdmissionLimits, type AdmittedCall, type NotStarted,

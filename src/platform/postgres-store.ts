@@ -16,7 +16,7 @@ import { ValidationError } from '../errors.js';
 import { MIGRATIONS, migrationSql, type Migration } from './migrations.js';
 import { ConflictError, StoreUnavailableError } from './errors.js';
 import {
-  type Row, decodeCursor, encodeCursor, json, jsonOrNull, listKey, s, toAgent, toAgentVersion, toCall, toCredential,
+  type Row, decodeCursor, encodeCursor, json, jsonOrNull, listKey, s, toAgent, toApiKey, toAgentVersion, toCall, toCredential,
   toIdempotency, toPackage, toSession, toSkill, toVault,
 } from './store-rows.js';
 import type {
@@ -152,15 +152,38 @@ export class PostgresStore implements Store {
 
   // ---- api keys
   async addApiKey(rec: ApiKeyRecord): Promise<void> {
-    await this.q('INSERT INTO api_keys (id, name, hash, prefix, created_at) VALUES ($1, $2, $3, $4, $5)',
-      [rec.id, rec.name, rec.hash, rec.prefix, rec.createdAt]);
+    await this.q('INSERT INTO api_keys (id, name, hash, prefix, scope, created_at, last_used_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [rec.id, rec.name, rec.hash, rec.prefix, rec.scope, rec.createdAt, rec.lastUsedAt, rec.revokedAt]);
   }
   async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
     const row = await this.one('SELECT * FROM api_keys WHERE hash = $1', [hash]);
-    return row ? { id: s(row.id), name: s(row.name), hash: s(row.hash), prefix: s(row.prefix), createdAt: s(row.created_at) } : null;
+    return row ? toApiKey(row) : null;
   }
   async countApiKeys(): Promise<number> {
     return Number((await this.one('SELECT COUNT(*) AS n FROM api_keys'))?.n);
+  }
+  async getApiKey(id: string): Promise<ApiKeyRecord | null> {
+    const row = await this.one('SELECT * FROM api_keys WHERE id = $1', [id]);
+    return row ? toApiKey(row) : null;
+  }
+  async listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>> {
+    return this.page('api_keys', 'id', '', [], page, toApiKey);
+  }
+  async touchApiKey(id: string, at: string): Promise<void> {
+    await this.q('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id]);
+  }
+  async revokeApiKey(id: string, at: string): Promise<boolean> {
+    return this.tx(async (db) => {
+      // Locks the admin keys still in force: two replicas revoking the last two at once take turns, and the
+      // second then counts one left and refuses, as SQLite's single writer would.
+      const admins = await db.query("SELECT id FROM api_keys WHERE scope = 'admin' AND revoked_at IS NULL FOR UPDATE");
+      const { rows } = await db.query('SELECT scope, revoked_at FROM api_keys WHERE id = $1', [id]);
+      const row = rows[0] as Row | undefined;
+      if (!row || row.revoked_at !== null) return true;
+      if (row.scope === 'admin' && (admins.rowCount ?? 0) <= 1) return false;
+      await db.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2', [at, id]);
+      return true;
+    });
   }
 
   // ---- packages and skills

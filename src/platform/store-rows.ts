@@ -4,7 +4,7 @@
  * (sqlite-store.ts still has its own copies; they are the same rules and can be folded into these.)
  */
 import type {
-  AgentRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
+  AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
   SkillRecord, VaultRecord,
 } from './store.js';
 
@@ -32,6 +32,13 @@ const j = <T>(v: unknown): T => JSON.parse(String(v)) as T;
 export const json = (v: unknown): string => JSON.stringify(v);
 export const jsonOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : JSON.stringify(v));
 
+export function toApiKey(row: Row): ApiKeyRecord {
+  return {
+    id: s(row.id), name: s(row.name), hash: s(row.hash), prefix: s(row.prefix), scope: row.scope === 'read' ? 'read' : 'admin',
+    createdAt: s(row.created_at), lastUsedAt: row.last_used_at === null ? null : s(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : s(row.revoked_at),
+  };
+}
 export function toPackage(row: Row): PackageRecord {
   return {
     name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),

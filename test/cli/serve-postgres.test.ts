@@ -73,8 +73,10 @@ describe('subako serve on PostgreSQL', () => {
     // Port 1 on loopback: nothing listens there.
     const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', tempDir(),
       '--workers', '1', '--database', `postgres://postgres:${PASSWORD}@127.0.0.1:1/nothing`], { encoding: 'utf8', env: { ...process.env, ...TEST_KEY } });
-    assert.equal(run.status, 2, run.stderr);
-    assert.deepEqual(run.stderr.trim().split('\n'), ['subako: the database cannot be reached (ECONNREFUSED); start it, or correct --database / SUBAKO_DATABASE / "database"']);
+    assert.equal(run.status, 1, run.stderr);
+    assert.deepEqual(run.stderr.trim().split('\n'), [
+      'subako serve: cannot start: the database cannot be reached (ECONNREFUSED); start it, or correct --database (or SUBAKO_DATABASE, or "database" in subako.config.json)',
+    ]);
     assert.equal((run.stdout + run.stderr).includes(PASSWORD), false);
   });
 });

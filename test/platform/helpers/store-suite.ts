@@ -10,7 +10,7 @@ import { ConflictError } from '../../../src/platform/errors.js';
 import { MIGRATIONS } from '../../../src/platform/migrations.js';
 import { newId } from '../../../src/platform/ids.js';
 import type {
-  AgentSpec, AgentToolGrant, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store,
+  AgentSpec, AgentToolGrant, ApiKeyRecord, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store,
 } from '../../../src/platform/store.js';
 
 export interface StoreHandle {
@@ -103,15 +103,41 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal(await handle.schemaVersion(again), LATEST);
     });
 
-    it('finds API keys by hash and counts them', async () => {
+    const apiKey = (extra: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
+      id: newId('key'), name: 'admin', hash: newId('hash'), prefix: 'sk_abc', scope: 'admin', createdAt: iso(1), lastUsedAt: null,
+      revokedAt: null, ...extra,
+    });
+
+    it('finds API keys by id and hash, pages and counts them, and records their last use', async () => {
       const { store } = await fresh();
       assert.equal(await store.countApiKeys(), 0);
-      const key = { id: newId('key'), name: 'admin', hash: 'h'.repeat(64), prefix: 'sk_abc', createdAt: iso(1) };
-      await store.addApiKey(key);
-      await store.addApiKey({ ...key, id: newId('key'), hash: 'g'.repeat(64) });
-      assert.deepEqual(await store.findApiKeyByHash('h'.repeat(64)), key);
+      const keys = [apiKey(), apiKey({ scope: 'read', name: 'dash' }), apiKey({ revokedAt: iso(2) })];
+      for (const key of keys) await store.addApiKey(key);
+      assert.deepEqual(await store.findApiKeyByHash(keys[1].hash), keys[1]);
+      assert.deepEqual(await store.getApiKey(keys[2].id), keys[2]);
       assert.equal(await store.findApiKeyByHash('nope'), null);
-      assert.equal(await store.countApiKeys(), 2);
+      assert.equal(await store.getApiKey('key_none'), null);
+      assert.equal(await store.countApiKeys(), 3, 'revoked keys count');
+      assert.deepEqual((await walk((page) => store.listApiKeys(page), 2)).items, keys);
+      await store.touchApiKey(keys[0].id, iso(60_000));
+      assert.deepEqual(await store.getApiKey(keys[0].id), { ...keys[0], lastUsedAt: iso(60_000) });
+    });
+
+    it('revokes API keys but never the last admin key in force, even two revoked at once', async () => {
+      const { store } = await fresh();
+      const [a, b, reader] = [apiKey(), apiKey(), apiKey({ scope: 'read' })];
+      for (const key of [a, b, reader]) await store.addApiKey(key);
+      assert.equal(await store.revokeApiKey(reader.id, iso(5)), true);
+      assert.equal((await store.getApiKey(reader.id))?.revokedAt, iso(5));
+      assert.equal(await store.revokeApiKey(reader.id, iso(6)), true, 'revoking a revoked key changes nothing');
+      assert.equal((await store.getApiKey(reader.id))?.revokedAt, iso(5));
+      assert.equal(await store.revokeApiKey('key_none', iso(6)), true);
+      await warm(store);
+      const both = await Promise.all([store.revokeApiKey(a.id, iso(7)), store.revokeApiKey(b.id, iso(7))]);
+      assert.deepEqual(both.sort(), [false, true], 'one of the last two admin keys stays');
+      const left = (await Promise.all([a, b].map((k) => store.getApiKey(k.id)))).filter((k) => k?.revokedAt === null);
+      assert.equal(left.length, 1);
+      assert.equal(await store.revokeApiKey(left[0]!.id, iso(8)), false);
     });
 
     it('gives a package back exactly as it went in: JSON key order, unicode, numbers', async () => {
