@@ -132,10 +132,16 @@ export class Platform {
     const store = options.store
       ?? (options.database ? await PostgresStore.open(options.database) : new SqliteStore(join(options.dataDir, 'subako.db')));
     const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')), packageBlobs, skillBlobs);
-    // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
-    await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));
-    await store.interruptRunningCalls();
-    await platform.sessions.sweepExpired();
+    try {
+      // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
+      await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));
+      await store.interruptRunningCalls();
+      await platform.sessions.sweepExpired();
+    } catch (err) {
+      // A store this opened is closed again: a PostgreSQL pool left open would keep a failed start from exiting.
+      if (!options.store) await store.close();
+      throw err;
+    }
     const interval = options.sweepIntervalMs ?? 60_000;
     // Each chore's failure is logged and the next tick tries again: nobody awaits them, and one chore failing
     // (a locked store, a busy trash directory) must not stop the others.
