@@ -1,6 +1,6 @@
 /**
  * The Store: everything the platform remembers, behind one narrow interface. SQLite is the embedded
- * implementation (sqlite-store.ts); a Postgres one can follow for scale-out, which is why every method
+ * implementation (sqlite-store.ts), PostgreSQL the one several replicas share (postgres-store.ts); hence every method
  * returns a promise even though SQLite answers synchronously.
  *
  * Records are plain data. JSON-valued fields are typed here and (de)serialized by the implementation.
