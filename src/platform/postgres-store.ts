@@ -40,6 +40,8 @@ interface Queryable {
 export interface PostgresStoreOptions {
   /** Connections the pool holds at most; 10 by default. */
   maxConnections?: number;
+  /** How long to wait for a connection (a new one, or a free one of the pool); 5 s by default. */
+  connectTimeoutMs?: number;
   /** The migrations to bring the database to; all of them by default (fewer: an older release, in tests). */
   migrations?: readonly Migration[];
 }
@@ -53,7 +55,14 @@ export class PostgresStore implements Store {
     if (!URL.canParse(url.reveal())) {
       throw new ValidationError([{ code: 'config.database', message: 'the database URL does not parse; give it as postgres://user:password@host:port/database' }]);
     }
-    const pool = new pg.Pool({ connectionString: url.reveal(), max: options.maxConnections ?? 10 });
+    const pool = new pg.Pool({
+      connectionString: url.reveal(), max: options.maxConnections ?? 10,
+      // A database host that drops packets (rather than refusing) must not hold a request forever: past this a
+      // connection attempt, or the wait for a pooled one, fails as unavailable (503).
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+      // TCP keep-alive, so a connection to a host that vanished is noticed and dropped from the pool.
+      keepAlive: true,
+    });
     // An idle client whose server went away emits here; without a listener that would end the process. The
     // next query fails on its own (as a StoreUnavailableError), which is where it is reported.
     pool.on('error', () => undefined);
@@ -510,7 +519,7 @@ function unavailableOr(err: unknown): unknown {
   const message = err instanceof Error ? err.message : '';
   const lost = typeof code === 'string' && (
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', '57P01', '57P02', '57P03'].includes(code) || code.startsWith('08'));
-  if (lost || /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message)) {
+  if (lost || /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)) {
     return new StoreUnavailableError({ cause: err });
   }
   return err;

@@ -5,7 +5,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
 import { Secret } from '../../src/common/index.js';
+import { StoreUnavailableError } from '../../src/platform/errors.js';
+import { PostgresStore } from '../../src/platform/postgres-store.js';
 import { startServer } from '../../src/app.js';
 import type { SubakoServer } from '../../src/server/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
@@ -74,5 +77,23 @@ describe('PostgreSQL stopped and started again under a running server', () => {
     const calls = (await api.call('GET', `/v1/sessions/${session.id}/calls`)).body.items as { arguments: { name: string }; outcome: string }[];
     // The call refused while the database was down left no record; the others are there once each.
     assert.deepEqual(calls.map((c) => [c.arguments.name, c.outcome]), [['Ada', 'ok'], ['Bo', 'ok'], ['Di', 'ok']]);
+  });
+});
+
+describe('a database host that answers nothing', () => {
+  it('is unavailable once the connect timeout passes, rather than holding the caller forever', async () => {
+    // Accepts TCP connections and never says a word: what a half-dead host or a black-holing proxy looks like.
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as { port: number };
+    try {
+      await assert.rejects(PostgresStore.open(new Secret(`postgres://postgres@127.0.0.1:${port}/x`), { connectTimeoutMs: 300 }),
+        (err: unknown) => err instanceof StoreUnavailableError && err.code === 'store_unavailable');
+      assert.ok(sockets.length >= 1, 'it did connect, and then waited for an answer');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
