@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startupErrorLine } from '../../src/cli/startup-errors.js';
 import { SubakoError, ValidationError } from '../../src/errors.js';
+import { StoreUnavailableError } from '../../src/platform/index.js';
 
 const settings = { host: '127.0.0.1', port: 80, dataDir: '/srv/subako' };
 const errno = (code: string, extra: Record<string, unknown> = {}): Error => Object.assign(new Error(`${code}: something`), { code, ...extra });
@@ -24,6 +25,12 @@ describe('startupErrorLine', () => {
     assert.match(startupErrorLine(errno('EACCES', { syscall: 'mkdir', path: '/srv/subako/volumes' }), settings),
       /^the data directory \/srv\/subako cannot be used \(EACCES on \/srv\/subako\/volumes\); point --data-dir \(or SUBAKO_DATA_DIR, or "dataDir"/);
     assert.match(startupErrorLine(errno('SQLITE_CANTOPEN'), settings), /^the data directory \/srv\/subako cannot be used \(its database cannot be opened \(SQLITE_CANTOPEN/);
+  });
+  it('a database that cannot be reached names --database, SUBAKO_DATABASE and "database", and the cause\'s code, never the URL', () => {
+    const cause = errno('ECONNREFUSED', { syscall: 'connect', address: '10.0.0.5', port: 5432 });
+    assert.equal(startupErrorLine(new StoreUnavailableError({ cause }), settings),
+      'the database cannot be reached (ECONNREFUSED); start it, or correct --database (or SUBAKO_DATABASE, or "database" in subako.config.json)');
+    assert.match(startupErrorLine(new StoreUnavailableError({ cause: new Error('Connection terminated') }), settings), /^the database cannot be reached; start it/);
   });
   it('a bad setting is its own message; another typed error its message; anything else points at --debug', () => {
     assert.equal(startupErrorLine(new ValidationError([{ code: 'config.port', message: '--port is "x"; it takes a whole number' }]), settings),
