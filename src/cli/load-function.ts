@@ -2,44 +2,22 @@
  * Shared by `check`, `tools` and `call`: run the upload checks on a .wasm file or a package directory, then
  * discovery, on a FunctionHost the caller closes.
  */
-import { basename } from 'node:path';
 import type { Problem } from '../errors.js';
 import { UsageError } from '../errors.js';
-import { checkPackage, PACKAGE_PROBLEMS, type PackageCheck } from '../package/index.js';
-import { FunctionHost, type LoadedPackage, type DiscoveryResult, type PackageSource } from '../function/index.js';
+import { PACKAGE_PROBLEMS } from '../package/index.js';
+import type { FunctionHost } from '../function/index.js';
+import { inspectPackage, type PackageInspection } from '../devkit/index.js';
 import type { CallLimits } from '../config.js';
 
-export interface LoadedFunction {
-  check: PackageCheck;
-  /** Null when the checks refused the package (discovery does not run then). */
-  loaded: LoadedPackage | null;
-  discovery: DiscoveryResult | null;
-  /** Every problem: the checks', then discovery's. */
-  problems: Problem[];
-}
-
-/** A bare module has no manifest: its name comes from the file name, made a valid package name. */
-export function nameFromFile(path: string): string {
-  const name = basename(path).replace(/\.wasm$/i, '').toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[-_]+/, '');
-  return name.slice(0, 64) || 'module';
-}
+/** What the checks and discovery found (devkit/inspect.ts, the one copy every command uses). */
+export type LoadedFunction = PackageInspection;
 
 export async function loadFunction(path: string, host: FunctionHost): Promise<LoadedFunction> {
-  const check = await checkPackage(path);
-  if (check.problems.some((p) => p.code === PACKAGE_PROBLEMS.notFound)) {
+  const inspection = await inspectPackage(path, host);
+  if (inspection.check.problems.some((p) => p.code === PACKAGE_PROBLEMS.notFound)) {
     throw new UsageError(`${path} does not exist; pass a .wasm module or a package directory.`);
   }
-  if (!check.ok || !check.moduleBytes) return { check, loaded: null, discovery: null, problems: check.problems };
-  const source: PackageSource = {
-    name: check.manifest?.name ?? nameFromFile(path),
-    version: check.manifest?.version,
-    description: check.manifest?.description,
-    moduleBytes: check.moduleBytes,
-    assetsDir: check.assetsDir,
-  };
-  const loaded = await host.load(source);
-  const discovery = await host.discover(loaded);
-  return { check, loaded, discovery, problems: discovery.problems };
+  return inspection;
 }
 
 /** Parses `--timeout ms` and `--memory MiB` into limits, refusing what is not a positive whole number. */

@@ -22,6 +22,9 @@ const SUBCOMMANDS: Record<string, () => Promise<Register>> = {
   serve: async () => (await import('./serve.js')).registerServe,
   pack: async () => (await import('./pack.js')).registerPack,
   push: async () => (await import('./push.js')).registerPush,
+  init: async () => (await import('./init.js')).registerInit,
+  build: async () => (await import('./build.js')).registerBuild,
+  dev: async () => (await import('./dev.js')).registerDev,
 };
 
 /** Own names only: `subako constructor` must not find Object.prototype's. */

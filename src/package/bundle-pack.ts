@@ -10,11 +10,19 @@ import { BUNDLE_PROBLEMS, BundleError } from './bundle.js';
 
 const SKIPPED_DIRECTORIES = new Set(['node_modules']);
 
+export interface PackOptions {
+  /**
+   * Only these names at the directory's top level go in (those absent are skipped): a package bundle holds
+   * its manifest, module and assets, never the sources and build files beside them.
+   */
+  only?: readonly string[];
+}
+
 /**
  * Packs a directory into a `.tar.gz`. Symbolic links and special files are refused (the server would refuse
  * them too); dot-directories such as `.git` and `node_modules` are left out.
  */
-export async function packBundle(dir: string): Promise<Buffer> {
+export async function packBundle(dir: string, options: PackOptions = {}): Promise<Buffer> {
   const info = await lstat(dir).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return null;
     throw error;
@@ -24,7 +32,7 @@ export async function packBundle(dir: string): Promise<Buffer> {
   }
   const problems: Problem[] = [];
   const paths: string[] = [];
-  await walk(dir, dir, paths, problems);
+  await walk(dir, dir, paths, problems, options.only ? new Set(options.only) : null);
   if (problems.length === 0 && paths.length === 0) {
     problems.push({ code: BUNDLE_PROBLEMS.empty, message: `${dir} holds no files to pack` });
   }
@@ -39,8 +47,8 @@ export async function packBundle(dir: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function walk(root: string, dir: string, out: string[], problems: Problem[]): Promise<void> {
-  const names = (await readdir(dir)).sort();
+async function walk(root: string, dir: string, out: string[], problems: Problem[], only: ReadonlySet<string> | null): Promise<void> {
+  const names = (await readdir(dir)).sort().filter((name) => only === null || only.has(name));
   for (const name of names) {
     const full = join(dir, name);
     const rel = relative(root, full).split(sep).join('/');
@@ -49,7 +57,7 @@ async function walk(root: string, dir: string, out: string[], problems: Problem[
       problems.push({ code: BUNDLE_PROBLEMS.link, message: `${rel} is a symbolic link; bundles hold regular files only` });
     } else if (info.isDirectory()) {
       if (name.startsWith('.') || SKIPPED_DIRECTORIES.has(name)) continue;
-      await walk(root, full, out, problems);
+      await walk(root, full, out, problems, null);
     } else if (info.isFile()) {
       if (name === '.DS_Store') continue;
       out.push(rel);

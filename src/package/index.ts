@@ -5,7 +5,7 @@ export {
 } from './manifest.js';
 export type { PackageManifest, ManifestResult } from './manifest.js';
 export {
-  ASSETS_DIR, MODULE_FILE, MAX_MODULE_BYTES, PACKAGE_PROBLEMS, readPackageDir, readFileCapped,
+  ASSETS_DIR, MODULE_FILE, MAX_MODULE_BYTES, PACKAGE_ENTRIES, PACKAGE_PROBLEMS, readPackageDir, readFileCapped,
 } from './package-dir.js';
 export type { PackageDirRead, FileRead } from './package-dir.js';
 export { FUNCTION_MODULE_RULES, WASI_COMMAND_RULES, checkFunctionModule } from './module-rules.js';
@@ -15,5 +15,5 @@ export { BUNDLE_PROBLEMS, BundleError, DEFAULT_BUNDLE_LIMITS, bundleDigest } fro
 export type { BundleContents, BundleFile, BundleLimits } from './bundle.js';
 export { normalizeEntryPath, readBundle } from './bundle-read.js';
 export { unpackBundle, writeBundleTree } from './bundle-write.js';
-export { packBundle } from './bundle-pack.js';
+export { packBundle, type PackOptions } from './bundle-pack.js';
 export { ContentStore, type SweepReport } from './store.js';

@@ -10,6 +10,8 @@ import { MANIFEST_FILE, MANIFEST_PROBLEMS, MAX_MANIFEST_BYTES, parseManifest, ty
 
 export const MODULE_FILE = 'module.wasm';
 export const ASSETS_DIR = 'assets';
+/** Everything a package is: what a bundle of it holds, whatever else (sources, build files) lies beside them. */
+export const PACKAGE_ENTRIES: readonly string[] = [MANIFEST_FILE, MODULE_FILE, ASSETS_DIR];
 /** Larger modules are refused before being read into memory: the module size cap of wasm/module-limits. */
 export const MAX_MODULE_BYTES = MODULE_LIMITS.moduleBytes;
 
