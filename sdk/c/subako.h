@@ -42,11 +42,13 @@
  * outlive a call (nothing should: each call is a fresh instance).
  *
  * Why our own JSON reader and writer: the C JSON libraries Debian ships (cJSON, json-c, jansson, yajl,
- * json-parser) come as host (x86-64) shared libraries, not as sources a wasm32-wasi build can compile; the
- * one header-only package, jsmn (libjsmn-dev), is a tokenizer only (no string unescaping, numbers, lookup or
- * writer — the parts a guest needs) and lives in /usr/include, which cannot go on a wasm32 include path
- * without shadowing wasi-libc's headers; npm has no C JSON header package. So this file carries a small,
- * strict reader (RFC 8259, \u escapes with surrogate pairs to UTF-8, a depth limit) and a compact writer.
+ * json-parser) come as host (x86-64) shared libraries with headers, not as sources a wasm32-wasi build can
+ * compile; npm has no C JSON library. The one header-only package, jsmn (libjsmn-dev 1.1.0, 2020), would be
+ * found (clang's wasm32 search path ends in /usr/include), but it is a tokenizer only: no string unescaping,
+ * no numbers, no lookup and no writer — the parts a guest needs — lax unless built with JSMN_STRICT, and it
+ * wants a token count up front; it would also be one more package for every author to install. So this
+ * file carries a small, strict reader (RFC 8259; \u escapes with surrogate pairs to UTF-8; a depth limit,
+ * since it recurses) and a compact writer, both tested by the guests in test/sdk.
  *
  * Licence: Apache-2.0, like subako.
  */
@@ -111,6 +113,8 @@ struct subako_json {
   /* As a child: the next sibling and, in an object, its key. */
   subako_json *next;
   const char *key;
+  /* private: set once the value is some array's or object's child */
+  int has_parent;
 };
 
 /* Parses `length` bytes of JSON text; NULL when it is not JSON (then *error, if given, says why). */
@@ -121,7 +125,9 @@ const subako_json *subako_json_get(const subako_json *object, const char *key);
 const subako_json *subako_json_at(const subako_json *array, size_t index);
 /* The string, or NULL when `value` is not a string. */
 const char *subako_json_string_of(const subako_json *value);
-/* Builders. Values live in the current call's arena. `set` replaces a member of the same key. */
+/* Builders. Values live in the current call's arena. `set` replaces a member of the same key. A value that
+ * already has a parent (a member of the arguments, say) goes in as a copy sharing its children, so reading
+ * values from a request and putting them in an answer never relinks the request. */
 subako_json *subako_json_null(void);
 subako_json *subako_json_bool(int value);
 subako_json *subako_json_number(double value);
@@ -226,7 +232,8 @@ void subako_text(subako_call *call, const char *text);
 void subako_textf(subako_call *call, const char *format, ...) SUBAKO_PRINTF(2, 3);
 /* structuredContent (an object); when no text block was added, its JSON is also the text the model reads. */
 void subako_structured(subako_call *call, subako_json *object);
-/* An image block: `data` base64-encoded; mime_type image/png, image/jpeg, image/gif or image/webp. */
+/* An image block: `data` base64-encoded; mime_type image/png, image/jpeg, image/gif or image/webp. The
+ * answer counts against stdout's 1 MiB per call: for a large image write a file and use subako_link_file. */
 void subako_image(subako_call *call, const char *mime_type, const void *data, size_t length);
 /* A resource_link block. `mime_type` may be NULL. */
 void subako_link(subako_call *call, const char *uri, const char *name, const char *mime_type);
@@ -562,6 +569,10 @@ char *subako_json_stringify(const subako_json *value) {
 typedef struct {
   const char *p, *end, *start;
   const char *error;
+  /* Reading a request: a value nested past the limit is stepped over (as null) and counted, not refused, so
+   * the request's id is still read and the tool can be answered with a tool error instead of no answer. */
+  int step_over_deep;
+  int stepped_over;
 } subako__reader;
 
 static subako_json *subako__new(subako_json_type type) {
@@ -692,10 +703,34 @@ static subako_json *subako__number(subako__reader *r) {
   return v;
 }
 
+/* Steps over one value without recursing (brackets counted, strings skipped whole); it becomes a null. */
+static subako_json *subako__step_over(subako__reader *r) {
+  long open = 0;
+  do {
+    if (r->p >= r->end) { subako__fail(r, "the text ends early"); return NULL; }
+    char c = *r->p;
+    if (c == '"') {
+      for (r->p++; r->p < r->end && *r->p != '"'; r->p++)
+        if (*r->p == '\\') r->p++;
+      if (r->p >= r->end) { subako__fail(r, "an unterminated string"); return NULL; }
+    } else if (c == '[' || c == '{') {
+      open++;
+    } else if (c == ']' || c == '}') {
+      if (--open < 0) { subako__fail(r, "an unexpected character"); return NULL; }
+    }
+    r->p++;
+  } while (open > 0);
+  r->stepped_over++;
+  return subako__new(SUBAKO_JSON_NULL);
+}
+
 static subako_json *subako__value(subako__reader *r, int depth) {
   subako__ws(r);
   if (r->p >= r->end) { subako__fail(r, "the text ends early"); return NULL; }
-  if (depth > SUBAKO_JSON_MAX_DEPTH) { subako__fail(r, "nesting too deep"); return NULL; }
+  if (depth > SUBAKO_JSON_MAX_DEPTH) {
+    if (!r->step_over_deep) { subako__fail(r, "nesting too deep"); return NULL; }
+    return subako__step_over(r);
+  }
   char c = *r->p;
   if (c == '{' || c == '[') {
     int object = c == '{';
@@ -717,6 +752,7 @@ static subako_json *subako__value(subako__reader *r, int depth) {
       subako_json *child = subako__value(r, depth + 1);
       if (!child) return NULL;
       child->key = key;
+      child->has_parent = 1;
       if (v->last) v->last->next = child;
       else v->first = child;
       v->last = child;
@@ -741,8 +777,8 @@ static subako_json *subako__value(subako__reader *r, int depth) {
   return subako__number(r);
 }
 
-subako_json *subako_json_parse(const char *text, size_t length, const char **error) {
-  subako__reader r = {text, text + length, text, NULL};
+static subako_json *subako__parse(const char *text, size_t length, const char **error, int step_over_deep, int *stepped_over) {
+  subako__reader r = {text, text + length, text, NULL, step_over_deep, 0};
   subako_json *v = subako__value(&r, 0);
   if (v) {
     subako__ws(&r);
@@ -752,7 +788,12 @@ subako_json *subako_json_parse(const char *text, size_t length, const char **err
     }
   }
   if (error) *error = r.error;
+  if (stepped_over) *stepped_over = r.stepped_over;
   return v;
+}
+
+subako_json *subako_json_parse(const char *text, size_t length, const char **error) {
+  return subako__parse(text, length, error, 0, NULL);
 }
 
 const subako_json *subako_json_get(const subako_json *object, const char *key) {
@@ -811,32 +852,46 @@ static subako_json *subako__shallow(const subako_json *v) {
   *copy = *v;
   copy->next = NULL;
   copy->key = NULL;
+  copy->has_parent = 0;
   return copy;
+}
+
+/* Links `value` as the last child of `parent`; a value that has a parent already is copied first. */
+static subako_json *subako__adopt(subako_json *parent, subako_json *value, const char *key) {
+  if (value->has_parent) value = subako__shallow(value);
+  value->next = NULL;
+  value->key = key;
+  value->has_parent = 1;
+  if (parent->last) parent->last->next = value;
+  else parent->first = value;
+  parent->last = value;
+  parent->count++;
+  return value;
 }
 
 subako_json *subako_json_push(subako_json *array, subako_json *value) {
   if (!array || !value) return array;
-  value->next = NULL;
-  if (array->last) array->last->next = value;
-  else array->first = value;
-  array->last = value;
-  array->count++;
+  subako__adopt(array, value, NULL);
   return array;
 }
 
 subako_json *subako_json_set(subako_json *object, const char *key, subako_json *value) {
   if (!object || object->type != SUBAKO_JSON_OBJECT || !key || !value) return object;
-  value->key = subako__strndup(key, strlen(key));
+  if (value->has_parent) value = subako__shallow(value);
+  const char *own_key = subako__strndup(key, strlen(key));
   subako_json *prev = NULL;
   for (subako_json *c = object->first; c; prev = c, c = c->next) {
     if (strcmp(c->key, key) != 0) continue;
+    value->key = own_key;
     value->next = c->next;
+    value->has_parent = 1;
     if (prev) prev->next = value;
     else object->first = value;
     if (object->last == c) object->last = value;
     return object;
   }
-  return subako_json_push(object, value);
+  subako__adopt(object, value, own_key);
+  return object;
 }
 
 subako_json *subako_json_set_string(subako_json *o, const char *k, const char *v) { return subako_json_set(o, k, subako_json_string(v)); }
@@ -1028,6 +1083,9 @@ static const subako_tool *subako__tools;
 static size_t subako__tool_count;
 static subako_json **subako__tool_json; /* each tool as tools/list shows it, built once */
 
+/* How many values of the request being answered were nested too deep to read (see subako__step_over). */
+static int subako__stepped_over;
+
 static subako_json *subako__complete(subako_json *result) { return subako_json_set_string(result, "resultType", "complete"); }
 
 /* Parses a tool's schema text at start-up; a schema that is not a JSON object stops the module with a reason. */
@@ -1128,6 +1186,11 @@ static void subako__tools_call(const subako_json *id, const subako_json *params)
     subako__tool_result(id, call.content, 1, NULL);
     return;
   }
+  if (subako__stepped_over) {
+    subako_error(&call, "the arguments nest deeper than %d levels, more than this tool reads", SUBAKO_JSON_MAX_DEPTH);
+    subako__tool_result(id, call.content, 1, NULL);
+    return;
+  }
   const subako_json *arguments = subako_json_get(params, "arguments");
   if (arguments && arguments->type == SUBAKO_JSON_NULL) arguments = NULL;
   if (arguments && arguments->type != SUBAKO_JSON_OBJECT) {
@@ -1164,7 +1227,7 @@ static void subako__handle_line(const char *text, size_t length) {
   while (length && (text[length - 1] == '\n' || text[length - 1] == '\r')) length--;
   if (length == 0) return;
   const char *error = NULL;
-  subako_json *message = subako_json_parse(text, length, &error);
+  subako_json *message = subako__parse(text, length, &error, 1, &subako__stepped_over);
   subako_json *null_id = subako_json_null();
   if (!message) {
     fprintf(stderr, "subako: a stdin line is not JSON (%s)\n", error);
@@ -1190,16 +1253,27 @@ static void subako__handle_line(const char *text, size_t length) {
   else subako__answer_error(id, -32601, subako_format("method not found: %s", method), NULL);
 }
 
+/* One line of stdin into `line` (its newline kept); 0 at end of file. fgets, not getline: getline is POSIX and
+ * hidden under -std=c11, and a package may well be built that way. */
+static int subako__read_line(subako_buf *line) {
+  char chunk[4096];
+  line->length = 0;
+  while (fgets(chunk, sizeof chunk, stdin)) {
+    size_t n = strlen(chunk);
+    subako_buf_append(line, chunk, n);
+    if (n > 0 && chunk[n - 1] == '\n') return 1;
+  }
+  return line->length > 0;
+}
+
 int subako_serve(const subako_tool *tools, size_t count) {
   subako__build_tools(tools, count);
-  char *line = NULL;
-  size_t capacity = 0;
-  ssize_t n;
-  while ((n = getline(&line, &capacity, stdin)) > 0) {
-    subako__handle_line(line, (size_t)n);
+  subako_buf line = {0};
+  while (subako__read_line(&line)) {
+    subako__handle_line(line.data, line.length);
     subako__arena_free(&subako__request_arena);
   }
-  free(line);
+  subako_buf_free(&line);
   return 0;
 }
 
@@ -1308,16 +1382,24 @@ const subako_json *subako_http_json(const subako_http_response *response) {
 
 /* --- files ------------------------------------------------------------------------------------------- */
 
+/* Deepest first: the folders above a preopen (/volume itself) are not the guest's to stat or make, so the
+ * walk goes up only while a parent is missing (ENOENT) and never touches what already exists. */
+static int subako__make_dirs(char *path) {
+  if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
+  if (errno != ENOENT) return errno;
+  char *slash = strrchr(path, '/');
+  if (!slash || slash == path) return ENOENT;
+  *slash = 0;
+  int failed = subako__make_dirs(path);
+  *slash = '/';
+  if (failed) return failed;
+  return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : errno;
+}
+
 int subako_make_dirs(const char *path) {
-  char *copy = subako__strndup(path, strlen(path));
-  for (char *p = copy + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(copy, 0777) != 0 && errno != EEXIST) return errno;
-    *p = '/';
-  }
-  if (mkdir(copy, 0777) != 0 && errno != EEXIST) return errno;
-  return 0;
+  size_t n = strlen(path);
+  while (n > 1 && path[n - 1] == '/') n--;
+  return subako__make_dirs(subako__strndup(path, n));
 }
 
 int subako_write_file(const char *path, const void *data, size_t length) {

@@ -143,6 +143,14 @@ static void progress(subako_call *call) {
   subako_text(call, call->progress_token ? "with a token" : "without a token");
 }
 
+/* The name of every error kind the SDK knows, in enum order (a test holds them to the host's list). */
+static void kinds(subako_call *call) {
+  subako_json *names = subako_json_array();
+  for (int kind = SUBAKO_HTTP_OK; kind <= SUBAKO_HTTP_OTHER; kind++)
+    subako_json_push(names, subako_json_string(subako_http_error_name((subako_http_error)kind)));
+  subako_structured(call, subako_json_set(subako_json_object(), "kinds", names));
+}
+
 static const subako_tool TOOLS[] = {
   {.name = "two_texts", .description = "Two text blocks.", .handler = two_texts},
   {.name = "typed", .description = "Every typed accessor.", .handler = typed,
@@ -165,6 +173,7 @@ static const subako_tool TOOLS[] = {
    .input_schema = SUBAKO_JSON({"type": "object", "properties": {"url": {"type": "string"}, "file": {"type": "string"}},
                                 "required": ["url", "file"]})},
   {.name = "progress", .description = "Progress.", .handler = progress, .title = "Progress reporter"},
+  {.name = "kinds", .description = "The HTTP error kinds.", .handler = kinds},
 };
 
 int main(void) { return subako_serve(TOOLS, SUBAKO_COUNT(TOOLS)); }
