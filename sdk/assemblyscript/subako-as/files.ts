@@ -18,6 +18,8 @@ import {
   path_remove_directory,
   path_unlink_file,
   rights,
+  prestat,
+  filestat,
 } from "bindings/wasi_snapshot_preview1";
 
 /** What a file operation did: `ok`, or the WASI errno and a message that names the path. */
@@ -59,7 +61,7 @@ function listPreopens(): Preopen[] {
   if (found != null) return found;
   found = [];
   for (let fd: u32 = 3; fd < 64; fd++) {
-    if (fd_prestat_get(fd, changetype<usize>(scratch)) != 0) break;
+    if (fd_prestat_get(fd, changetype<prestat>(scratch)) != 0) break;
     const length = <usize>load<u32>(scratch, 4);
     const name = new Uint8Array(<i32>length);
     if (fd_prestat_dir_name(fd, name.dataStart, length) != 0) continue;
@@ -211,7 +213,7 @@ export namespace files {
     if (at == null) return false;
     const name = String.UTF8.encode(at.inner);
     const stat = new ArrayBuffer(64);
-    return path_filestat_get(at.fd, 0, changetype<usize>(name), <usize>name.byteLength, changetype<usize>(stat)) == 0;
+    return path_filestat_get(at.fd, 0, changetype<usize>(name), <usize>name.byteLength, changetype<filestat>(changetype<usize>(stat))) == 0;
   }
 
   /** Removes a file, or an empty directory. */
