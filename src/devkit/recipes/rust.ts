@@ -24,7 +24,8 @@ export const RUST_TARGET = 'wasm32-wasi';
 /** The crates the SDK itself needs (their own dependencies come with their Debian packages). */
 const SDK_CRATES = ['serde', 'serde_json'];
 
-export const RUST_SOURCE_GLOBS: readonly string[] = ['src/**/*.rs', 'Cargo.toml', 'Cargo.lock', '.cargo/config.toml', 'build.rs'];
+/** Not Cargo.lock: the first build writes it, and watching it would rebuild once for nothing. */
+export const RUST_SOURCE_GLOBS: readonly string[] = ['src/**/*.rs', 'Cargo.toml', '.cargo/config.toml', 'build.rs'];
 
 /** `<dir>/target`: the project's own build folder, whatever CARGO_TARGET_DIR the caller's shell sets. */
 export const cargoTargetDir = (dir: string): string => join(dir, 'target');
@@ -32,8 +33,19 @@ export const cargoTargetDir = (dir: string): string => join(dir, 'target');
 /** Where cargo writes the template's binary (named `module` in its Cargo.toml). Pure. */
 export const builtModulePath = (dir: string): string => join(cargoTargetDir(dir), RUST_TARGET, 'release', 'module.wasm');
 
-/** Copies one file with the running Node itself, so the build needs no `cp` (argv: from, to). */
-const COPY_FILE = "const [from, to] = process.argv.slice(1); require('node:fs').copyFileSync(from, to);";
+/**
+ * Copies the built module with the running Node itself, so the build needs no `cp` (argv: from, to). A
+ * project whose binary is not named `module` built something else: say so in one line.
+ */
+const COPY_MODULE = [
+  'const fs = require("node:fs");',
+  'const [from, to] = process.argv.slice(1);',
+  'if (!fs.existsSync(from)) {',
+  '  console.error(`cargo built no ${from}: name the binary "module" in Cargo.toml ([[bin]] name = "module", path = "src/main.rs")`);',
+  '  process.exit(1);',
+  '}',
+  'fs.copyFileSync(from, to);',
+].join('\n');
 
 /** The two commands, pure on the project's folder. */
 export function rustCommands(dir: string): BuildCommand[] {
@@ -43,7 +55,7 @@ export function rustCommands(dir: string): BuildCommand[] {
       args: ['build', '--release', '--target', RUST_TARGET],
       env: { RUSTC, CARGO_TARGET_DIR: cargoTargetDir(dir) },
     },
-    { program: process.execPath, args: ['-e', COPY_FILE, builtModulePath(dir), join(dir, 'module.wasm')] },
+    { program: process.execPath, args: ['-e', COPY_MODULE, builtModulePath(dir), join(dir, 'module.wasm')] },
   ];
 }
 
