@@ -12,15 +12,14 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
-import { watch, type FSWatcher } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Toolbox } from '../tool.js';
 import type { ToolboxHandler } from '../mcp/index.js';
 import { FunctionHost, type EgressGrant, type FunctionCallContext } from '../function/index.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { buildProject, projectRecipe } from './build.js';
 import { DevkitError } from './errors.js';
-import { sourceMatcher } from './project-files.js';
+import { sourceMatcher, watchProject } from './project-files.js';
 import type { BuildRecipe, SdkPaths } from './recipe.js';
 
 export interface DevServerOptions {
@@ -89,7 +88,7 @@ export class DevServer {
   readonly url: string;
   private current: ToolboxHandler;
   private readonly retired = new Set<ToolboxHandler>();
-  private watcher: FSWatcher | null = null;
+  private watcher: { close(): void } | null = null;
   private rebuild: ReturnType<typeof debounced> | null = null;
 
   private constructor(
@@ -198,9 +197,7 @@ export class DevServer {
       await this.reload();
     });
     this.rebuild = rebuild;
-    this.watcher = watch(this.dir, { recursive: true }, (_event, fileName) => {
-      if (fileName === null) return;
-      const path = relative(this.dir, resolve(this.dir, fileName.toString())).split(sep).join('/');
+    this.watcher = watchProject(this.dir, (path) => {
       if (isSource(path)) rebuild.poke();
     });
   }

@@ -5,8 +5,11 @@
  */
 import { DevkitError, DEVKIT_ERRORS } from './errors.js';
 import type { BuildRecipe, TemplateName } from './recipe.js';
+import { assemblyScriptRecipe } from './recipes/assemblyscript.js';
+import { cRecipe } from './recipes/c.js';
+import { rustRecipe } from './recipes/rust.js';
 
-const RECIPES: readonly BuildRecipe[] = [];
+const RECIPES: readonly BuildRecipe[] = [rustRecipe, assemblyScriptRecipe, cRecipe];
 
 export const TEMPLATE_NAMES: readonly TemplateName[] = ['c', 'assemblyscript', 'rust'];
 
