@@ -33,8 +33,11 @@ import { REPO_ROOT } from './helpers/paths.js';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
 const SUBAKO = `"${process.execPath}" "${join(REPO_ROOT, 'bin', 'subako.js')}"`;
-/** Commands that keep running: each is a second terminal. */
-const SERVERS = [/^npx subako serve\b/, /^npx subako dev\b/, /^openssl s_server\b/];
+/**
+ * Commands that keep running, each a terminal of its own, named as the README's ```text <name>``` blocks
+ * name them; a command may follow `cd <dir> &&` and `NAME=value` settings.
+ */
+const SERVER = /^(?:cd \S+ && )?(?:[A-Z_]+=\S+ )*(?:npx )?(subako serve|subako dev|openssl s_server)\b/;
 /** How long a server may take to print what the README shows (a Rust project's first build is slow). */
 const SERVER_WAIT_MS = 240_000;
 /** The quick start's `subako serve` listens on the default port, as written. */
@@ -75,10 +78,9 @@ function parts(heading: string): Part[] {
     const steps = found[found.length - 1].steps;
     if (lang === 'bash' && info === undefined) {
       const code = body.split('\n').filter((line) => line.trim() !== 'npm ci').join('\n');
-      const server = SERVERS.find((p) => p.test(code.trim()));
-      previous = server
-        ? { kind: 'server', code, name: /^(npx subako \S+|openssl s_server)/.exec(code.trim())![1].replace(/^npx /, '') }
-        : { kind: 'run', code };
+      const server = SERVER.exec(code.trim());
+      if (server) assert.ok(!code.trim().includes('\n'), `a server's block in "${heading}" holds one command:\n${code}`);
+      previous = server ? { kind: 'server', code, name: server[1] } : { kind: 'run', code };
       steps.push(previous);
     } else if (lang === 'text' && info === undefined) {
       assert.ok(previous && (previous.kind === 'run' || previous.kind === 'server') && previous.expected === undefined,
@@ -99,10 +101,18 @@ function parts(heading: string): Part[] {
 
 const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The README's output text as a pattern: each line whole, `…` anything within a line. */
+/**
+ * The README's output text as a pattern: each line whole, `…` anything within a line, and a line that is
+ * only `…` any number of lines. `whole`: the output is that and nothing else; otherwise it holds it.
+ */
 function outputPattern(expected: string, whole: boolean): RegExp {
-  const lines = expected.replace(/\n$/, '').split('\n').map((line) => line.split('…').map(escape).join('.*?'));
-  return new RegExp(`^${lines.join('\\n')}${whole ? '\\n?$' : ''}`);
+  const lines = expected.replace(/\n$/, '').split('\n');
+  const source = lines.map((line, i) => {
+    const end = i === lines.length - 1 ? '' : '\\n';
+    if (line === '…') return `(?:[^\\n]*\\n)*?${i === lines.length - 1 ? '[^\\n]*' : ''}`;
+    return `${line.split('…').map(escape).join('[^\\n]*?')}${end}`;
+  }).join('');
+  return whole ? new RegExp(`^${source}\\n?$`) : new RegExp(`(?:^|\\n)${source}(?=\\n|$)`);
 }
 
 const PLACEHOLDER = /<([a-z][a-z0-9 ._-]*)>/g;
@@ -111,7 +121,8 @@ class Session {
   readonly root = mkdtempSync(join(tmpdir(), 'subako-readme-'));
   cwd = this.root;
   readonly values = new Map<string, string>();
-  private readonly servers = new Map<string, { child: ChildProcess; stdout: string; seen: number; stderr: string }>();
+  /** Every server started, by name; the last of a name is the one its later output blocks mean. */
+  private readonly servers: { name: string; child: ChildProcess; output: string; seen: number }[] = [];
   readonly env: NodeJS.ProcessEnv;
 
   constructor() {
@@ -139,7 +150,7 @@ class Session {
     if (agent) this.values.set('agent id', agent[1]);
     const capability = /"capability_url":"([^"]+)"/.exec(output);
     if (capability) this.values.set('mcp.capability_url', capability[1]);
-    const dev = /^MCP URL: (\S+)$/m.exec(output);
+    const dev = /^MCP URL[^:]*: (\S+)$/m.exec(output);
     if (dev) this.values.set('mcp url', dev[1]);
   }
 
@@ -156,24 +167,24 @@ class Session {
   }
 
   async startServer(name: string, code: string, expected: string | undefined, where: string): Promise<void> {
-    assert.ok(!this.servers.has(name), `${where}: ${name} is started twice`);
     assert.ok(expected !== undefined, `${where}: the README shows nothing that ${name} prints, so nothing says when it is ready`);
-    const child = spawn('bash', ['-c', `cd "${this.cwd}"\nexec ${this.prepare(code).trim()}`], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const server = { child, stdout: '', seen: 0, stderr: '' };
-    this.servers.set(name, server);
-    child.stdout!.on('data', (chunk: Buffer) => (server.stdout += chunk.toString('utf8')));
-    child.stderr!.on('data', (chunk: Buffer) => (server.stderr += chunk.toString('utf8')));
-    await this.waitFor(name, outputPattern(expected, false), where, true);
+    // Its own process group, so that it and what it starts end together; stderr joins stdout, as in a terminal.
+    const child = spawn('bash', ['-c', `exec 2>&1\ncd "${this.cwd}"\n${this.prepare(code)}`], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    const server = { name, child, output: '', seen: 0 };
+    this.servers.push(server);
+    child.stdout!.on('data', (chunk: Buffer) => (server.output += chunk.toString('utf8')));
+    await this.waitFor(name, expected, where);
   }
 
-  /** Waits until the server's output since what was last matched shows the pattern. */
-  async waitFor(name: string, pattern: RegExp, where: string, fromStart = false): Promise<void> {
-    const server = this.servers.get(name);
+  /** Waits until the last server of that name has printed the expected lines since what was matched before. */
+  async waitFor(name: string, expected: string, where: string): Promise<void> {
+    const server = this.servers.findLast((s) => s.name === name);
     assert.ok(server, `${where}: no ${name} is running`);
+    const pattern = outputPattern(expected, false);
     const started = Date.now();
     for (;;) {
-      const fresh = server.stdout.slice(server.seen);
-      const found = fromStart ? pattern.exec(fresh) : new RegExp(pattern.source.replace(/^\^/, '(?:^|\\n)'), pattern.flags).exec(fresh);
+      const fresh = server.output.slice(server.seen);
+      const found = pattern.exec(fresh);
       if (found) {
         server.seen += found.index + found[0].length;
         this.learn(found[0]);
@@ -181,7 +192,7 @@ class Session {
       }
       const exited: boolean = server.child.exitCode !== null || server.child.signalCode !== null;
       if (exited || Date.now() - started > SERVER_WAIT_MS) {
-        assert.fail(`${where}: ${name} ${exited ? 'ended' : 'did not print it in time'}; the README shows ${pattern}\n--- its stdout:\n${fresh}\n--- its stderr:\n${server.stderr.slice(-4000)}`);
+        assert.fail(`${where}: ${name} ${exited ? 'ended' : 'did not print it in time'}\n--- the README shows:\n${expected}\n--- it printed:\n${fresh.slice(-6000)}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -194,7 +205,7 @@ class Session {
   }
 
   async close(): Promise<void> {
-    for (const { child } of this.servers.values()) {
+    for (const { child } of this.servers) {
       if (child.exitCode !== null || child.signalCode !== null) continue;
       const gone = new Promise((r) => child.once('exit', r));
       process.kill(-child.pid!, 'SIGTERM');
@@ -211,7 +222,7 @@ async function runPart(session: Session, part: Part): Promise<void> {
     const where = `"${part.heading}", step ${index + 1}`;
     if (step.kind === 'run') session.run(step.code, step.expected, where);
     else if (step.kind === 'server') await session.startServer(step.name, step.code, step.expected, where);
-    else if (step.kind === 'await') await session.waitFor(step.server, outputPattern(step.expected, false), where);
+    else if (step.kind === 'await') await session.waitFor(step.server, step.expected, where);
     else session.writeFile(step.path, step.content);
   }
 }
@@ -266,7 +277,7 @@ describe('the README, run as pasted', () => {
     assert.ok(sections.length >= 2);
     assert.ok(sections.some((part) => part.steps.some((step) => step.kind === 'server' && step.name === 'subako dev')), 'the tutorial runs subako dev');
     for (const command of ['init', 'build', 'call', 'pack', 'push']) {
-      assert.ok(sections.some((part) => part.steps.some((step) => step.kind === 'run' && step.code.includes(`npx subako ${command} `))), `the tutorial runs subako ${command}`);
+      assert.ok(sections.some((part) => part.steps.some((step) => step.kind === 'run' && new RegExp(`npx subako ${command}\\b`).test(step.code))), `the tutorial runs subako ${command}`);
     }
   });
 

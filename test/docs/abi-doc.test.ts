@@ -64,6 +64,14 @@ describe('docs/abi.md names what the code defines', () => {
     assert.deepEqual([...rows].sort(), [...HTTP_ERROR_KINDS].sort());
   });
 
+  test('the README lists every crash reason, and only those', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const list = /reported to the model with its reason and the last 4 KiB of\nstderr: ([^(]+)\(/.exec(readme);
+    assert.ok(list, 'the README lists the crash reasons');
+    const listed = [...list[1].matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    assert.deepEqual(listed.sort(), Object.values(CrashReason).sort());
+  });
+
   test('every misuse return of the imports is named with its number', () => {
     const text = section('HTTP: `subako_http`');
     for (const code of Object.values(HTTP_ABI_MISUSE)) assert.match(text, new RegExp(`\`${code}\`, `), `misuse ${code}`);
@@ -142,6 +150,13 @@ describe('docs/abi.md\'s examples are what the code accepts', () => {
     assert.deepEqual(Object.keys(exports).sort(), Object.keys(SUBAKO_HTTP_SIGNATURES).sort());
     assert.equal(exports.request(0, 0), HTTP_ABI_MISUSE.outOfRange);
     assert.equal(exports.read_response(0, 0), HTTP_ABI_MISUSE.nothingHeld);
+  });
+
+  test('the stub the page shows is the one the C SDK ships', async () => {
+    const [stub] = blocks(DOC, 'wat');
+    assert.ok(DOC.includes('`sdk/c/subako_http_stub.wat`'));
+    const shipped = readFileSync(join(REPO_ROOT, 'sdk', 'c', 'subako_http_stub.wat'), 'utf8');
+    assert.deepEqual(await wat(shipped), await wat(stub));
   });
 
   test('the request by hand, run as written, prints the answer line the page shows', () => {
