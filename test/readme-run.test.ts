@@ -40,8 +40,8 @@ const SUBAKO = `"${process.execPath}" "${join(REPO_ROOT, 'bin', 'subako.js')}"`;
 const SERVER = /^(?:cd \S+ && )?(?:[A-Z_]+=\S+ )*(?:npx )?(subako serve|subako dev|openssl s_server)\b/;
 /** How long a server may take to print what the README shows (a Rust project's first build is slow). */
 const SERVER_WAIT_MS = 240_000;
-/** The quick start's `subako serve` listens on the default port, as written. */
-const QUICK_START_PORT = 7070;
+/** The ports the README's servers listen on, as written: `subako serve`'s default, and the local HTTPS server's. */
+const README_PORTS = [7070, 8443];
 
 type Step =
   | { kind: 'run'; code: string; expected?: string }
@@ -227,7 +227,7 @@ async function runPart(session: Session, part: Part): Promise<void> {
   }
 }
 
-/** Nothing may listen on the quick start's port, or its `subako serve` could not start as written. */
+/** Nothing may listen on the README's ports, or its servers could not start as written. */
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolvePort) => {
     const socket = createConnection({ port, host: '127.0.0.1' });
@@ -240,7 +240,7 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 /**
- * One run of this file at a time on a machine: the quick start needs port 7070 as written. Another run's
+ * One run of this file at a time on a machine: the README's servers need their ports as written. Another run's
  * lock is waited for (its age bounds the wait); a lock left by a run that died is taken over.
  */
 const LOCK = join(tmpdir(), 'subako-readme-run.lock');
@@ -266,7 +266,7 @@ describe('the README, run as pasted', () => {
 
   before(async () => {
     await takeLock();
-    assert.ok(await portIsFree(QUICK_START_PORT), `port ${QUICK_START_PORT} is in use; the quick start's subako serve needs it as written`);
+    for (const port of README_PORTS) assert.ok(await portIsFree(port), `port ${port} is in use; the README's servers need it as written`);
   });
   after(async () => {
     await session.close();
