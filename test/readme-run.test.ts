@@ -265,6 +265,9 @@ describe('the README, run as pasted', () => {
   const sections = [...parts('Quick start'), ...parts('Writing a function package')];
 
   before(async () => {
+    // The README's commands use these beside subako; a machine without them cannot run it as written.
+    const missing = ['bash', 'curl', 'openssl', 'sed'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+    assert.deepEqual(missing, [], `the README's commands need ${missing.join(', ')} (Debian: apt-get install ${missing.join(' ')})`);
     await takeLock();
     for (const port of README_PORTS) assert.ok(await portIsFree(port), `port ${port} is in use; the README's servers need it as written`);
   });
