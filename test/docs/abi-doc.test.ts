@@ -17,7 +17,9 @@ import {
   HTTP_METHODS, MAX_INLINE_BODY_BYTES, MAX_REDIRECTS, MAX_REQUEST_BYTES, MAX_TIMEOUT_MS, parseHttpRequest,
 } from '../../src/egress/index.js';
 import { FEATURE_CODES, LIMIT_CODES } from '../../src/wasm/index.js';
-import { MANIFEST_PROBLEMS, PACKAGE_PROBLEMS } from '../../src/package/index.js';
+import {
+  MANIFEST_PROBLEMS, PACKAGE_PROBLEMS, MAX_MODULE_BYTES, MAX_DESCRIPTION_LENGTH, MAX_VERSION_LENGTH, PACKAGE_ENTRIES,
+} from '../../src/package/index.js';
 import { DEFAULT_CALL_LIMITS } from '../../src/config.js';
 
 const DOC = readFileSync(join(REPO_ROOT, 'docs', 'abi.md'), 'utf8');
@@ -115,6 +117,15 @@ describe('docs/abi.md names what the code defines', () => {
     assert.equal(TOOL_RULES.namePattern.source, '^[a-z0-9_-]{1,64}$');
     assert.ok(DOC.includes(`\`${TOOL_RULES.namePattern.source}\``));
     assert.ok(DOC.includes(`"${PROTOCOL_VERSION}"`));
+  });
+
+  test('the package table gives the manifest\'s and the module\'s limits, and the entries a bundle holds', () => {
+    const text = section('A package');
+    assert.equal(MAX_MODULE_BYTES, 64 * 1024 * 1024);
+    assert.ok(text.includes('| `module.wasm` | the module, at most 64 MiB |'));
+    assert.ok(text.includes(`at most ${MAX_DESCRIPTION_LENGTH.toLocaleString('en-US')} characters`));
+    assert.ok(text.includes(`at most ${MAX_VERSION_LENGTH} characters`));
+    for (const entry of PACKAGE_ENTRIES) assert.ok(text.includes(`| \`${entry === 'assets' ? 'assets/' : entry}\` |`), entry);
   });
 });
 
