@@ -15,6 +15,8 @@ import { REPO_ROOT, fixture } from '../test/helpers/paths.js';
 import { sample, summarize, type Summary } from './stats.js';
 import { egressBench } from './egress.js';
 import { endpointBench } from './endpoint.js';
+import { peersBench } from './peers/index.js';
+import { soakBench } from './soak.js';
 
 export interface Row {
   name: string;
@@ -159,7 +161,14 @@ async function main(): Promise<void> {
   for (const row of await egressBench(host, scratch)) add(row);
   for (const row of await endpointBench(host, loaded, call.p50)) add(row);
 
+  // 9. Steady state: RSS, descriptors and p99 over many calls.
+  for (const row of await soakBench(host, loaded, tmpDir)) add(row);
+
   await host.close();
+
+  // 8. Peers, each in a process of its own, in rounds (their own rows, as ratios to ours).
+  for (const row of await peersBench()) add(row);
+
   rmSync(scratch, { recursive: true, force: true });
   const out = join(REPO_ROOT, 'bench', 'results', 'latest.json');
   mkdirSync(join(REPO_ROOT, 'bench', 'results'), { recursive: true });

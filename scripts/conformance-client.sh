@@ -56,7 +56,7 @@ authed() {
   cat "$err" >&2
   if [ "$status" -ne 0 ] && [ "${#auth[@]}" -gt 0 ]; then
     if grep -Eqi 'insufficient.scope' <<<"$out$(cat "$err")"; then
-      scope="$(grep -Eo 'required "[^"]+"' <<<"$out$(cat "$err")" | head -1 | sed -E 's/.*"([^"]+)"/\1/')"
+      scope="$(grep -Eo 'the scope "[^"]+"' <<<"$out$(cat "$err")" | head -1 | sed -E 's/.*"([^"]+)"/\1/')"
       printf '%s\n' "$out" >&2; login ${scope:+--scope "$scope"} || return $?
     elif grep -Fq 'subako mcp login' <<<"$out$(cat "$err")"; then
       printf '%s\n' "$out" >&2; login || return $?

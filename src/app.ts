@@ -6,6 +6,7 @@
  * it. Only `cli/serve.ts` (the program's edge) and tests import it; no room does (.dependency-cruiser.cjs).
  */
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallLimits } from './config.js';
 import { sealingKey } from './common/index.js';
@@ -61,6 +62,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
     poolSize: workers,
     limits: options.limits,
     sandboxHeapMiB: options.sandboxHeapMiB,
+    // A restarted server reads its packages' instrumented modules back instead of walking them again.
+    preparedCacheDir: join(options.dataDir, 'cache', 'prepared'),
     // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
     onSandboxCrash: (reason) => process.stderr.write(`subako: ${reason}; a new sandbox process was started\n`),
   });

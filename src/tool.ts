@@ -84,6 +84,22 @@ export interface ToolCallContext {
    * it; reporting after the call ended is ignored. It never throws, so a tool need not guard it.
    */
   progress?: ProgressReporter;
+  /**
+   * Present when the caller can ask its person for input and bring the answer back on a retried request (an
+   * MCP 2026-07-28 client): a tool that needs a person's word (a call held for approval) asks through it
+   * rather than waiting, by rejecting with mcp/'s ToolInputRequiredError. Absent: the caller cannot ask.
+   */
+  input?: CallerInput;
+}
+
+/** What a caller can do to bring a person's answer into a call (MCP 2026-07-28 multi-round-trip input). */
+export interface CallerInput {
+  /** The caller's client declared form elicitation for this request. */
+  canElicit: boolean;
+  /** On a retried request: the client's answers, keyed as the input requests were. Untrusted. */
+  responses?: Record<string, unknown>;
+  /** On a retried request: the state the first answer carried, echoed by the client. Untrusted. */
+  requestState?: string;
 }
 
 /** How a tool reports progress: `done` of `total` (when known), and a short line for people. */

@@ -113,6 +113,7 @@ struct subako_json {
   /* As a child: the next sibling and, in an object, its key. */
   subako_json *next;
   const char *key;
+  size_t key_length;
   /* private: set once the value is some array's or object's child */
   int has_parent;
 };
@@ -184,6 +185,8 @@ typedef struct {
   const char *output_schema;
   /* Optional: a title for people. */
   const char *title;
+  /* Optional: MCP tool annotations, a JSON object (SUBAKO_JSON({"readOnlyHint": true})). */
+  const char *annotations;
 } subako_tool;
 
 /* The request loop: answers every request on stdin until end of file; returns main's exit status. */
@@ -545,7 +548,7 @@ void subako_buf_json(subako_buf *buf, const subako_json *v) {
       for (const subako_json *child = v->first; child; child = child->next) {
         if (child != v->first) subako_buf_append(buf, ",", 1);
         if (object) {
-          subako_buf_json_string(buf, child->key, strlen(child->key));
+          subako_buf_json_string(buf, child->key, child->key_length);
           subako_buf_append(buf, ":", 1);
         }
         subako_buf_json(buf, child);
@@ -740,8 +743,8 @@ static subako_json *subako__value(subako__reader *r, int depth) {
     if (r->p < r->end && *r->p == (object ? '}' : ']')) { r->p++; return v; }
     for (;;) {
       const char *key = NULL;
+      size_t key_length = 0;
       if (object) {
-        size_t key_length;
         subako__ws(r);
         if (r->p >= r->end || *r->p != '"') { subako__fail(r, "an object key that is not a string"); return NULL; }
         if (!subako__string(r, &key, &key_length)) return NULL;
@@ -752,6 +755,7 @@ static subako_json *subako__value(subako__reader *r, int depth) {
       subako_json *child = subako__value(r, depth + 1);
       if (!child) return NULL;
       child->key = key;
+      child->key_length = key_length;
       child->has_parent = 1;
       if (v->last) v->last->next = child;
       else v->first = child;
@@ -852,6 +856,7 @@ static subako_json *subako__shallow(const subako_json *v) {
   *copy = *v;
   copy->next = NULL;
   copy->key = NULL;
+  copy->key_length = 0;
   copy->has_parent = 0;
   return copy;
 }
@@ -861,6 +866,7 @@ static subako_json *subako__adopt(subako_json *parent, subako_json *value, const
   if (value->has_parent) value = subako__shallow(value);
   value->next = NULL;
   value->key = key;
+  value->key_length = key ? strlen(key) : 0;
   value->has_parent = 1;
   if (parent->last) parent->last->next = value;
   else parent->first = value;
@@ -883,6 +889,7 @@ subako_json *subako_json_set(subako_json *object, const char *key, subako_json *
   for (subako_json *c = object->first; c; prev = c, c = c->next) {
     if (strcmp(c->key, key) != 0) continue;
     value->key = own_key;
+    value->key_length = strlen(own_key);
     value->next = c->next;
     value->has_parent = 1;
     if (prev) prev->next = value;
@@ -1088,7 +1095,8 @@ static int subako__stepped_over;
 
 static subako_json *subako__complete(subako_json *result) { return subako_json_set_string(result, "resultType", "complete"); }
 
-/* Parses a tool's schema text at start-up; a schema that is not a JSON object stops the module with a reason. */
+/* Parses a tool's schema (or annotations) text at start-up; one that is not a JSON object stops the module
+ * with a reason on stderr, which discovery shows: a broken table is found by `subako build`, not by a model. */
 static subako_json *subako__schema(const subako_tool *tool, const char *field, const char *text) {
   const char *error = NULL;
   subako_json *schema = subako_json_parse(text, strlen(text), &error);
@@ -1117,6 +1125,7 @@ static void subako__build_tools(const subako_tool *tools, size_t count) {
     subako_json_set(tool, "inputSchema", t->input_schema ? subako__schema(t, "input_schema", t->input_schema)
                                                          : subako_json_set_string(subako_json_object(), "type", "object"));
     if (t->output_schema) subako_json_set(tool, "outputSchema", subako__schema(t, "output_schema", t->output_schema));
+    if (t->annotations) subako_json_set(tool, "annotations", subako__schema(t, "annotations", t->annotations));
     subako__tool_json[i] = tool;
   }
   subako__arena_now = &subako__request_arena;

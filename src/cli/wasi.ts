@@ -24,6 +24,8 @@ export const WASI_EXIT = Object.freeze({
   outOfMemory: 137,
   stdoutLimit: 141,
   interrupted: 130,
+  /** Whoever read stdout closed it (`| head`): the guest is stopped, as SIGPIPE would stop a program. */
+  stdoutClosed: 141,
 });
 
 export interface WasiCommandLine {
@@ -204,6 +206,7 @@ async function runOnPool(
     say(error.message);
     return error.code === 'out_of_memory' ? WASI_EXIT.outOfMemory : WASI_EXIT.refused;
   }
+  let stdoutClosed = false;
   const handle = pool.run(compiled, {
     args: [basename(line.modulePath), ...line.args],
     env: line.env,
@@ -215,21 +218,30 @@ async function runOnPool(
       stderrTailBytes: 0,
       writeBudgetBytes: DEFAULT_CALL_LIMITS.writeBudgetBytes,
     },
-    onStdout: (chunk) => void io.stdout.write(chunk),
+    onStdout: (chunk) => void (stdoutClosed || io.stdout.write(chunk)),
     onStderr: (chunk) => void io.stderr.write(chunk),
   });
   const onData = (chunk: Buffer): void => handle.writeStdin(chunk);
   const onEnd = (): void => handle.closeStdin();
   const onInterrupt = (): void => handle.kill('interrupted');
+  // A reader that stops reading (`| head`) is the end of the run, not an error of ours: stop the guest.
+  const onStdoutError = (error: NodeJS.ErrnoException): void => {
+    if (error.code !== 'EPIPE') say(`cannot write stdout: ${error.code ?? error.message}`);
+    stdoutClosed = true;
+    handle.kill('stdout closed');
+  };
   io.stdin.on('data', onData).once('end', onEnd).once('error', onEnd);
+  io.stdout.on('error', onStdoutError);
   process.once('SIGINT', onInterrupt);
   try {
     const { outcome } = await handle.result;
+    if (stdoutClosed) return WASI_EXIT.stdoutClosed;
     const { status, reason } = describeOutcome(outcome, line.timeoutMs);
     if (reason) say(reason);
     return status;
   } finally {
     process.removeListener('SIGINT', onInterrupt);
+    io.stdout.removeListener('error', onStdoutError);
     io.stdin.removeListener('data', onData).removeListener('end', onEnd).removeListener('error', onEnd);
     // Stop reading: a terminal or a pipe nobody closes must not keep the process alive.
     io.stdin.pause();

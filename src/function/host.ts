@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
-import { SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
+import { PreparedModuleCache, SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
 import { HttpsConnectionPool } from '../egress/index.js';
 import { CallCancelledError, type Tool, type ToolCallContext, type Toolbox, type CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
@@ -33,6 +33,11 @@ export interface FunctionHostOptions {
   sandboxExecArgv?: string[];
   /** Told when the sandbox process ends unexpectedly (a new one is started). */
   onSandboxCrash?: (reason: string) => void;
+  /**
+   * A directory of this host's own where modules instrumented for their caps are kept by digest, so a
+   * restarted host does not instrument them again (sandbox/prepared-cache.ts). None when absent.
+   */
+  preparedCacheDir?: string;
 }
 
 export class FunctionHost {
@@ -45,9 +50,10 @@ export class FunctionHost {
   constructor(options: FunctionHostOptions = {}) {
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
     const size = options.poolSize ?? Math.max(2, availableParallelism());
+    const preparedCache = options.preparedCacheDir === undefined ? undefined : new PreparedModuleCache(options.preparedCacheDir);
     this.sandbox = options.isolation === 'thread'
-      ? new SandboxPool({ size })
-      : new SandboxProcess({ size, execArgv: options.sandboxExecArgv, onCrash: options.onSandboxCrash });
+      ? new SandboxPool({ size, preparedCache })
+      : new SandboxProcess({ size, execArgv: options.sandboxExecArgv, onCrash: options.onSandboxCrash, preparedCache });
   }
 
   /** Compiles the module once per distinct bytes; later loads of the same bytes share it. */
@@ -55,7 +61,7 @@ export class FunctionHost {
     const digest = createHash('sha256').update(source.moduleBytes).digest('hex');
     let compiling = this.compiled.get(digest);
     if (!compiling) {
-      compiling = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes });
+      compiling = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes, digest });
       this.compiled.set(digest, compiling);
       // A module that failed to compile is not cached: the next load reports the failure afresh.
       compiling.catch(() => this.compiled.delete(digest));

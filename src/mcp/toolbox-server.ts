@@ -16,9 +16,14 @@
  *
  * A `tools/call` with a `progressToken` gives the tool a `ctx.progress` whose reports reach the client as
  * `notifications/progress` (progress-sender.ts); without one, tools get no reporter.
+ *
+ * A 2026-07-28 `tools/call` whose client declared form elicitation gives the tool `ctx.input`; a tool that needs
+ * a person's answer rejects with ToolInputRequiredError and the client is answered `input_required` with those
+ * elicitations and the tool's `requestState`. The retried request's answers and echoed state reach the tool as
+ * they came (`ctx.input.responses`, `.requestState`): the tool verifies them, this file only carries them.
  */
-import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
-import type { CallToolResult, Toolbox } from '../tool.js';
+import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
+import type { CallToolResult, CallerInput, Toolbox } from '../tool.js';
 import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
@@ -38,6 +43,31 @@ export class ToolCallRefusedError extends SubakoError {
   constructor(message: string, readonly data: { retryAfterMs: number; [key: string]: unknown }, code = 'tool_call_refused') {
     super(code, message);
   }
+}
+
+/** One form elicitation a tool asks the client's person for: a message and the flat schema of the answer. */
+export interface Elicitation {
+  message: string;
+  requestedSchema: { type: 'object'; properties: Record<string, Record<string, unknown>>; required?: string[] };
+}
+
+/**
+ * Thrown by a tool, when its caller can ask (`ctx.input.canElicit`), to ask the client's person first: the
+ * endpoint answers `input_required` with these elicitations (keyed) and `requestState`, which the client echoes
+ * on its retry. Never thrown to a caller without `ctx.input`.
+ */
+export class ToolInputRequiredError extends SubakoError {
+  constructor(message: string, readonly elicitations: Record<string, Elicitation>, readonly requestState: string) {
+    super('input_required', message);
+  }
+}
+
+/** Whether request capabilities declare form elicitation (an empty `elicitation` object means form, as the spec says). */
+export function elicitsForms(capabilities: unknown): boolean {
+  const elicitation = (capabilities as { elicitation?: unknown } | null | undefined)?.elicitation;
+  if (typeof elicitation !== 'object' || elicitation === null) return false;
+  const modes = Object.keys(elicitation);
+  return modes.length === 0 || modes.includes('form');
 }
 
 export interface ToolboxServerOptions {
@@ -111,9 +141,13 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         // Each source checks arguments its own way: defineTool and remote tools against the schema before
         // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
         // too would change what a function's own validation says, and keep refused calls out of the call log.
-        result = await tool.call(args, { signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}) });
+        result = await tool.call(args, { signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...inputOf(ctx.mcpReq) });
       } catch (err) {
         if (err instanceof ToolCallRefusedError) throw new ProtocolError(CALL_REFUSED_RPC_CODE, err.message, err.data);
+        if (err instanceof ToolInputRequiredError) {
+          const inputRequests = Object.fromEntries(Object.entries(err.elicitations).map(([key, e]) => [key, inputRequired.elicit(e as never)]));
+          return inputRequired({ inputRequests, requestState: err.requestState }) as never;
+        }
         // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
         report(err instanceof Error ? err : new Error(String(err)));
         result = errorResult(err);
@@ -142,6 +176,23 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       return Promise.resolve(new Response(JSON.stringify(refused), { status: 400, headers: { 'content-type': 'application/json' } }));
     },
     close: () => sdk.close(),
+  };
+}
+
+/**
+ * What a request lets a tool ask of its person: only a 2026-07-28 request carries its client's capabilities
+ * (a 2025-era one is served statelessly, so what it declared at `initialize` is not known here).
+ */
+function inputOf(request: { envelope?: Record<string, unknown>; inputResponses?: Record<string, unknown>; requestState: () => unknown }): { input?: CallerInput } {
+  const capabilities = request.envelope?.['io.modelcontextprotocol/clientCapabilities'];
+  if (capabilities === undefined) return {};
+  const state = request.requestState();
+  return {
+    input: {
+      canElicit: elicitsForms(capabilities),
+      ...(request.inputResponses ? { responses: request.inputResponses } : {}),
+      ...(typeof state === 'string' ? { requestState: state } : {}),
+    },
   };
 }
 

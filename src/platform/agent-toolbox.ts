@@ -1,6 +1,7 @@
 /**
  * A session's toolbox, the one pipeline every entry point calls: the function tools of its agent version's
- * packages and the allowed tools of its remote MCP servers, built once per session, each wrapped once by the
+ * packages and the allowed tools of its remote MCP servers (policy `allow`, and `require_approval`, whose calls
+ * the call log holds for a person's approval: approvals.ts), built once per session, each wrapped once by the
  * call log under the name tool-names.ts publishes. REST, the session's MCP endpoint and in-process code all
  * call these same tools (`entry(via)` for a sink: the same tools, recorded as made through it), so a rule of
  * a call — the arguments check, which is the source's own, the call log, admission — is the same from each.
@@ -18,6 +19,7 @@ import type { FunctionCallContext } from '../function/index.js';
 import { requiresTask } from '../mcp/index.js';
 import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
 import type { CallLog, LoggedTool } from './call-log.js';
+import type { Approvals } from './approvals.js';
 import type { PackageService } from './packages.js';
 import type { PackageRuntime } from './package-runtime.js';
 import type { RemoteMcp } from './remote-mcp.js';
@@ -50,6 +52,8 @@ export interface SessionToolboxDeps {
   remote: RemoteMcp;
   quotas: VolumeQuotas;
   calls: CallLog;
+  /** Where calls of `require_approval` tools get their approval. */
+  approvals: Approvals;
   limits?: Partial<CallLimits>;
   /** Decides when a cached toolbox with remote tools is stale. */
   clock?: Clock;
@@ -94,6 +98,7 @@ export class SessionToolboxes {
     }
     const sources: { source: string; tools: Tool[] }[] = [];
     const warnings: string[] = [];
+    const needApproval = new Set<Tool>();
     for (const grant of spec.tools) {
       const rec = await this.deps.store.getPackage(grant.package, grant.version);
       if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
@@ -104,8 +109,9 @@ export class SessionToolboxes {
     }
     for (const server of spec.mcp_servers) {
       try {
-        const { tools, headerValues, taskOnly } = await this.remoteTools(server);
+        const { tools, headerValues, taskOnly, approval } = await this.remoteTools(server);
         for (const value of headerValues) addSecret(secrets, value);
+        for (const tool of approval) needApproval.add(tool);
         for (const name of taskOnly) warnings.push(taskOnlyWarning(server.name, name));
         sources.push({ source: server.name, tools });
       } catch (err) {
@@ -117,7 +123,7 @@ export class SessionToolboxes {
     const tools: Record<string, LoggedTool> = {};
     for (const { source, tool, name } of names) {
       const original = sources.find((s) => s.source === source)?.tools.find((t) => t.name === tool);
-      if (original) tools[name] = this.deps.calls.withCallLog(original, scope, name);
+      if (original) tools[name] = this.deps.calls.withCallLog(original, scope, name, needApproval.has(original) ? this.deps.approvals : undefined);
     }
     return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings };
   }
@@ -162,8 +168,11 @@ export class SessionToolboxes {
     return context;
   }
 
-  /** The server's allowed tools, and the names of those left out because they run only as tasks. */
-  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[]; taskOnly: string[] }> {
+  /**
+   * The server's tools its policy lets the session see (`allow` and `require_approval`; `approval` holds the
+   * latter), and the names of those left out because they run only as tasks.
+   */
+  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[]; taskOnly: string[]; approval: Tool[] }> {
     let headers: Record<string, string> = {};
     if (server.credential) {
       const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
@@ -172,10 +181,11 @@ export class SessionToolboxes {
     }
     const box = await this.deps.remote.tools(server.url, headers);
     const policies = new Map(server.tools.map((t) => [t.name, t.policy]));
-    const allowed = Object.values(box).filter((tool) => (policies.get(tool.name) ?? server.default_policy) === 'allow');
+    const policy = (tool: Tool) => policies.get(tool.name) ?? server.default_policy;
+    const allowed = Object.values(box).filter((tool) => policy(tool) !== 'deny');
     const taskOnly = allowed.filter((tool) => requiresTask(tool)).map((tool) => tool.name);
     const tools = allowed.filter((tool) => !requiresTask(tool));
-    return { tools, headerValues: Object.values(headers), taskOnly };
+    return { tools, headerValues: Object.values(headers), taskOnly, approval: tools.filter((tool) => policy(tool) === 'require_approval') };
   }
 }
 
@@ -189,7 +199,7 @@ function entryViews(tools: Record<string, LoggedTool>): (via: CallVia) => Toolbo
       for (const [name, tool] of Object.entries(tools)) {
         const served: Tool = Object.freeze({
           ...tool,
-          call: async (args: Record<string, unknown>, ctx?: ToolCallContext) => (await tool.run(args, via, ctx?.signal, ctx?.progress)).result,
+          call: async (args: Record<string, unknown>, ctx?: ToolCallContext) => (await tool.run(args, via, ctx?.signal, ctx?.progress, ctx?.input)).result,
         });
         Object.defineProperty(view, name, { value: served, enumerable: true });
       }

@@ -18,9 +18,16 @@
  * entry point, since the check is the source's — and `cancelled` when the caller went away (its signal). A
  * call stopped because its session or agent was deleted is kept apart from that: a `crash` with reason
  * `stopped`, since nobody cancelled it.
+ *
+ * A tool wrapped with an approval gate (the agent's policy `require_approval`: approvals.ts) first gets its
+ * approval, before it takes a turn: a call that carries one (a retried MCP request) redeems it once it is
+ * admitted (a call refused for a full queue keeps it); a call whose client can ask its person is answered
+ * `input_required` (nothing recorded: the call happens on the retry); any other call is recorded and held
+ * until someone decides. One that is not approved ends `denied` without running; the record keeps how it
+ * was decided (`approval`).
  */
 import { createHash } from 'node:crypto';
-import { CallCancelledError, type CallReport, type CallToolResult, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../tool.js';
+import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../tool.js';
 import { CrashReason } from '../function/index.js';
 import { CallError } from '../mcp/index.js';
 import { newId, nowIso } from './ids.js';
@@ -28,6 +35,7 @@ import { redactArguments, redactText } from '../common/index.js';
 import type { CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
 import { NotFoundError } from './errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
+import type { Approvals, Verdict } from './approvals.js';
 
 export interface LoggedCall {
   record: CallRecord;
@@ -45,8 +53,13 @@ export interface LoggedCall {
  * `library`, keeping Tool.call's contract (rejects with CallError or CallCancelledError).
  */
 export interface LoggedTool extends Tool {
-  /** `progress`: the caller's reporter, given to the tool as `ctx.progress` (an MCP call with a progressToken). */
-  run(args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter): Promise<LoggedCall>;
+  /**
+   * `progress`: the caller's reporter, given to the tool as `ctx.progress` (an MCP call with a progressToken).
+   * `input`: what the caller can ask of its person (an MCP 2026-07-28 request), for a call that needs approval.
+   */
+  run(args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter, input?: CallerInput): Promise<LoggedCall>;
+  /** The tool's calls wait for a person's approval (agent policy `require_approval`). */
+  readonly requiresApproval?: boolean;
 }
 
 /** The session a tool's calls belong to, and the secrets its call records are redacted of. */
@@ -74,18 +87,19 @@ export class CallLog {
    * The one place a session's tool gets its call log and its published name (tool-names.ts): every entry
    * point calls what this returns.
    */
-  withCallLog(tool: Tool, scope: CallScope, name = tool.name): LoggedTool {
-    const run = (args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter): Promise<LoggedCall> =>
-      this.run(scope.session, via, name, tool, args, scope.secrets, signal, progress);
+  withCallLog(tool: Tool, scope: CallScope, name = tool.name, approvals?: Approvals): LoggedTool {
+    const run = (args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter, input?: CallerInput): Promise<LoggedCall> =>
+      this.run(scope.session, via, name, tool, args, scope.secrets, signal, progress, input, approvals);
     return Object.freeze({
       name,
+      ...(approvals ? { requiresApproval: true } : {}),
       ...(tool.description !== undefined ? { description: tool.description } : {}),
       inputSchema: tool.inputSchema,
       ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
       ...(tool.source !== undefined ? { source: tool.source } : {}),
       run,
       async call(args: Record<string, unknown>, ctx?: ToolCallContext): Promise<CallToolResult> {
-        const { result, refusal } = await run(args, 'library', ctx?.signal, ctx?.progress);
+        const { result, refusal } = await run(args, 'library', ctx?.signal, ctx?.progress, ctx?.input);
         if (refusal) throw refusal;
         return result;
       },
@@ -94,7 +108,8 @@ export class CallLog {
 
   /**
    * Runs one call of a session's tool and records it. Rejects only with CallRefusedError (nothing ran, nothing
-   * recorded); every other end, the source's refusal of the arguments and a cancellation included, is a record.
+   * recorded) and, for a tool that needs approval, ToolInputRequiredError (ask the client's person first);
+   * every other end, the source's refusal of the arguments, a denial and a cancellation included, is a record.
    */
   async run(
     session: SessionRecord,
@@ -105,67 +120,142 @@ export class CallLog {
     secrets: readonly string[],
     signal?: AbortSignal,
     progress?: ProgressReporter,
+    input?: CallerInput,
+    approvals?: Approvals,
   ): Promise<LoggedCall> {
+    const callId = newId('call');
+    // Throws before anything is recorded when the client's person is to be asked, or too many calls are held.
+    const plan = approvals?.plan(session.id, name, args, { callId, input, secrets, signal });
+    if (plan?.kind === 'hold') return this.runHeld(session, via, name, tool, args, secrets, callId, plan, signal, progress);
     // Throws before anything is recorded when the call may not even wait (CallRefusedError).
     const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
     this.inFlight += 1;
     try {
+      // The approval a retry carries is used up only once the call is admitted: a refused call keeps it.
+      const verdict = plan?.redeem();
       const record: CallRecord = {
-        id: newId('call'), sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),
+        id: callId, sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
+        ...(verdict ? { approval: verdict.approval } : {}),
       };
       await this.store.addCall(record);
-      let turn = await admitted.started;
-      // A turn that comes with no time left is a deadline passed while waiting.
-      if (turn === 'run' && admitted.remainingMs() <= 0) turn = 'timeout';
-      if (turn !== 'run') {
-        const ended = notStartedResult(name, turn, admitted, this.callTimeoutMs);
-        const finished = finish(record, ended.result, ended.report, admitted.waitedMs(), secrets);
-        await this.store.finishCall(finished);
-        return { record: finished, result: ended.result, ...(turn === 'cancelled' ? { refusal: new CallCancelledError(name, 'its caller went away before it started') } : {}) };
-      }
-      const started = performance.now();
-      let report: LoggedReport | null = null;
-      let result: CallToolResult;
-      let refusal: Error | undefined;
-      try {
-        result = await tool.call(args, {
-          signal: admitted.signal, timeoutMs: admitted.remainingMs(), report: (r) => { report = r; }, ...(progress ? { progress } : {}),
-        });
-      } catch (err) {
-        const elapsed = performance.now() - started;
-        const message = redactText(err instanceof Error ? err.message : String(err), secrets);
-        if (err instanceof CallError) {
-          // The source refused the arguments before any I/O: what the model reads is the refusal itself.
-          refusal = err;
-          result = { content: [{ type: 'text', text: message }], isError: true };
-          report = { status: 'invalid_arguments', durationMs: elapsed };
-        } else if (err instanceof CallCancelledError || (signal?.aborted && admitted.stoppedBecause() === null)) {
-          refusal = err instanceof CallCancelledError ? err : new CallCancelledError(name);
-          result = { content: [{ type: 'text', text: `The call to ${name} was cancelled: its caller went away.` }], isError: true };
-          report = { ...(report as LoggedReport | null), status: 'cancelled', durationMs: (report as LoggedReport | null)?.durationMs ?? elapsed };
-        } else {
-          // A tool that throws (a remote server gone, a transport failure) is a crash the model reads about.
-          const reason = (err as { reason?: unknown; code?: unknown }).reason ?? (err as { code?: unknown }).code ?? 'error';
-          result = { content: [{ type: 'text', text: `The tool ${name} failed: ${message}` }], isError: true };
-          report = { status: 'crash', crash: { reason: String(reason), message, stderr: '' }, durationMs: elapsed };
-        }
-      }
-      const ended = report as LoggedReport | null;
-      const stopped = admitted.stoppedBecause();
-      // Stopped by a deletion (not by its caller): the tool saw its signal abort; the log says why.
-      const told: LoggedReport | null = stopped !== null && (ended?.status === 'crash' || ended?.status === 'cancelled')
-        ? { ...ended, status: 'crash', crash: { reason: CrashReason.stopped, message: `the call was stopped: ${stopped}`, stderr: ended.crash?.stderr ?? ended.stderr ?? '' } }
-        : ended;
-      if (stopped !== null && told?.status === 'crash') result = { content: [{ type: 'text', text: `The tool ${name} was stopped: ${stopped}.` }], isError: true };
-      const finished = finish(record, result, told, performance.now() - started, secrets);
-      await this.store.finishCall(finished);
-      return { record: finished, result, ...(refusal && told?.status !== 'crash' ? { refusal } : {}) };
+      if (verdict && !verdict.run) return await this.notApproved(record, name, verdict, 0, secrets);
+      return await this.runAdmitted(record, admitted, name, tool, args, secrets, signal, progress);
     } finally {
       admitted.end();
-      this.inFlight -= 1;
-      if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+      this.ended();
     }
+  }
+
+  /**
+   * A call held until someone decides through the API (or its deadline): recorded from its arrival, holding no
+   * turn while it waits; once approved it asks for a turn like any call.
+   */
+  private async runHeld(
+    session: SessionRecord, via: CallVia, name: string, tool: Tool, args: Record<string, unknown>, secrets: readonly string[],
+    callId: string, plan: { approval: CallRecord['approval']; decided: Promise<Verdict> }, signal?: AbortSignal, progress?: ProgressReporter,
+  ): Promise<LoggedCall> {
+    this.inFlight += 1;
+    let admitted: AdmittedCall | null = null;
+    try {
+      const arrived = performance.now();
+      const record: CallRecord = {
+        id: callId, sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),
+        outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(), approval: plan.approval,
+      };
+      await this.store.addCall(record);
+      // A caller that follows progress learns what it waits for (and the tool's own reports still rise past it).
+      progress?.(0, undefined, `waiting for a person to approve this call (approval ${plan.approval?.id}; decide it through the API)`);
+      const verdict = await plan.decided;
+      const decided: CallRecord = { ...record, approval: verdict.approval };
+      if (!verdict.run) return await this.notApproved(decided, name, verdict, performance.now() - arrived, secrets);
+      try {
+        admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
+      } catch (err) {
+        // Approved, but the session's queue is full (or the session went): the record says so; the caller is refused.
+        const message = redactText(err instanceof Error ? err.message : String(err), secrets);
+        const result: CallToolResult = { content: [{ type: 'text', text: `The tool ${name} did not run: ${message}.` }], isError: true };
+        const code = String((err as { code?: unknown }).code ?? 'error');
+        await this.store.finishCall(finish(decided, result, { status: 'crash', crash: { reason: code, message, stderr: '' }, durationMs: performance.now() - arrived }, 0, secrets));
+        throw err;
+      }
+      return await this.runAdmitted(decided, admitted, name, tool, args, secrets, signal, progress);
+    } finally {
+      admitted?.end();
+      this.ended();
+    }
+  }
+
+  /** Ends a call that was not approved: nothing ran; the model reads why. */
+  private async notApproved(record: CallRecord, name: string, verdict: Verdict & { run: false }, waitedMs: number, secrets: readonly string[]): Promise<LoggedCall> {
+    const text = verdict.ending === 'cancelled'
+      ? `The call to ${name} was cancelled: ${verdict.message}.`
+      : `The tool ${name} did not run: ${verdict.message}.`;
+    const result: CallToolResult = { content: [{ type: 'text', text }], isError: true };
+    const report: LoggedReport = verdict.ending === 'stopped'
+      ? { status: 'crash', crash: { reason: CrashReason.stopped, message: verdict.message, stderr: '' }, durationMs: waitedMs }
+      : { status: verdict.ending, durationMs: waitedMs };
+    const finished = finish(record, result, report, waitedMs, secrets);
+    await this.store.finishCall(finished);
+    return { record: finished, result, ...(verdict.ending === 'cancelled' ? { refusal: new CallCancelledError(name, verdict.message) } : {}) };
+  }
+
+  private ended(): void {
+    this.inFlight -= 1;
+    if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** An admitted call from its turn to its end: the part every call of every tool shares. */
+  private async runAdmitted(
+    record: CallRecord, admitted: AdmittedCall, name: string, tool: Tool, args: Record<string, unknown>, secrets: readonly string[],
+    signal?: AbortSignal, progress?: ProgressReporter,
+  ): Promise<LoggedCall> {
+    let turn = await admitted.started;
+    // A turn that comes with no time left is a deadline passed while waiting.
+    if (turn === 'run' && admitted.remainingMs() <= 0) turn = 'timeout';
+    if (turn !== 'run') {
+      const ended = notStartedResult(name, turn, admitted, this.callTimeoutMs);
+      const finished = finish(record, ended.result, ended.report, admitted.waitedMs(), secrets);
+      await this.store.finishCall(finished);
+      return { record: finished, result: ended.result, ...(turn === 'cancelled' ? { refusal: new CallCancelledError(name, 'its caller went away before it started') } : {}) };
+    }
+    const started = performance.now();
+    let report: LoggedReport | null = null;
+    let result: CallToolResult;
+    let refusal: Error | undefined;
+    try {
+      result = await tool.call(args, {
+        signal: admitted.signal, timeoutMs: admitted.remainingMs(), report: (r) => { report = r; }, ...(progress ? { progress } : {}),
+      });
+    } catch (err) {
+      const elapsed = performance.now() - started;
+      const message = redactText(err instanceof Error ? err.message : String(err), secrets);
+      if (err instanceof CallError) {
+        // The source refused the arguments before any I/O: what the model reads is the refusal itself.
+        refusal = err;
+        result = { content: [{ type: 'text', text: message }], isError: true };
+        report = { status: 'invalid_arguments', durationMs: elapsed };
+      } else if (err instanceof CallCancelledError || (signal?.aborted && admitted.stoppedBecause() === null)) {
+        refusal = err instanceof CallCancelledError ? err : new CallCancelledError(name);
+        result = { content: [{ type: 'text', text: `The call to ${name} was cancelled: its caller went away.` }], isError: true };
+        report = { ...(report as LoggedReport | null), status: 'cancelled', durationMs: (report as LoggedReport | null)?.durationMs ?? elapsed };
+      } else {
+        // A tool that throws (a remote server gone, a transport failure) is a crash the model reads about.
+        const reason = (err as { reason?: unknown; code?: unknown }).reason ?? (err as { code?: unknown }).code ?? 'error';
+        result = { content: [{ type: 'text', text: `The tool ${name} failed: ${message}` }], isError: true };
+        report = { status: 'crash', crash: { reason: String(reason), message, stderr: '' }, durationMs: elapsed };
+      }
+    }
+    const ended = report as LoggedReport | null;
+    const stopped = admitted.stoppedBecause();
+    // Stopped by a deletion (not by its caller): the tool saw its signal abort; the log says why.
+    const told: LoggedReport | null = stopped !== null && (ended?.status === 'crash' || ended?.status === 'cancelled')
+      ? { ...ended, status: 'crash', crash: { reason: CrashReason.stopped, message: `the call was stopped: ${stopped}`, stderr: ended.crash?.stderr ?? ended.stderr ?? '' } }
+      : ended;
+    if (stopped !== null && told?.status === 'crash') result = { content: [{ type: 'text', text: `The tool ${name} was stopped: ${stopped}.` }], isError: true };
+    const finished = finish(record, result, told, performance.now() - started, secrets);
+    await this.store.finishCall(finished);
+    return { record: finished, result, ...(refusal && told?.status !== 'crash' ? { refusal } : {}) };
   }
 
   /** Resolves when no call is in flight, or after `timeoutMs` (returns whether all finished). */

@@ -16,6 +16,8 @@ export interface FunctionRuntimeOptions {
   /** The sandbox process's V8 heap limit, in MiB (Node's default when absent). */
   sandboxHeapMiB?: number;
   onSandboxCrash?: (reason: string) => void;
+  /** Where modules instrumented for their caps are kept across restarts (the data directory's cache). */
+  preparedCacheDir?: string;
 }
 
 export class FunctionRuntime implements PackageRuntime {
@@ -28,6 +30,7 @@ export class FunctionRuntime implements PackageRuntime {
       limits: options.limits,
       sandboxExecArgv: options.sandboxHeapMiB ? [`--max-old-space-size=${options.sandboxHeapMiB}`] : [],
       onSandboxCrash: options.onSandboxCrash,
+      preparedCacheDir: options.preparedCacheDir,
     });
   }
 

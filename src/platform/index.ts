@@ -12,6 +12,7 @@ export {
 } from './call-admission.js';
 export { NotFoundError, ConflictError, InUseError, UpstreamError } from './errors.js';
 export type { AgentToolbox } from './agent-toolbox.js';
+export { Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, type PendingApproval, type Verdict } from './approvals.js';
 export type { AgentInput } from './agents.js';
 export type { SessionInput } from './sessions.js';
 export type { CredentialInput } from './vaults.js';

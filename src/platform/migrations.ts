@@ -121,4 +121,11 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'calls: how a call of a require_approval tool was decided',
+    sql: `
+      ALTER TABLE calls ADD COLUMN approval TEXT;
+    `,
+  },
 ];

@@ -16,6 +16,7 @@ import { VolumeQuotas } from './volume-quota.js';
 import { ApiKeys } from './api-keys.js';
 import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './call-admission.js';
 import { CallLog } from './call-log.js';
+import { Approvals } from './approvals.js';
 import { sweepLeftovers } from './leftovers.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
@@ -58,6 +59,8 @@ export class Platform {
   /** Each volume's quota across calls. */
   readonly quotas = new VolumeQuotas();
   readonly calls: CallLog;
+  /** Calls of `require_approval` tools held for a decision, and the approvals their clients carry. */
+  readonly approvals: Approvals;
   /** Who may run a call now; `stopSession` / `stopAgent` end a session's or an agent's calls. */
   readonly admission: CallAdmission;
   readonly clock: Clock;
@@ -89,17 +92,21 @@ export class Platform {
     this.agents = new AgentService(store, volumes, stopCalls);
     this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock);
-    this.calls = new CallLog(store, this.admission, options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs);
+    const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
+    this.calls = new CallLog(store, this.admission, callTimeoutMs);
+    // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
+    this.approvals = new Approvals({ key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
     // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
-      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, clock: this.clock,
+      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, approvals: this.approvals, clock: this.clock,
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));
     this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));
     // A deleted or expired session's calls are aborted, running or waiting (deleting an agent deletes each
     // of its sessions through the same notice).
     this.sessions.onGone((id) => void this.admission.stopSession(id));
+    this.sessions.onGone((id) => this.approvals.dropSession(id));
   }
 
   static async open(options: PlatformOptions): Promise<Platform> {
@@ -139,6 +146,8 @@ export class Platform {
     if (this.closed) return;
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
+    // Nobody can decide a held call any more: it ends now rather than holding the shutdown to its deadline.
+    this.approvals.close();
     await this.calls.drain(graceMs);
     await this.options.runtime.close();
     await this.store.close();

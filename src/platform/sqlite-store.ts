@@ -258,15 +258,15 @@ export class SqliteStore implements Store {
 
   // ---- calls
   async addCall(rec: CallRecord): Promise<void> {
-    this.db.prepare(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(rec.id, rec.sessionId, rec.via, rec.tool, JSON.stringify(rec.arguments),
+    this.db.prepare(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(rec.id, rec.sessionId, rec.via, rec.tool, JSON.stringify(rec.arguments),
       rec.outcome, rec.crash ? JSON.stringify(rec.crash) : null, JSON.stringify(rec.model), rec.stderrTail,
-      JSON.stringify(rec.egress), rec.durationMs, rec.startedAt);
+      JSON.stringify(rec.egress), rec.durationMs, rec.startedAt, rec.approval ? JSON.stringify(rec.approval) : null);
   }
   async finishCall(rec: CallRecord): Promise<void> {
-    this.db.prepare(`UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ? WHERE id = ?`)
+    this.db.prepare(`UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ? WHERE id = ?`)
       .run(rec.outcome, rec.crash ? JSON.stringify(rec.crash) : null, JSON.stringify(rec.model), rec.stderrTail,
-        JSON.stringify(rec.egress), rec.durationMs, rec.id);
+        JSON.stringify(rec.egress), rec.durationMs, rec.approval ? JSON.stringify(rec.approval) : null, rec.id);
   }
   async getCall(sessionId: string, id: string): Promise<CallRecord | null> {
     const row = this.db.prepare('SELECT * FROM calls WHERE session_id = ? AND id = ?').get(sessionId, id) as Row | undefined;
@@ -382,5 +382,6 @@ function toCall(row: Row): CallRecord {
     arguments: j(row.arguments), outcome: s(row.outcome) as CallRecord['outcome'],
     crash: row.crash === null ? null : j(row.crash), model: j(row.model), stderrTail: s(row.stderr_tail),
     egress: j(row.egress), durationMs: row.duration_ms === null ? null : Number(row.duration_ms), startedAt: s(row.started_at),
+    ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
   };
 }

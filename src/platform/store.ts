@@ -63,7 +63,11 @@ export interface AgentToolGrant {
   data: boolean;
 }
 
-export type ToolPolicy = 'allow' | 'deny';
+/**
+ * What an agent lets a session do with a remote tool: call it, call it once a person approved that call
+ * (approvals.ts), or not see it at all.
+ */
+export type ToolPolicy = 'allow' | 'require_approval' | 'deny';
 
 export interface AgentRemoteServer {
   name: string;
@@ -133,9 +137,28 @@ export interface SessionRecord {
 
 /**
  * `cancelled`: the caller went away and the call was stopped. `invalid_arguments`: a checked source (a remote
- * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran.
+ * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran. `denied`: the tool needs a
+ * person's approval and the call did not get it (refused, nobody decided by the deadline, or the approval it
+ * carried was replayed, altered or forged); nothing ran.
  */
-export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments';
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied';
+
+/**
+ * How a call of a `require_approval` tool was decided, kept with its record for audit. `asked`: through the
+ * MCP client's elicitation, or held while someone decides through the API. `decision`: `pending` while held;
+ * `approved`; `denied` (a person said no); `expired` (nobody decided by the deadline); `invalid` (the approval
+ * the call carried was replayed, altered, forged or for another call); `stopped` (its session went away).
+ */
+export interface CallApproval {
+  id: string;
+  asked: 'elicitation' | 'api';
+  decision: 'pending' | 'approved' | 'denied' | 'expired' | 'invalid' | 'stopped';
+  /** Who decided through the API: the API key's id; null otherwise (a client's person has no identity here). */
+  decidedBy: string | null;
+  decidedAt: string | null;
+  /** Why, in a line, when it was not approved. */
+  reason?: string;
+}
 
 /** Which entry point made a call: REST, the session's MCP endpoint, or in-process code (the library). */
 export type CallVia = 'api' | 'mcp' | 'library';
@@ -155,6 +178,8 @@ export interface CallRecord {
   egress: EgressRecord[];
   durationMs: number | null;
   startedAt: string;
+  /** Present for calls of a `require_approval` tool. */
+  approval?: CallApproval;
 }
 
 export interface IdempotencyRecord {

@@ -50,8 +50,3 @@ export async function compilePrepared(prepared: PreparedModule, id = nextModuleI
   const importsHttp = WebAssembly.Module.imports(module).some((entry) => entry.module === SUBAKO_HTTP_MODULE);
   return Object.freeze({ id, module, memoryBytes: prepared.memoryBytes, importsHttp });
 }
-
-/** Both steps in this process: what `SandboxPool.compile` does. */
-export async function compileModule(bytes: Uint8Array, options: CompileOptions): Promise<CompiledModule> {
-  return compilePrepared(prepareModule(bytes, options));
-}

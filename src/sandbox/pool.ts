@@ -7,7 +7,8 @@
  * pool keeps its size.
  */
 import { availableParallelism } from 'node:os';
-import { compileModule, type CompileOptions } from './compile.js';
+import { compilePrepared, type CompileOptions } from './compile.js';
+import { prepareWith, type PreparedModuleCache } from './prepared-cache.js';
 import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
 import type { WorkerMessage } from './protocol.js';
 import { SandboxRun, type RunOwner } from './run.js';
@@ -19,6 +20,8 @@ export interface SandboxPoolOptions {
   size?: number;
   /** Compiled modules each worker keeps (least recently used dropped first); default 32. */
   moduleCacheSize?: number;
+  /** Where instrumented modules are kept across restarts (prepared-cache.ts); none when absent. */
+  preparedCache?: PreparedModuleCache;
 }
 
 /** Workers that die before loading, in a row, before the pool stops replacing them. */
@@ -32,6 +35,7 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
   private readonly ahead = new Map<WorkerSlot, SandboxRun>();
   private readonly queue: SandboxRun[] = [];
   private readonly moduleCacheSize: number;
+  private readonly preparedCache: PreparedModuleCache | undefined;
   private nextRunId = 0;
   private closed = false;
   private broken: SandboxError | null = null;
@@ -41,6 +45,7 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
     const size = options.size ?? availableParallelism();
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`a sandbox pool needs at least one worker, not ${size}`);
     this.moduleCacheSize = Math.max(1, options.moduleCacheSize ?? 32);
+    this.preparedCache = options.preparedCache;
     for (let i = 0; i < size; i++) this.addSlot();
   }
 
@@ -55,7 +60,11 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
   }
 
   compile(bytes: Uint8Array, options: CompileOptions): Promise<CompiledModule> {
-    return compileModule(bytes, options);
+    try {
+      return compilePrepared(prepareWith(this.preparedCache, bytes, options));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   run(handle: ModuleHandle, request: RunRequest): RunHandle {

@@ -10,7 +10,8 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { nextModuleId, prepareModule, type CompileOptions, type PreparedModule } from './compile.js';
+import { nextModuleId, type CompileOptions, type PreparedModule } from './compile.js';
+import { prepareWith, type PreparedModuleCache } from './prepared-cache.js';
 import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
 import type { FromSandbox, ProcessBridgeReply, ToSandbox } from './process-protocol.js';
 import { safeBridgeMessage } from './run.js';
@@ -42,6 +43,8 @@ export interface SandboxProcessOptions {
   execArgv?: string[];
   /** Told when a sandbox process ends unexpectedly, after its runs were ended. */
   onCrash?: (reason: string) => void;
+  /** Where instrumented modules are kept across restarts (prepared-cache.ts); none when absent. */
+  preparedCache?: PreparedModuleCache;
 }
 
 /** One sandbox process, from fork to exit. */
@@ -98,6 +101,7 @@ export class SandboxProcess implements Sandbox {
   private closed = false;
   private broken: SandboxError | null = null;
   private startFailures = 0;
+  private readonly preparedCache: PreparedModuleCache | undefined;
   /** Compiles and runs waiting on the child: while any is, the IPC channel keeps this process alive. */
   private holds = 0;
   /** Sandbox processes that ended unexpectedly, for diagnostics. */
@@ -110,6 +114,7 @@ export class SandboxProcess implements Sandbox {
     this.moduleCacheSize = Math.max(1, options.moduleCacheSize ?? 32);
     this.execArgv = options.execArgv ?? [];
     this.onCrash = options.onCrash;
+    this.preparedCache = options.preparedCache;
     this.child = this.spawn();
   }
 
@@ -120,7 +125,7 @@ export class SandboxProcess implements Sandbox {
 
   async compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle> {
     this.assertOpen();
-    const prepared = prepareModule(bytes, options);
+    const prepared = prepareWith(this.preparedCache, bytes, options);
     const id = nextModuleId();
     this.modules.set(id, prepared);
     try {

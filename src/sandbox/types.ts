@@ -100,6 +100,8 @@ export interface CompileOptions {
   memoryBytes: number;
   /** The caps on what the module declares (tables among them); wasm's MODULE_LIMITS when absent. */
   limits?: ModuleLimits;
+  /** The sha-256 of the bytes, hex, when the caller has it already (so they are not hashed twice). */
+  digest?: string;
 }
 
 /** A module a sandbox can run, by id: instrumented for its caps and compiled once where it runs. */

@@ -8,7 +8,10 @@ const str = (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...extra 
 const name64 = str({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' });
 const version = str({ pattern: '^(latest|[A-Za-z0-9][A-Za-z0-9._+-]{0,63})$' });
 const stringList = (max: number): JsonSchema => ({ type: 'array', maxItems: max, items: str({ minLength: 1, maxLength: 512 }) });
-const policy: JsonSchema = { type: 'string', enum: ['allow', 'deny'] };
+const policy: JsonSchema = {
+  type: 'string', enum: ['allow', 'require_approval', 'deny'],
+  description: 'allow: served; require_approval: served, each call held until a person approves it; deny: not served.',
+};
 
 export const ERROR_SCHEMA: JsonSchema = {
   type: 'object',
@@ -42,7 +45,10 @@ export const pageOf = (item: JsonSchema): JsonSchema => ({
 export const TOOL_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['name', 'inputSchema'],
-  properties: { name: str(), description: str(), inputSchema: { type: 'object' }, outputSchema: { type: 'object' } },
+  properties: {
+    name: str(), description: str(), inputSchema: { type: 'object' }, outputSchema: { type: 'object' },
+    requires_approval: { type: 'boolean', description: 'Each call waits for a person\'s approval (policy require_approval).' },
+  },
 };
 
 export const PACKAGE_SCHEMA: JsonSchema = {
@@ -256,15 +262,44 @@ export const CALL_INPUT_SCHEMA: JsonSchema = {
   properties: { tool: str({ minLength: 1, maxLength: 256 }), arguments: { type: 'object' } },
 };
 
+export const CALL_APPROVAL_SCHEMA: JsonSchema = {
+  type: 'object', description: 'Calls of a require_approval tool: how the call was asked about and decided.',
+  required: ['id', 'asked', 'decision'],
+  properties: {
+    id: str(), asked: { type: 'string', enum: ['elicitation', 'api'] },
+    decision: { type: 'string', enum: ['pending', 'approved', 'denied', 'expired', 'invalid', 'stopped'] },
+    decided_by: { type: ['string', 'null'], description: 'The id of the API key that decided (asked: api).' },
+    decided_at: { type: ['string', 'null'] }, reason: str(),
+  },
+};
+
 export const CALL_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['id', 'session_id', 'tool', 'outcome'],
   properties: {
     id: str(), session_id: str(), via: { type: 'string', enum: ['api', 'mcp', 'library'] }, tool: str(), arguments: {},
-    outcome: { type: 'string', enum: ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments'] },
+    outcome: { type: 'string', enum: ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'] },
     crash: { type: ['object', 'null'] }, model: { type: 'array' }, stderr_tail: str(), egress: { type: 'array' },
     duration_ms: { type: ['integer', 'null'] }, started_at: str(),
+    approval: CALL_APPROVAL_SCHEMA,
   },
+};
+
+export const APPROVAL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'session_id', 'call_id', 'tool', 'expires_at'],
+  properties: {
+    id: str(), session_id: str(), call_id: str({ description: 'The call record that waits for the decision.' }), tool: str(),
+    arguments: { description: 'As the call log stores them (secrets redacted).' }, created_at: str(),
+    expires_at: str({ description: 'Undecided by then, the call ends denied.' }),
+  },
+};
+
+export const APPROVAL_DECISION_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['decision'],
+  properties: { decision: { type: 'string', enum: ['approve', 'deny'] } },
 };
 
 export const CALL_ANSWER_SCHEMA: JsonSchema = {

@@ -2,7 +2,7 @@
  * What the API shows of each record: snake_case JSON, never a secret (API keys, session tokens and
  * credential payloads exist only as hashes or sealed text and are not in any view).
  */
-import type { AgentRecord, AgentVersionRecord, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
+import type { AgentRecord, AgentVersionRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
 
 export const DEFAULT_PAGE_LIMIT = 50;
@@ -70,7 +70,21 @@ export function callView(rec: CallRecord): Record<string, unknown> {
   return {
     id: rec.id, session_id: rec.sessionId, via: rec.via, tool: rec.tool, arguments: rec.arguments, outcome: rec.outcome,
     crash: rec.crash, model: rec.model, stderr_tail: rec.stderrTail, egress: rec.egress, duration_ms: rec.durationMs,
-    started_at: rec.startedAt,
+    started_at: rec.startedAt, ...(rec.approval ? { approval: approvalDecisionView(rec.approval) } : {}),
+  };
+}
+
+export function approvalDecisionView(rec: CallApproval): Record<string, unknown> {
+  return {
+    id: rec.id, asked: rec.asked, decision: rec.decision, decided_by: rec.decidedBy, decided_at: rec.decidedAt,
+    ...(rec.reason !== undefined ? { reason: rec.reason } : {}),
+  };
+}
+
+export function pendingApprovalView(rec: PendingApproval): Record<string, unknown> {
+  return {
+    id: rec.id, session_id: rec.sessionId, call_id: rec.callId, tool: rec.tool, arguments: rec.arguments,
+    created_at: rec.createdAt, expires_at: rec.expiresAt,
   };
 }
 
@@ -95,5 +109,6 @@ export function toolView(name: string, tool: Tool): Record<string, unknown> {
     name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: tool.inputSchema,
     ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
     ...(tool.source ? { source: sourceView(tool.source) } : {}),
+    ...((tool as { requiresApproval?: boolean }).requiresApproval ? { requires_approval: true } : {}),
   };
 }

@@ -23,7 +23,7 @@ describe('subako call', () => {
     const out = JSON.parse(run.stdout);
     assert.deepEqual(Object.keys(out), ['status', 'result', 'model', 'crash', 'durationMs', 'egress']);
     assert.equal(out.status, 'ok');
-    assert.deepEqual(out.result, { content: [{ type: 'text', text: '{"message":"Hello, Ada!"}' }], structuredContent: { message: 'Hello, Ada!' } });
+    assert.deepEqual(out.result, { content: [{ type: 'text', text: '{"message":"Hello, Ada!"}' }], structuredContent: { message: 'Hello, Ada!' }, resultType: 'complete' });
     assert.equal(out.crash, null);
     assert.deepEqual(out.egress, []);
     assert.equal(typeof out.durationMs, 'number');

@@ -114,6 +114,29 @@ describe('subako wasi', () => {
     assert.match(ran.stderr, /was refused:\n  feature\.threads: /);
   });
 
+  test('a reader that closes stdout early (| head) stops the module: exit 141, no error from the host', async () => {
+    const flood = join(dir, 'flood.wasm');
+    writeFileSync(flood, await wat(`(module
+      (import "wasi_snapshot_preview1" "fd_write" (func $write (param i32 i32 i32 i32) (result i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 16) "a line of output\\n")
+      (func (export "_start")
+        (i32.store (i32.const 0) (i32.const 16))
+        (i32.store (i32.const 4) (i32.const 17))
+        (loop (drop (call $write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8))) (br 0))))`));
+    const ran = await new Promise<{ status: number | null; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'wasi', flood, '--timeout', '20000'], { cwd: REPO_ROOT });
+      const err: Buffer[] = [];
+      child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+      child.stdout.once('data', () => child.stdout.destroy());
+      child.on('error', reject);
+      child.on('close', (status) => resolve({ status, stderr: Buffer.concat(err).toString() }));
+      child.stdin.end();
+    });
+    assert.equal(ran.stderr, '');
+    assert.equal(ran.status, WASI_EXIT.stdoutClosed);
+  });
+
   test('no module is a usage error (exit 2); --help prints the usage', async () => {
     assert.equal((await subako(['wasi'])).status, 2);
     const help = await subako(['wasi', '--help']);

@@ -35,6 +35,7 @@ describe('a call', () => {
     assert.deepEqual(outcome.result, {
       content: [{ type: 'text', text: '{"message":"Hello, Ada!"}' }],
       structuredContent: { message: 'Hello, Ada!' },
+      resultType: 'complete',
     });
     assert.deepEqual(outcome.model, [{ type: 'text', text: '{"message":"Hello, Ada!"}' }]);
     assert.equal(outcome.crash, null);

@@ -110,6 +110,18 @@ describe('direct calls send the Mcp-Param-* headers a tool asks for', () => {
       assert.equal(server.calls.length, calls);
     });
 
+    // SEP-2243 says a null header argument is sent with its header left out, and allows x-mcp-header only on a
+    // primitive type (string, integer, boolean), so null never matches such a schema: the call is refused
+    // before sending, as every call with arguments its schema refuses (the suite's sep-2243-client-omit-null
+    // expects it sent; we hold to validating first).
+    it('a null argument for a header parameter is refused before sending, naming it', async () => {
+      const calls = server.calls.length;
+      const run = await runCli(['mcp', 'call', '--url', server.url, 'route', '{"region":null}'], { SUBAKO_HOME: home });
+      assert.equal(run.code, 2, run.stderr);
+      assert.match(run.stderr, /arguments for tool "route" do not match its input schema: .*\/region.*string/);
+      assert.equal(server.calls.length, calls);
+    });
+
     it('an unknown tool exits 2 naming the tools there are', async () => {
       const run = await runCli(['mcp', 'call', '--url', server.url, 'nope', '{}'], { SUBAKO_HOME: home });
       assert.equal(run.code, 2, run.stderr);

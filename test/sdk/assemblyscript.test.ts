@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +56,9 @@ function egress(): EgressGrant {
   return { allow: [`127.0.0.1:${server.port}`], grants: [], privateDestinations: 'allow', credentials: [], ca: makeTestCa().ca };
 }
 
+// asc takes seconds of CPU per build, many more on a loaded machine: the builds get time of their own.
+const BUILD_TIMEOUT_MS = 300_000;
+
 before(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'subako-as-sdk-'));
   const project = join(scratch, 'probe');
@@ -66,7 +69,7 @@ before(async () => {
   probe = await host.load({ name: 'as-sdk-probe', version: '1.0.0', moduleBytes: readFileSync(probeModule), assetsDir: null });
   server = await startServer(testRoutes);
   png = await sharp({ create: { width: 24, height: 16, channels: 3, background: { r: 200, g: 10, b: 30 } } }).png().toBuffer();
-});
+}, { timeout: BUILD_TIMEOUT_MS });
 
 after(async () => {
   await host?.close();
@@ -79,6 +82,17 @@ function rawRun(lines: string[]): { answers: any[]; stdout: string; status: numb
   const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'wasi', probeModule], { input: lines.map((l) => `${l}\n`).join(''), encoding: 'utf8' });
   const stdout = run.stdout;
   return { answers: stdout.split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l)), stdout, status: run.status };
+}
+
+function spawnAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
 
 const META = '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"subako","version":"0.2.3"},"io.modelcontextprotocol/clientCapabilities":{"x":{"deep":[{"\\u00e9":"\\ud83d\\ude00"}]}}}';
@@ -144,6 +158,26 @@ describe('the protocol, as the SDK speaks it', () => {
       assert.deepEqual(JSON.parse(r.json!), JSON.parse(texts[i]), texts[i]);
     });
     assert.equal(results[texts.length - 4].json, '"\\ud800 lone"', 'a lone surrogate stays escaped, so the output is UTF-8');
+  });
+
+  it('numbers read as the nearest f64, as JavaScript reads them (generated doubles, and the hard cases)', () => {
+    const texts = [
+      ...fc.sample(fc.double({ noNaN: true, noDefaultInfinity: true }), { numRuns: 1500, seed: 3 }).map((n) => (Object.is(n, -0) ? '0' : String(n))),
+      ...fc.sample(fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 25n }), fc.integer({ min: -340, max: 320 })), { numRuns: 500, seed: 4 }).map(([d, e]) => `${d}e${e}`),
+      '9.170647750513991e+49', // AssemblyScript's parseFloat reads this as 9.17064775051399e+37
+      '1e400', '1e-400', '2.4703282292062328e-324', '2.4703282292062327e-324', '1.7976931348623158e308', '1.7976931348623159e308',
+      '9007199254740993', '9007199254740995', '0.1000000000000000055511151231257827021181583404541015625', '2.2250738585072011e-308',
+      '1.00000000000000011102230246251565404236316680908203125', '1.00000000000000011102230246251565404236316680908203126',
+      `0.${'0'.repeat(300)}1`, `1${'0'.repeat(400)}e-400`, `1${'9'.repeat(900)}`, `0.${'3'.repeat(1000)}`,
+    ];
+    const lines = texts.map((t, i) => `{"jsonrpc":"2.0","id":${i},"method":"tools/call","params":{"name":"typed","arguments":{"s":"","n":${t},"i":1,"b":true,"o":{},"a":[],"tags":[]}}}`);
+    const run = rawRun(lines);
+    assert.equal(run.answers.length, texts.length);
+    run.answers.forEach((answer, i) => {
+      const want = Number(texts[i]);
+      // JSON has no infinity: a number past the f64 range is written back as null.
+      assert.equal(answer.result.structuredContent.n, Number.isFinite(want) ? want : null, texts[i].slice(0, 60));
+    });
   });
 
   it('JSON that is not JSON is an error with a position, never a crash', async () => {
@@ -285,6 +319,27 @@ describe('subako_http', () => {
     assert.equal(answer.json.body, 'héllo');
   });
 
+  it('a JSON body and a file body from the volume are sent as the ABI says', async () => {
+    const json = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/echo'), method: 'PUT', bodyJson: { order: 1042, note: 'é' } }, context({ egress: egress() }));
+    const sent = (json.result?.structuredContent as any).json;
+    assert.equal(sent.method, 'PUT');
+    assert.deepEqual(JSON.parse(sent.body), { order: 1042, note: 'é' });
+    assert.equal(sent.headers['content-type'], 'application/json');
+    const ctx = context({ egress: egress() });
+    writeFileSync(join(ctx.tmpDir, 'in.txt'), 'from the volume');
+    const file = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/echo'), method: 'POST', bodyFile: '/volume/tmp/in.txt' }, ctx);
+    assert.equal((file.result?.structuredContent as any).json.body, 'from the volume');
+  });
+
+  it('followRedirects false answers the redirect itself; by default it is followed', async () => {
+    const outcome = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/redirect?to=/quiet'), followRedirects: false }, context({ egress: egress() }));
+    const answer = outcome.result?.structuredContent as any;
+    assert.equal(answer.status, 302);
+    assert.equal(answer.text, 'moved');
+    const followed = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/redirect?to=/quiet') }, context({ egress: egress() }));
+    assert.deepEqual([(followed.result?.structuredContent as any).status, (followed.result?.structuredContent as any).text], [200, 'ok']);
+  });
+
   it('saveTo writes the body to the volume and answers its path and size', async () => {
     const ctx = context({ egress: egress() });
     const outcome = await host.call(probe, 'fetch', { url: server.url('127.0.0.1', '/bytes?n=300000'), saveTo: '/volume/tmp/dl/blob.bin' }, ctx);
@@ -312,15 +367,13 @@ describe('subako_http', () => {
     });
   }
 
-  it('`subako call --allow` on the package directory reaches the server, as a person would try it', () => {
+  it('`subako call --allow` on the package directory reaches the server, as a person would try it', async () => {
     const caFile = join(scratch, 'ca.pem');
     writeFileSync(caFile, makeTestCa().ca);
     const project = join(probeModule, '..');
     const args = JSON.stringify({ url: server.url('127.0.0.1', '/echo') });
-    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'call', project, 'fetch', args, '--json', '--allow', `127.0.0.1:${server.port}`, '--allow-private-destinations'], {
-      encoding: 'utf8',
-      env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile },
-    });
+    // Not spawnSync: the server answers from this process's event loop.
+    const run = await spawnAsync([join(REPO_ROOT, 'bin', 'subako.js'), 'call', project, 'fetch', args, '--json', '--allow', `127.0.0.1:${server.port}`, '--allow-private-destinations'], { NODE_EXTRA_CA_CERTS: caFile });
     assert.equal(run.status, 0, run.stderr);
     const outcome = JSON.parse(run.stdout);
     assert.equal(outcome.status, 'ok', run.stdout);
@@ -334,7 +387,7 @@ describe('subako_http', () => {
 });
 
 describe('the template', () => {
-  it('templates/assemblyscript builds with the recipe and passes its own test', () => {
+  it('templates/assemblyscript builds with the recipe and passes its own test', { timeout: BUILD_TIMEOUT_MS }, () => {
     const project = join(scratch, 'from-template');
     cpSync(SDK.templateDir, project, { recursive: true });
     const fill = (dir: string): void => {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WASI } from 'node:wasi';
+import fc from 'fast-check';
 import sharp from 'sharp';
 import { FunctionHost, type LoadedPackage } from '../../src/function/index.js';
 import type { EgressGrant, FunctionCallOutcome } from '../../src/function/types.js';
@@ -121,12 +122,14 @@ describe('discovery: server/discover and tools/list from the tool table', () => 
     const discovery = await host.discover(kitchen);
     assert.deepEqual(discovery.problems, []);
     const tools = discovery.tools!;
-    assert.deepEqual(tools.map((t) => t.name), ['two_texts', 'typed', 'echo', 'image', 'chart', 'fail', 'fetch', 'post', 'download', 'progress', 'kinds']);
+    assert.deepEqual(tools.map((t) => t.name), ['two_texts', 'typed', 'echo', 'image', 'chart', 'fail', 'fetch', 'post', 'download', 'progress', 'kinds', 'roundtrip']);
     const echo = tools.find((t) => t.name === 'echo')!;
     assert.deepEqual(echo.inputSchema, { type: 'object', properties: { s: { type: 'string' } }, required: ['s'] });
     assert.deepEqual(echo.outputSchema, { type: 'object', properties: { s: { type: 'string' }, bytes: { type: 'integer' } } });
     assert.deepEqual(tools.find((t) => t.name === 'two_texts')!.inputSchema, { type: 'object' });
-    assert.equal(tools.find((t) => t.name === 'progress')!.title, 'Progress reporter');
+    const progress = tools.find((t) => t.name === 'progress')!;
+    assert.equal(progress.title, 'Progress reporter');
+    assert.deepEqual(progress.annotations, { readOnlyHint: true, openWorldHint: false });
   });
 
   it('tools/list pages 16 tools at a time: 40 tools arrive whole and in order', async () => {
@@ -151,6 +154,23 @@ describe('discovery: server/discover and tools/list from the tool table', () => 
     const discovery = await host.discover(most);
     assert.deepEqual(discovery.problems, []);
     assert.equal(discovery.tools!.length, 64);
+  });
+
+  it('a schema in the table that is not JSON stops discovery with a line naming the tool and the fix', async () => {
+    const dir = join(scratch, 'bad-schema');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'bad.c'), [
+      '#define SUBAKO_IMPLEMENTATION',
+      '#include "subako.h"',
+      'static void noop(subako_call *call) { subako_text(call, "never"); }',
+      'static const subako_tool TOOLS[] = {{.name = "bad", .handler = noop, .input_schema = "{\\"type\\": \\"object\\""}};',
+      'int main(void) { return subako_serve(TOOLS, SUBAKO_COUNT(TOOLS)); }',
+    ].join('\n'));
+    const discovery = await host.discover(await loadBuilt('bad-schema', build(dir, [join(dir, 'bad.c')])));
+    assert.equal(discovery.ok, false);
+    assert.equal(discovery.problems.length, 1);
+    assert.match(discovery.problems[0].code, /^discovery\.crash\./);
+    assert.match(discovery.problems[0].message, /tool "bad": input_schema is not a JSON object \(a missing ',' or '\}' at byte 17\); fix it in the tool table/);
   });
 
   it('a cursor this server never gave is invalid params (-32602), not a wrong page', () => {
@@ -221,6 +241,14 @@ describe('content blocks', () => {
     assert.deepEqual(result.content, [{ type: 'text', text: 'echoed' }]);
   });
 
+  it('any JSON value comes back the same, read and re-written, and rebuilt with the builders', async () => {
+    await fc.assert(fc.asyncProperty(fc.jsonValue({ stringUnit: 'grapheme', maxDepth: 6 }), async (value) => {
+      const sent = JSON.parse(JSON.stringify(value)) as unknown;
+      const result = completed(await call(kitchen, 'roundtrip', { v: sent }), 'ok');
+      assert.deepEqual(result.structuredContent, { same: sent, rebuilt: sent });
+    }), { numRuns: 60 });
+  });
+
   it('an image block carries the bytes base64-encoded, and the model sees the image', async () => {
     const outcome = await call(kitchen, 'image', {});
     const result = completed(outcome, 'ok');
@@ -287,7 +315,7 @@ describe('errors that are tool errors, never crashes', () => {
     const result = completed(await call(kitchen, 'no_such_tool', {}), 'tool_error');
     assert.deepEqual(result.content, [{
       type: 'text',
-      text: 'unknown tool "no_such_tool"; this package offers: two_texts, typed, echo, image, chart, fail, fetch, post, download, progress, kinds',
+      text: 'unknown tool "no_such_tool"; this package offers: two_texts, typed, echo, image, chart, fail, fetch, post, download, progress, kinds, roundtrip',
     }]);
   });
 });

@@ -12,17 +12,19 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { WASI } from 'node:wasi';
 import sharp from 'sharp';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome, type LoadedPackage } from '../../src/function/index.js';
-import { SandboxPool, type ModuleHandle } from '../../src/sandbox/index.js';
+import { HTTP_ERROR_KINDS, SandboxPool, type ModuleHandle } from '../../src/sandbox/index.js';
 import { rustCommands, rustRecipe, RUST_INSTALL } from '../../src/devkit/recipes/rust.js';
 import { REPO_ROOT, fixture } from '../helpers/paths.js';
 import { startServer, type Route, type TestServer } from '../egress/helpers/servers.js';
 import { testRoutes } from '../egress/helpers/routes.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
+import { wat } from '../helpers/wat.js';
 
 const MIB = 1024 * 1024;
 const SDK_DIR = join(REPO_ROOT, 'sdk', 'rust');
@@ -97,9 +99,10 @@ before(async () => {
   guestBytes = builtGuest.bytes;
   buildMs.guest = builtGuest.ms;
 
-  templateDir = join(scratch, 'rust-sdk-template');
+  // A package name may start with a digit; a crate name may not: the template's Cargo.toml must cope.
+  templateDir = join(scratch, '3d-rust-template');
   cpSync(TEMPLATE_DIR, templateDir, { recursive: true });
-  fill(templateDir, { name: 'rust-sdk-template', description: 'The Rust template, built by the SDK test.', sdk_dir: SDK_DIR });
+  fill(templateDir, { name: '3d-rust-template', description: 'The Rust template, built by the SDK test.', sdk_dir: SDK_DIR });
   const builtTemplate = await buildWithRecipe(templateDir);
   templateBytes = builtTemplate.bytes;
   buildMs.template = builtTemplate.ms;
@@ -215,7 +218,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     const discovery = await host.discover(guest);
     assert.deepEqual(discovery.problems, []);
     const names = discovery.tools!.map((tool) => tool.name);
-    assert.equal(names.length, 21);
+    assert.equal(names.length, 23);
     assert.deepEqual(names.slice(0, 3), ['text', 'structured', 'not_an_object']);
     assert.deepEqual(names.slice(-4), ['filler_0', 'filler_1', 'filler_2', 'filler_3']);
     const structured = discovery.tools!.find((tool) => tool.name === 'structured')!;
@@ -234,7 +237,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
     assert.deepEqual(answers[0], { jsonrpc: '2.0', id: 'd', result: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, resultType: 'complete' } });
     assert.equal(answers[1].result.tools.length, 16);
     assert.equal(answers[1].result.nextCursor, '16');
-    assert.equal(answers[2].result.tools.length, 5);
+    assert.equal(answers[2].result.tools.length, 7);
     assert.equal(answers[2].result.nextCursor, undefined);
     assert.equal(answers[3].id, 'bad');
     assert.equal(answers[3].error.code, -32602);
@@ -429,6 +432,14 @@ describe('subako_http against a loopback HTTPS server', () => {
     assert.equal((outcome.result?.structuredContent as { status: number }).status, 302);
   });
 
+  test("the SDK knows every error kind in the host's own list, and keeps one it does not know by name", async () => {
+    const kinds = [...HTTP_ERROR_KINDS, 'from_the_future'];
+    const answers = kinds.map((kind) => JSON.stringify({ error: { kind, message: `a ${kind}` } }));
+    const outcome = await call('read_answers', { answers });
+    const read = (outcome.result?.structuredContent as { read: { kind: string; known: boolean; message: string }[] }).read;
+    assert.deepEqual(read, kinds.map((kind) => ({ kind, known: kind !== 'from_the_future', message: `a ${kind}` })));
+  });
+
   const kinds: [string, Record<string, unknown>, string, Partial<EgressGrant>][] = [
     ['a host outside the allowlist', { url: 'https://other.test/' }, 'host_not_allowed', {}],
     ['loopback without private destinations', { url: '' }, 'forbidden_destination', { privateDestinations: 'deny' }],
@@ -446,6 +457,33 @@ describe('subako_http against a loopback HTTPS server', () => {
       assert.ok(firstText(outcome).startsWith(`${kind}: `), firstText(outcome));
     });
   }
+});
+
+describe('progress', () => {
+  test('a caller that asks for progress is told each step, the last one before the result', async () => {
+    const updates: [number, number | undefined, string | undefined][] = [];
+    const outcome = await call('steps', { steps: 3 }, { progress: (done, total, message) => updates.push([done, total, message]) });
+    assert.equal(outcome.status, 'ok');
+    assert.ok(updates.length >= 1);
+    assert.deepEqual(updates.at(-1), [3, 3, 'step 3']);
+    assert.deepEqual(updates.map(([done]) => done), [...updates.map(([done]) => done)].sort((a, b) => a - b));
+  });
+
+  test('a request without a progressToken gets no notifications, only its answer', async () => {
+    const { answers, code } = await converse([request(1, 'tools/call', { name: 'steps', arguments: { steps: 3 } })]);
+    assert.equal(code, 0);
+    assert.deepEqual(answers.map((answer) => answer.id), [1]);
+  });
+
+  test('with a progressToken, the notifications carry it and precede the answer', async () => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'steps', arguments: { steps: 2 }, _meta: { progressToken: 'tok-1', ...PROTOCOL_META } } });
+    const { answers } = await converse([line]);
+    assert.deepEqual(answers, [
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', progress: 1, total: 2, message: 'step 1' } },
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-1', progress: 2, total: 2, message: 'step 2' } },
+      { jsonrpc: '2.0', id: 'p', result: { content: [{ type: 'text', text: '2 steps done' }], resultType: 'complete' } },
+    ]);
+  });
 });
 
 describe('files under /volume and /package', () => {
@@ -476,7 +514,7 @@ describe('files under /volume and /package', () => {
 describe('the template subako init --template rust copies', () => {
   let template: LoadedPackage;
   before(async () => {
-    template = await host.load({ name: 'rust-sdk-template', version: '0.1.0', moduleBytes: templateBytes, assetsDir: null });
+    template = await host.load({ name: '3d-rust-template', version: '0.1.0', moduleBytes: templateBytes, assetsDir: null });
   });
 
   test('subako check accepts the built project and lists greet', async () => {
@@ -504,5 +542,30 @@ describe('the template subako init --template rust copies', () => {
   test("the example tool is at most about 40 lines of the author's code", () => {
     const lines = readFileSync(join(TEMPLATE_DIR, 'src', 'main.rs'), 'utf8').split('\n').filter((line) => line.trim() !== '');
     assert.ok(lines.length <= 40, `${lines.length} lines`);
+  });
+});
+
+describe("the template's tests/subako_http_stub.wat, for WASI runtimes other than subako", () => {
+  test('linked in as subako_http, it lets a module that uses HTTP load and answer: its requests fail as abi errors', async () => {
+    const stub = new WebAssembly.Instance(new WebAssembly.Module(await wat(readFileSync(join(TEMPLATE_DIR, 'tests', 'subako_http_stub.wat'), 'utf8'))));
+    const dir = mkdtempSync(join(scratch, 'stub-'));
+    writeFileSync(join(dir, 'in'), `${request(1, 'tools/call', { name: 'http_get', arguments: { url: 'https://example.com/' } })}\n${request(2, 'tools/call', { name: 'text', arguments: { text: 'still here' } })}\n`);
+    const stdin = openSync(join(dir, 'in'), 'r');
+    const stdout = openSync(join(dir, 'out'), 'w');
+    try {
+      const wasi = new WASI({ version: 'preview1', args: ['sdk-guest'], env: {}, stdin, stdout, returnOnExit: true });
+      const instance = await WebAssembly.instantiate(new WebAssembly.Module(new Uint8Array(guestBytes)), {
+        wasi_snapshot_preview1: wasi.wasiImport as WebAssembly.ModuleImports,
+        subako_http: stub.exports as WebAssembly.ModuleImports,
+      });
+      assert.equal(wasi.start(instance), 0);
+    } finally {
+      closeSync(stdin);
+      closeSync(stdout);
+    }
+    const answers = readFileSync(join(dir, 'out'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    assert.equal(answers[0].result.isError, true);
+    assert.equal(answers[0].result.content[0].text, 'HTTP request failed (abi): subako_http.request returned -1');
+    assert.deepEqual(answers[1].result.content, [{ type: 'text', text: 'still here' }]);
   });
 });

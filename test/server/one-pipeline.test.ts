@@ -67,7 +67,7 @@ describe('one pipeline: the same bad-argument call over REST and over MCP', () =
     const mcp = await overMcp(session.mcpUrl, 'greet', { name: 42 });
     assert.equal(mcp.isError, true);
     assert.equal(textOf(mcp), textOf(rest.body.result));
-    assert.match(textOf(mcp), /name must not be empty/); // the guest's own words: it ran
+    assert.match(textOf(mcp), /argument "name" must be a string, not an integer/); // the guest's own words: it ran
 
     const log = (await s.call('GET', `/v1/sessions/${session.id}/calls`)).body.items;
     assert.deepEqual(log.map((c: { via: string; tool: string; outcome: string }) => [c.via, c.tool, c.outcome]), [

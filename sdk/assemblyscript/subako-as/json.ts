@@ -4,6 +4,8 @@
  * read from, so a big integer or an exact decimal passes through a guest unchanged.
  */
 
+import { parseDecimal } from "./decimal";
+
 export enum JsonKind {
   Null,
   Bool,
@@ -196,10 +198,10 @@ export class Json {
 
   // ---- building values (each returns this, to chain)
 
-  /** Sets `key` in an object (replacing an earlier value). */
+  /** Sets `key` in an object (replacing the value `get` reads: the last, when the text repeated a key). */
   set(key: string, value: Json): Json {
     assert(this.kind == JsonKind.Object, "Json.set on a value that is not an object");
-    const i = this.names.indexOf(key);
+    const i = this.names.lastIndexOf(key);
     if (i >= 0) {
       this.items[i] = value;
     } else {
@@ -570,7 +572,7 @@ class JsonReader {
       if (this.digits() == 0) return this.fail("bad number");
     }
     const raw = text.substring(start, this.at);
-    return Json.fromNumberText(raw, parseFloat(raw));
+    return Json.fromNumberText(raw, parseDecimal(raw));
   }
 
   private digits(): i32 {

@@ -31,6 +31,7 @@
 //!   JSON and I/O errors alike.
 //! - [`ToolResult::text`], [`ToolResult::json`], [`ToolResult::image`], [`ToolResult::link`] and
 //!   [`ToolResult::error`] build the content blocks the spec names.
+//! - [`progress`] tells a caller that asked for it how far a long call is.
 //! - A panic aborts the module (wasm32-wasi has no unwinding): subako reports the call as a crash with the
 //!   panic message from stderr. Return an `Err` for anything the model should read.
 
@@ -42,7 +43,7 @@ mod result;
 pub mod volume;
 
 pub use args::Args;
-pub use protocol::{answer_line, serve, tool, Tool, PROTOCOL_VERSION, TOOLS_PAGE_SIZE};
+pub use protocol::{answer_line, progress, serve, tool, Tool, PROTOCOL_VERSION, TOOLS_PAGE_SIZE};
 pub use result::{Error, ToolResult};
 
 /// serde_json's `json!` macro and `Value`, so a package needs no direct dependency on serde_json.

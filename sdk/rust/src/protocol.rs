@@ -3,6 +3,7 @@
 //! carries `_meta`, `server/discover` says what we speak.
 
 use serde_json::{json, Map, Value};
+use std::cell::RefCell;
 use std::io::{BufRead, Write};
 
 use crate::{Args, Result, ToolResult};
@@ -15,6 +16,34 @@ pub const TOOLS_PAGE_SIZE: usize = 16;
 const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 
 type Handler = Box<dyn Fn(&Args) -> Result>;
+
+thread_local! {
+    /// The `progressToken` of the call being answered, when its caller asked for progress.
+    static PROGRESS_TOKEN: RefCell<Option<Value>> = RefCell::new(None);
+}
+
+/// Tells the caller how far the current call is: `done` of `total` (when known), with a short line for
+/// people. A `notifications/progress` on stdout, sent only when the call's caller asked for progress (its
+/// request carried a `progressToken`); otherwise nothing. Keep `done` rising: subako drops the rest.
+pub fn progress(done: f64, total: Option<f64>, message: Option<&str>) {
+    let token = PROGRESS_TOKEN.with(|token| token.borrow().clone());
+    let token = match token {
+        Some(token) => token,
+        None => return,
+    };
+    let mut params = json!({ "progressToken": token, "progress": done });
+    if let Some(total) = total {
+        params["total"] = Value::from(total);
+    }
+    if let Some(message) = message {
+        params["message"] = Value::from(message);
+    }
+    let line = json!({ "jsonrpc": "2.0", "method": "notifications/progress", "params": params });
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    // A notification that cannot be written is not worth failing the call over.
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
 
 /// One tool: what `tools/list` says about it, and the handler `tools/call` runs.
 pub struct Tool {
@@ -177,6 +206,14 @@ fn list_tools(tools: &[Tool], cursor: Option<&Value>) -> std::result::Result<Val
 /// A call always answers a result: a tool that fails, an unknown tool and arguments that are not an
 /// object are all `isError` results, because a JSON-RPC error would break the call.
 fn call_tool(tools: &[Tool], params: &Map<String, Value>) -> Value {
+    let token = params.get("_meta").and_then(|meta| meta.get("progressToken")).filter(|t| t.is_string() || t.is_number());
+    PROGRESS_TOKEN.with(|slot| *slot.borrow_mut() = token.cloned());
+    let result = call_tool_with(tools, params);
+    PROGRESS_TOKEN.with(|slot| *slot.borrow_mut() = None);
+    result
+}
+
+fn call_tool_with(tools: &[Tool], params: &Map<String, Value>) -> Value {
     let mut result = match params.get("name").and_then(Value::as_str) {
         None => ToolResult::error("tools/call needs the tool's name"),
         Some(name) => match tools.iter().find(|tool| tool.name == name) {

@@ -3,6 +3,7 @@ import type { Route } from '../route.js';
 import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
 import { agentRoutes } from './agents.js';
+import { approvalRoutes } from './approvals.js';
 import { mcpRoutes } from './mcp.js';
 import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
@@ -14,6 +15,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...packageRoutes(options.maxBundleBytes),
     ...agentRoutes(),
     ...sessionRoutes(),
+    ...approvalRoutes(),
     ...vaultRoutes(),
     ...mcpRoutes(options.endpoints),
   ];

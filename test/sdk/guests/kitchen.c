@@ -143,6 +143,45 @@ static void progress(subako_call *call) {
   subako_text(call, call->progress_token ? "with a token" : "without a token");
 }
 
+/* `v` built again from scratch with the builders (numbers from their double, not their text). */
+static subako_json *rebuild(const subako_json *v) {
+  switch (v->type) {
+    case SUBAKO_JSON_NULL: return subako_json_null();
+    case SUBAKO_JSON_BOOL: return subako_json_bool(v->boolean);
+    case SUBAKO_JSON_NUMBER: return subako_json_number(v->number);
+    case SUBAKO_JSON_STRING: return subako_json_stringn(v->string, v->length);
+    case SUBAKO_JSON_ARRAY: {
+      subako_json *array = subako_json_array();
+      for (const subako_json *c = v->first; c; c = c->next) subako_json_push(array, rebuild(c));
+      return array;
+    }
+    default: {
+      /* Keys may hold a NUL: link children by hand with their lengths (subako_json_set takes C strings). */
+      subako_json *object = subako_json_object();
+      for (const subako_json *c = v->first; c; c = c->next) {
+        subako_json *child = rebuild(c);
+        subako_json_push(object, child);
+        child->key = c->key;
+        child->key_length = c->key_length;
+      }
+      return object;
+    }
+  }
+}
+
+/* Any JSON value back as it came (`same`, re-written from what was read) and rebuilt (`rebuilt`). */
+static void roundtrip(subako_call *call) {
+  const subako_json *v = subako_arg_value(call, "v");
+  if (!v) {
+    subako_arg_problem(call, "v", "is missing");
+    return;
+  }
+  subako_json *out = subako_json_object();
+  subako_json_set(out, "same", (subako_json *)v);
+  subako_json_set(out, "rebuilt", rebuild(v));
+  subako_structured(call, out);
+}
+
 /* The name of every error kind the SDK knows, in enum order (a test holds them to the host's list). */
 static void kinds(subako_call *call) {
   subako_json *names = subako_json_array();
@@ -172,8 +211,10 @@ static const subako_tool TOOLS[] = {
   {.name = "download", .description = "GET into a file.", .handler = download,
    .input_schema = SUBAKO_JSON({"type": "object", "properties": {"url": {"type": "string"}, "file": {"type": "string"}},
                                 "required": ["url", "file"]})},
-  {.name = "progress", .description = "Progress.", .handler = progress, .title = "Progress reporter"},
+  {.name = "progress", .description = "Progress.", .handler = progress, .title = "Progress reporter",
+   .annotations = SUBAKO_JSON({"readOnlyHint": true, "openWorldHint": false})},
   {.name = "kinds", .description = "The HTTP error kinds.", .handler = kinds},
+  {.name = "roundtrip", .description = "Any JSON value back.", .handler = roundtrip},
 };
 
 int main(void) { return subako_serve(TOOLS, SUBAKO_COUNT(TOOLS)); }
