@@ -52,6 +52,7 @@ export function registerDev(program: Command, ctx: CommandContext): void {
         return;
       }
       process.stdout.write(`MCP URL (the same across rebuilds; the URL is the credential): ${server.url}\n`);
+      log(`subako dev: watching ${resolve(dir)}; try: subako mcp tools --url '${server.url}'`);
       await new Promise<void>((done) => {
         const stop = (): void => {
           process.off('SIGINT', stop);

@@ -61,7 +61,7 @@ function reportRefusal(what: string, answer: Answer): void {
   for (const problem of problems) process.stderr.write(`  ${problem.message} [${problem.code}]\n`);
 }
 
-async function bundleBytes(bundle: string, ctx: CommandContext): Promise<Buffer | null> {
+async function bundleBytes(bundle: string, skill: boolean, ctx: CommandContext): Promise<Buffer | null> {
   const path = resolve(bundle);
   const info = await stat(path).catch((error: unknown) => {
     const code = systemErrorCode(error);
@@ -71,7 +71,10 @@ async function bundleBytes(bundle: string, ctx: CommandContext): Promise<Buffer 
   });
   if (!info) throw new UsageError(`${bundle} does not exist`);
   if (!info.isDirectory()) return readFile(path);
-  if (await isSkillDir(path)) {
+  if (await isSkillDir(path) !== skill) {
+    throw new UsageError(skill ? `${bundle} is no skill directory (it has no SKILL.md, or it has a subako-package.json); push a package without --skill` : `${bundle} is a skill directory (SKILL.md); push it with --skill`);
+  }
+  if (skill) {
     try {
       return await packBundle(path);
     } catch (err) {
@@ -138,7 +141,7 @@ export function registerPush(program: Command, ctx: CommandContext): void {
         if (!(error instanceof TypeError)) throw error; // expected: not a URL
         throw new UsageError(`--server ${server} is not a URL`);
       }
-      const body = await bundleBytes(bundle, ctx);
+      const body = await bundleBytes(bundle, flags.skill === true, ctx);
       if (!body) return;
       const answer = await request(url, apiKey, 'POST', { gzip: new Uint8Array(body) });
       if (!answer || !answer.ok) {

@@ -135,6 +135,7 @@ export class DevServer {
       });
     });
     const { port } = http.address() as AddressInfo;
+    // Two workers: a call can run while the next build's discovery does.
     const host = new FunctionHost({ poolSize: 2 });
     const empty = makeHandler({}, 'no build yet');
     let server: DevServer | undefined;
@@ -146,8 +147,13 @@ export class DevServer {
     server = new DevServer(options, dir, host, http, url, empty, makeHandler);
     mkdirSync(join(options.volumeDir, 'tmp'), { recursive: true });
     mkdirSync(join(options.volumeDir, 'data'), { recursive: true });
-    await server.reload();
-    server.watch(recipe);
+    try {
+      await server.reload();
+      server.watch(recipe);
+    } catch (error) {
+      await server.close(); // nothing left listening or running behind a start that failed
+      throw error;
+    }
     return server;
   }
 
@@ -194,7 +200,12 @@ export class DevServer {
     const isSource = sourceMatcher(recipe.sourceGlobs);
     const rebuild = debounced(this.options.debounceMs ?? DEFAULT_DEBOUNCE_MS, async () => {
       this.options.log('subako dev: a source changed; rebuilding');
-      await this.reload();
+      try {
+        await this.reload();
+      } catch (error) {
+        // Not the project's fault (reload reports those): said, and the last good build keeps serving.
+        this.options.log(`subako dev: the rebuild failed: ${error instanceof Error ? error.message : String(error)}\nsubako dev: the last good build keeps serving`);
+      }
     });
     this.rebuild = rebuild;
     this.watcher = watchProject(this.dir, (path) => {

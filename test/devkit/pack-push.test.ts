@@ -131,6 +131,28 @@ describe('subako push', () => {
     assert.equal(fresh.body.agent_version, next);
   });
 
+  test('--agent again with the same package version: nothing new is published, and it says so', async () => {
+    const agentId = server.agentId!;
+    const version = (await server.call('GET', `/v1/agents/${agentId}`)).body.version;
+    const run = await push(greetProject('3.0.0'), '--agent', agentId);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^package greet@3\.0\.0 already published\n/);
+    assert.match(run.stdout, new RegExp(`agent ${agentId} already grants greet@3\\.0\\.0 \\(version ${version}\\); no new version published`));
+    assert.equal((await server.call('GET', `/v1/agents/${agentId}`)).body.version, version);
+  });
+
+  test('a skill directory needs --skill, and --skill a skill directory: usage errors before anything is sent', async () => {
+    const skill = scratchDir('skill');
+    writeFileSync(join(skill, 'SKILL.md'), '---\nname: howto\ndescription: A skill.\n---\nUse it.\n');
+    const asPackage = await push(skill);
+    assert.equal(asPackage.code, 2);
+    assert.match(asPackage.stderr, /is a skill directory \(SKILL\.md\); push it with --skill/);
+    const asSkill = await push(greetProject('4.0.0'), '--skill');
+    assert.equal(asSkill.code, 2);
+    assert.match(asSkill.stderr, /push a package without --skill/);
+    assert.equal((await server.call('GET', '/v1/packages/greet/versions/4.0.0')).status, 404);
+  });
+
   test('--agent with an agent that does not exist: the package is published, the agent step fails with exit 1', async () => {
     const run = await push(greetProject('3.1.0'), '--agent', 'agt_0000000000000000');
     assert.equal(run.code, 1);

@@ -1,0 +1,130 @@
+/** The devkit's pure rules: placeholders, template names, globs, and the agent's next spec for push --agent. */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  agentInputWithPackage, debounced, detectRecipe, fillPlaceholders, globToRegExp, missingToolsMessage, projectPath, sourceMatcher,
+} from '../../src/devkit/index.js';
+import type { AgentSpec } from '../../src/platform/index.js';
+
+describe('template placeholders', () => {
+  const values = { name: 'weather', description: 'Says "hi"\nand \\ more', sdk_dir: '/opt/subako/sdk/c' };
+
+  test('inside source and config files a value is escaped as a string literal\'s contents', () => {
+    const json = fillPlaceholders('{"name": "{{name}}", "description": "{{description}}"}', values, 'subako-package.json');
+    assert.deepEqual(JSON.parse(json), { name: 'weather', description: values.description });
+    assert.equal(fillPlaceholders('path = "{{sdk_dir}}"', values, 'Cargo.toml'), 'path = "/opt/subako/sdk/c"');
+  });
+
+  test('in prose a value goes in as written', () => {
+    assert.equal(fillPlaceholders('# {{name}}\n{{description}}', values, 'README.md'), `# weather\n${values.description}`);
+  });
+
+  test('other braces are left alone', () => {
+    assert.equal(fillPlaceholders('{{other}} {"a":{}}', values, 'main.c'), '{{other}} {"a":{}}');
+  });
+
+  test('npm-safe names become the dot names in the project', () => {
+    assert.equal(projectPath('_gitignore'), '.gitignore');
+    assert.equal(projectPath('_cargo/config.toml'), '.cargo/config.toml');
+    assert.equal(projectPath('src/_gitignore_notes.c'), 'src/_gitignore_notes.c');
+  });
+});
+
+describe('source globs', () => {
+  test('* stays within a path part, **/ spans parts (or none)', () => {
+    assert.ok(globToRegExp('src/**/*.c').test('src/main.c'));
+    assert.ok(globToRegExp('src/**/*.c').test('src/a/b/tool.c'));
+    assert.ok(!globToRegExp('*.c').test('src/main.c'));
+    assert.ok(!globToRegExp('src/*.c').test('src/a/main.c'));
+    assert.ok(globToRegExp('Cargo.toml').test('Cargo.toml'));
+    assert.ok(!globToRegExp('Cargo.toml').test('Cargoxtoml'));
+  });
+
+  test('build outputs and dependency folders never count as sources', () => {
+    const isSource = sourceMatcher(['**/*.rs', 'assembly/**/*.ts']);
+    assert.ok(isSource('src/main.rs'));
+    assert.ok(!isSource('target/release/build/x.rs'));
+    assert.ok(!isSource('node_modules/x/assembly/index.ts'));
+    assert.ok(!isSource('module.wasm'));
+  });
+});
+
+describe('recipes', () => {
+  test('a project is recognised by its files; Rust and AssemblyScript win over a stray .c', () => {
+    assert.equal(detectRecipe(['src/main.c', 'subako-package.json'], '.').template, 'c');
+    assert.equal(detectRecipe(['Cargo.toml', 'src/main.rs', 'helper.c'], '.').template, 'rust');
+    assert.equal(detectRecipe(['assembly/index.ts', 'native.c'], '.').template, 'assemblyscript');
+    assert.throws(() => detectRecipe(['README.md'], '/x'), { code: 'devkit.no_recipe' });
+  });
+
+  test('missing tools make one line: each tool named, each install command once', () => {
+    const line = missingToolsMessage('c', [
+      { tool: 'clang', install: 'apt-get install clang lld' },
+      { tool: 'wasm-ld', install: 'apt-get install clang lld' },
+    ]);
+    assert.equal(line, 'the c build needs clang, wasm-ld, not found on this machine; install them with: apt-get install clang lld');
+    assert.ok(!line.includes('\n'));
+  });
+});
+
+describe('debounced rebuilds', () => {
+  test('changes in quick succession make one run; a change during a run makes exactly one more', async () => {
+    let runs = 0;
+    let release!: () => void;
+    const rebuild = debounced(10, async () => {
+      runs += 1;
+      if (runs === 1) await new Promise<void>((r) => (release = r));
+    });
+    rebuild.poke();
+    rebuild.poke();
+    rebuild.poke();
+    while (runs === 0) await new Promise((r) => setTimeout(r, 5));
+    rebuild.poke();
+    rebuild.poke();
+    await new Promise((r) => setTimeout(r, 40));
+    assert.equal(runs, 1, 'nothing runs while a run is going');
+    release();
+    await rebuild.idle();
+    assert.equal(runs, 2);
+    rebuild.stop();
+    rebuild.poke();
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(runs, 2, 'stopped: no more runs');
+  });
+});
+
+describe('push --agent: the agent\'s next spec', () => {
+  const spec: AgentSpec = {
+    name: 'demo',
+    description: 'A demo.',
+    tools: [
+      { package: 'greet', requested: 'latest', version: '1.0.0', egress: { allow: ['api.example.com'], grants: [] }, data: true },
+      { package: 'other', requested: '2.0.0', version: '2.0.0', egress: { allow: [], grants: [] }, data: false },
+    ],
+    skills: [{ name: 'howto', requested: 'latest', version: '1' }],
+    mcp_servers: [{ name: 'gh', url: 'https://mcp.example.com', credential: { vault_id: 'vlt_1' }, default_policy: 'allow', tools: [{ name: 'rm', policy: 'deny' }] }],
+  };
+
+  test('the pushed package is pinned at its new version; its grants, and everything else, stay as requested', () => {
+    const change = agentInputWithPackage(spec, { name: 'greet', version: '1.1.0' });
+    assert.equal(change.added, false);
+    assert.equal(change.previous, '1.0.0');
+    assert.deepEqual(change.input, {
+      name: 'demo',
+      description: 'A demo.',
+      tools: [
+        { package: 'greet', version: '1.1.0', egress: { allow: ['api.example.com'], grants: [] }, data: true },
+        { package: 'other', version: '2.0.0', egress: { allow: [], grants: [] }, data: false },
+      ],
+      skills: [{ name: 'howto', version: 'latest' }],
+      mcp_servers: [{ name: 'gh', url: 'https://mcp.example.com', credential: { vault_id: 'vlt_1' }, default_policy: 'allow', tools: [{ name: 'rm', policy: 'deny' }] }],
+    });
+  });
+
+  test('a package the agent did not grant is added, without network', () => {
+    const change = agentInputWithPackage(spec, { name: 'fresh', version: '0.1.0' });
+    assert.equal(change.added, true);
+    assert.equal(change.previous, null);
+    assert.deepEqual(change.input.tools!.at(-1), { package: 'fresh', version: '0.1.0' });
+  });
+});
