@@ -260,7 +260,10 @@ async function takeLock(): Promise<void> {
   }
 }
 
-describe('the README, run as pasted', () => {
+/** The whole README takes minutes (three builds of each language, one of them cargo's); npm test's default is 2. */
+const SUITE_TIMEOUT_MS = 30 * 60_000;
+
+describe('the README, run as pasted', { timeout: SUITE_TIMEOUT_MS }, () => {
   const session = new Session();
   const sections = [...parts('Quick start'), ...parts('Writing a function package')];
 
@@ -270,11 +273,11 @@ describe('the README, run as pasted', () => {
     assert.deepEqual(missing, [], `the README's commands need ${missing.join(', ')} (Debian: apt-get install ${missing.join(' ')})`);
     await takeLock();
     for (const port of README_PORTS) assert.ok(await portIsFree(port), `port ${port} is in use; the README's servers need it as written`);
-  });
+  }, { timeout: 11 * 60_000 });
   after(async () => {
     await session.close();
     rmSync(LOCK, { recursive: true, force: true });
-  });
+  }, { timeout: 60_000 });
 
   test('the quick start and the tutorial have blocks to run', () => {
     assert.ok(sections.length >= 2);
@@ -285,6 +288,6 @@ describe('the README, run as pasted', () => {
   });
 
   for (const part of sections) {
-    test(part.heading, { timeout: 900_000 }, () => runPart(session, part));
+    test(part.heading, { timeout: 15 * 60_000 }, () => runPart(session, part));
   }
 });
