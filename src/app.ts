@@ -26,6 +26,8 @@ export interface StartOptions {
   limits?: Partial<CallLimits>;
   /** The sandbox process's V8 heap limit, in MiB. */
   sandboxHeapMiB?: number;
+  /** Local development only: packages may reach loopback and private addresses their allowlist names. */
+  allowPrivateDestinations?: boolean;
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
   examplesDir?: string | null;
   origins?: OriginPolicy;
@@ -69,20 +71,28 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let platform: Platform;
   try {
-    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission, clock: options.clock, logger: options.logger });
+    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
+      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();
     throw err;
   }
+  let server: SubakoServer;
   try {
-    const firstStart = await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir);
-    const server = await SubakoServer.start({
+    server = await SubakoServer.start({
       platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
-      connections: options.connections,
+      connections: options.connections, runtimeStats: () => runtime.stats(),
     });
-    return { server, firstStart };
   } catch (err) {
     await platform.close(0);
+    throw err;
+  }
+  // The first start's admin key is made only once the listener is up: a start that fails before (the port
+  // taken) has created nothing, and the next start prints the key.
+  try {
+    return { server, firstStart: await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir) };
+  } catch (err) {
+    await server.close(0);
     throw err;
   }
 }

@@ -86,6 +86,11 @@ export interface ServerConfig {
   agentVolumeMiB?: number;
   /** The sandbox process's V8 heap limit, in MiB (undefined: Node's default). */
   sandboxHeapMiB?: number;
+  /**
+   * For local development only: function packages may reach loopback and private addresses that their
+   * allowlist names (a test server on this machine). Off by default; never on a shared server.
+   */
+  allowPrivateDestinations?: boolean;
 }
 
 /** The fairness and connection limits: each setting's environment variable. */
@@ -160,6 +165,7 @@ const FIELDS: Record<keyof ServerConfig, Check> = {
   sessionVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
   agentVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
   sandboxHeapMiB: wholeNumber(64, 65_536),
+  allowPrivateDestinations: flag,
 };
 
 /** Checks one source; `where` names it in every problem ("subako.config.json", "SUBAKO_PORT", "--port"). */

@@ -44,7 +44,7 @@ describe('configuration: flags over environment over subako.config.json over def
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
           '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
             'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
-            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB',
+            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, allowPrivateDestinations',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
           '--workers is 0; it takes a whole number from 1 to 256',
         ]);
@@ -112,12 +112,12 @@ describe('configuration: flags over environment over subako.config.json over def
     }
   });
 
-  test('subako serve refuses a bad setting as a usage error before starting anything', () => {
+  test('subako serve refuses a bad setting in one line, exit status 1, before starting anything', () => {
     const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', 'eighty'], { encoding: 'utf8', timeout: 30_000 });
-    assert.equal(run.status, 2);
+    assert.equal(run.status, 1);
     assert.match(run.stderr, /--port is "eighty"; it takes a whole number from 0 to 65535/);
     const limit = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--session-queue', 'many'], { encoding: 'utf8', timeout: 30_000 });
-    assert.equal(limit.status, 2);
+    assert.equal(limit.status, 1);
     assert.match(limit.stderr, /--session-queue is "many"; it takes a whole number from 0 to 10000/);
   });
 });

@@ -14,7 +14,7 @@ export function registerBuild(program: Command, ctx: CommandContext): void {
   program
     .command('build')
     .description("Build the project's module.wasm, then check it and list its tools.")
-    .argument('[dir]', 'the package project (default: the current directory)', '.')
+    .argument('[dir]', 'the package project', '.')
     .action(async (dir: string) => {
       const host = new FunctionHost({ poolSize: 1, isolation: 'thread' });
       try {

@@ -27,7 +27,7 @@ export function registerDev(program: Command, ctx: CommandContext): void {
   program
     .command('dev')
     .description('Serve the project over MCP at one URL and rebuild it on every change (the URL stays the same).')
-    .argument('[dir]', 'the package project (default: the current directory)', '.')
+    .argument('[dir]', 'the package project', '.')
     .option('--port <port>', 'TCP port (default: any free one)')
     .option('--host <host>', 'address to bind (default 127.0.0.1)')
     .option('--volume <dir>', 'host directory behind /volume (its tmp/ and data/); default: a fresh one, removed at exit')

@@ -5,7 +5,7 @@
 import { Command, CommanderError } from 'commander';
 import { SUBAKO_VERSION } from '../version.js';
 import { UsageError } from '../errors.js';
-import { EXIT_OK, EXIT_USAGE, type CommandContext } from './command-context.js';
+import { CommandFailure, EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandContext } from './command-context.js';
 
 type Register = (program: Command, ctx: CommandContext) => unknown;
 
@@ -25,6 +25,14 @@ const SUBCOMMANDS: Record<string, () => Promise<Register>> = {
   init: async () => (await import('./init.js')).registerInit,
   build: async () => (await import('./build.js')).registerBuild,
   dev: async () => (await import('./dev.js')).registerDev,
+  login: async () => (await import('./login.js')).registerLogin,
+  'admin-key': async () => (await import('./admin-key.js')).registerAdminKey,
+  keys: async () => (await import('./keys.js')).registerKeys,
+  packages: async () => (await import('./packages.js')).registerPackages,
+  agents: async () => (await import('./agents.js')).registerAgents,
+  sessions: async () => (await import('./sessions.js')).registerSessions,
+  vaults: async () => (await import('./vaults.js')).registerVaults,
+  calls: async () => (await import('./calls.js')).registerCalls,
 };
 
 /** Own names only: `subako constructor` must not find Object.prototype's. */
@@ -82,6 +90,10 @@ export async function main(argv: string[]): Promise<number> {
     if (err instanceof UsageError) {
       process.stderr.write(`subako: ${err.message}\n`);
       return EXIT_USAGE;
+    }
+    if (err instanceof CommandFailure) {
+      process.stderr.write(`subako: ${err.message}\n`);
+      return EXIT_FAILED;
     }
     throw err;
   }

@@ -4,11 +4,12 @@
  * SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
  */
 import type { Command } from 'commander';
-import { UsageError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../app.js';
 import type { FirstStart } from '../platform/index.js';
-import type { CommandContext } from './command-context.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { startupErrorLine, type StartupSettings } from './startup-errors.js';
 
 interface ServeFlags {
   port?: string;
@@ -21,6 +22,8 @@ interface ServeFlags {
   allowOrigin: string[];
   config?: string;
   publicUrl?: string;
+  debug?: boolean;
+  allowPrivateDestinations?: boolean;
   [limit: string]: unknown;
 }
 
@@ -59,7 +62,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--no-examples', 'do not load the example packages at first start')
     .option('--allow-origin <origin>', 'a browser origin allowed to reach MCP endpoints (repeatable)', collect, [])
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
-    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`);
+    .option('--allow-private-destinations', 'local development only: packages may reach loopback and private addresses their allowlist names')
+    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
+    .option('--debug', 'print the stack of an error that stops the start, after its one line');
   for (const [key, flag, description] of LIMIT_FLAGS) serve.option(flag, `${description}; $${LIMIT_ENV_NAMES[key]}`);
   serve
     .action(async (flags: ServeFlags, command: Command) => {
@@ -76,40 +81,51 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
               publicUrl: flags.publicUrl,
+              allowPrivateDestinations: flags.allowPrivateDestinations === true ? true : undefined,
               ...Object.fromEntries(LIMIT_FLAGS.map(([key]) => [key, numeric(flags[key] as string | undefined)])),
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
               memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url',
+              allowPrivateDestinations: '--allow-private-destinations',
               ...Object.fromEntries(LIMIT_FLAGS.map(([key, flag]) => [key, flag.split(' ')[0]])),
             },
           },
         });
       } catch (err) {
-        if (err instanceof ValidationError) throw new UsageError(err.problems.map((p) => p.message).join('; '));
-        throw err;
+        if (!(err instanceof ValidationError)) throw err;
+        failedToStart(ctx, err, { host: flags.host ?? '', port: 0, dataDir: flags.dataDir ?? '' }, flags.debug === true);
+        return;
       }
       const dataDir = config.dataDir;
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const { server, firstStart } = await startServer({
-        dataDir, host: config.host, port: config.port, workers: config.workers,
-        limits: {
-          callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024,
-          ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * 1024 * 1024 } : {}),
-          ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
-        },
-        sandboxHeapMiB: config.sandboxHeapMiB,
-        examplesDir: config.examples ? bundledExamplesDir() : null,
-        origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
-        admission: {
-          sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
-          agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
-        },
-        connections: {
-          maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
-          headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-        },
-      });
+      let started;
+      try {
+        started = await startServer({
+          dataDir, host: config.host, port: config.port, workers: config.workers,
+          limits: {
+            callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024,
+            ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * 1024 * 1024 } : {}),
+            ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
+          },
+          sandboxHeapMiB: config.sandboxHeapMiB,
+          allowPrivateDestinations: config.allowPrivateDestinations === true,
+          examplesDir: config.examples ? bundledExamplesDir() : null,
+          origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
+          admission: {
+            sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
+            agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
+          },
+          connections: {
+            maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+            headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+          },
+        });
+      } catch (err) {
+        failedToStart(ctx, err, config, flags.debug === true);
+        return;
+      }
+      const { server, firstStart } = started;
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
       await new Promise<void>((done) => {
@@ -132,6 +148,13 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     });
 }
 
+/** A start that failed: one line naming the setting and how to change it, exit status 1; the stack only with --debug. */
+function failedToStart(ctx: CommandContext, err: unknown, settings: StartupSettings, debug: boolean): void {
+  process.stderr.write(`subako serve: cannot start: ${startupErrorLine(err, settings)}\n`);
+  if (debug && err instanceof Error && err.stack) process.stderr.write(`${err.stack}\n`);
+  ctx.exitCode = EXIT_FAILED;
+}
+
 export function firstStartText(url: string, first: FirstStart): string {
   const lines = [
     '',
@@ -149,6 +172,7 @@ export function firstStartText(url: string, first: FirstStart): string {
       'Call a tool over REST with the session id from that answer:',
       `  curl -s -X POST ${url}/v1/sessions/<session id>/calls -H 'authorization: Bearer ${first.apiKey}' \\`,
       `    -H 'content-type: application/json' -d '{"tool":"greet","arguments":{"name":"Ada"}}'`,
+      `Or from the CLI: subako login --server ${url} (it asks for the key), then subako sessions create --agent ${first.agentId}`,
     );
   }
   lines.push(`API reference: ${url}/v1/openapi.json`, '');

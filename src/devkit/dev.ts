@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import type { Toolbox } from '../tool.js';
 import type { ToolboxHandler } from '../mcp/index.js';
 import { FunctionHost, type EgressGrant, type FunctionCallContext } from '../function/index.js';
+import { MANIFEST_FILE } from '../package/index.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { buildProject, projectRecipe } from './build.js';
 import { DevkitError } from './errors.js';
@@ -197,7 +198,8 @@ export class DevServer {
   }
 
   private watch(recipe: BuildRecipe): void {
-    const isSource = sourceMatcher(recipe.sourceGlobs);
+    // The manifest is every package's, whatever its language: a new name or description is a reload too.
+    const isSource = sourceMatcher([...recipe.sourceGlobs, MANIFEST_FILE]);
     const rebuild = debounced(this.options.debounceMs ?? DEFAULT_DEBOUNCE_MS, async () => {
       this.options.log('subako dev: a source changed; rebuilding');
       try {

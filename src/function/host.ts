@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
-import { PreparedModuleCache, SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
+import { PreparedModuleCache, SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox, type SandboxStats } from '../sandbox/index.js';
 import { HttpsConnectionPool } from '../egress/index.js';
 import { CallCancelledError, type Tool, type ToolCallContext, type Toolbox, type CallToolResult } from '../tool.js';
 import { discoverTools } from './discover.js';
@@ -40,12 +40,19 @@ export interface FunctionHostOptions {
   preparedCacheDir?: string;
 }
 
+export interface FunctionHostStats extends SandboxStats {
+  compileCacheHits: number;
+  compileCacheMisses: number;
+}
+
 export class FunctionHost {
   readonly limits: CallLimits;
   private readonly sandbox: Sandbox;
   /** Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same. */
   private readonly connections = new HttpsConnectionPool();
   private readonly compiled = new Map<string, Promise<ModuleHandle>>();
+  /** Loads that found their bytes compiled already, and loads that compiled them. */
+  private readonly compileCache = { hits: 0, misses: 0 };
 
   constructor(options: FunctionHostOptions = {}) {
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
@@ -60,13 +67,20 @@ export class FunctionHost {
   async load(source: PackageSource): Promise<LoadedPackage> {
     const digest = createHash('sha256').update(source.moduleBytes).digest('hex');
     let compiling = this.compiled.get(digest);
-    if (!compiling) {
+    if (compiling) this.compileCache.hits += 1;
+    else {
+      this.compileCache.misses += 1;
       compiling = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes, digest });
       this.compiled.set(digest, compiling);
       // A module that failed to compile is not cached: the next load reports the failure afresh.
       compiling.catch(() => this.compiled.delete(digest));
     }
     return { source, digest, module: await compiling };
+  }
+
+  /** A read-only look at the sandbox's workers and the compile cache, for metrics. */
+  stats(): FunctionHostStats {
+    return { ...this.sandbox.stats(), compileCacheHits: this.compileCache.hits, compileCacheMisses: this.compileCache.misses };
   }
 
   discover(loaded: LoadedPackage): Promise<DiscoveryResult> {

@@ -1,4 +1,4 @@
-export { FunctionHost, toModelResult, type LoadedPackage, type FunctionHostOptions } from './host.js';
+export { FunctionHost, toModelResult, type LoadedPackage, type FunctionHostOptions, type FunctionHostStats } from './host.js';
 export { CrashReason, type CrashReasonCode } from './crash.js';
 export { TOOL_RULES, checkTools, checkDiscoverResult } from './tool-rules.js';
 export { renderForModel, renderCrash, type RenderOptions } from './render.js';

@@ -57,6 +57,8 @@ export interface SessionToolboxDeps {
   limits?: Partial<CallLimits>;
   /** Decides when a cached toolbox with remote tools is stale. */
   clock?: Clock;
+  /** Whether packages may reach loopback and private addresses (the server's local-development setting). */
+  privateDestinations?: 'deny' | 'allow';
 }
 
 const REMOTE_TOOLBOX_TTL_MS = 60_000;
@@ -160,6 +162,7 @@ export class SessionToolboxes {
       egress: {
         allow: grant.egress.allow,
         grants: grant.egress.grants,
+        privateDestinations: this.deps.privateDestinations ?? 'deny',
         credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })),
       },
       ...(this.deps.limits ? { limits: this.deps.limits } : {}),

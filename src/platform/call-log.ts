@@ -32,10 +32,11 @@ import { CrashReason } from '../function/index.js';
 import { CallError } from '../mcp/index.js';
 import { newId, nowIso } from './ids.js';
 import { redactArguments, redactText } from '../common/index.js';
-import type { CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
+import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
 import { NotFoundError } from './errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
 import type { Approvals, Verdict } from './approvals.js';
+import { CallEvents } from './call-events.js';
 
 export interface LoggedCall {
   record: CallRecord;
@@ -71,12 +72,16 @@ export interface CallScope {
 export class CallLog {
   private inFlight = 0;
   private readonly idleWaiters: (() => void)[] = [];
+  /** The agent of each call between its two writes, for the live stream's events. */
+  private readonly agentOfCall = new Map<string, string>();
 
   /** `callTimeoutMs`: a session call's deadline, counted from its arrival (waiting for a turn included). */
   constructor(
     private readonly store: Store,
     readonly admission: CallAdmission,
     private readonly callTimeoutMs: number,
+    /** Where each call is published as it is recorded and as it ends (the live stream listens). */
+    readonly events: CallEvents = new CallEvents(),
   ) {}
 
   get active(): number {
@@ -138,7 +143,7 @@ export class CallLog {
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
         ...(verdict ? { approval: verdict.approval } : {}),
       };
-      await this.store.addCall(record);
+      await this.logStart(record, session.agentId);
       if (verdict && !verdict.run) return await this.notApproved(record, name, verdict, 0, secrets);
       return await this.runAdmitted(record, admitted, name, tool, args, secrets, signal, progress);
     } finally {
@@ -163,7 +168,7 @@ export class CallLog {
         id: callId, sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(), approval: plan.approval,
       };
-      await this.store.addCall(record);
+      await this.logStart(record, session.agentId);
       // A caller that follows progress learns what it waits for (and the tool's own reports still rise past it).
       progress?.(0, undefined, `waiting for a person to approve this call (approval ${plan.approval?.id}; decide it through the API)`);
       const verdict = await plan.decided;
@@ -176,7 +181,7 @@ export class CallLog {
         const message = redactText(err instanceof Error ? err.message : String(err), secrets);
         const result: CallToolResult = { content: [{ type: 'text', text: `The tool ${name} did not run: ${message}.` }], isError: true };
         const code = String((err as { code?: unknown }).code ?? 'error');
-        await this.store.finishCall(finish(decided, result, { status: 'crash', crash: { reason: code, message, stderr: '' }, durationMs: performance.now() - arrived }, 0, secrets));
+        await this.logEnd(finish(decided, result, { status: 'crash', crash: { reason: code, message, stderr: '' }, durationMs: performance.now() - arrived }, 0, secrets));
         throw err;
       }
       return await this.runAdmitted(decided, admitted, name, tool, args, secrets, signal, progress);
@@ -196,8 +201,25 @@ export class CallLog {
       ? { status: 'crash', crash: { reason: CrashReason.stopped, message: verdict.message, stderr: '' }, durationMs: waitedMs }
       : { status: verdict.ending, durationMs: waitedMs };
     const finished = finish(record, result, report, waitedMs, secrets);
-    await this.store.finishCall(finished);
+    await this.logEnd(finished);
     return { record: finished, result, ...(verdict.ending === 'cancelled' ? { refusal: new CallCancelledError(name, verdict.message) } : {}) };
+  }
+
+  /** Every write of a call's record goes through these two: the store first, then the live stream. */
+  private async logStart(record: CallRecord, agentId: string): Promise<void> {
+    await this.store.addCall(record);
+    this.agentOfCall.set(record.id, agentId);
+    this.events.publish(record, agentId);
+  }
+
+  private async logEnd(record: CallRecord): Promise<void> {
+    const agentId = this.agentOfCall.get(record.id);
+    try {
+      await this.store.finishCall(record);
+    } finally {
+      this.agentOfCall.delete(record.id);
+    }
+    if (agentId !== undefined) this.events.publish(record, agentId);
   }
 
   private ended(): void {
@@ -216,7 +238,7 @@ export class CallLog {
     if (turn !== 'run') {
       const ended = notStartedResult(name, turn, admitted, this.callTimeoutMs);
       const finished = finish(record, ended.result, ended.report, admitted.waitedMs(), secrets);
-      await this.store.finishCall(finished);
+      await this.logEnd(finished);
       return { record: finished, result: ended.result, ...(turn === 'cancelled' ? { refusal: new CallCancelledError(name, 'its caller went away before it started') } : {}) };
     }
     const started = performance.now();
@@ -254,7 +276,7 @@ export class CallLog {
       : ended;
     if (stopped !== null && told?.status === 'crash') result = { content: [{ type: 'text', text: `The tool ${name} was stopped: ${stopped}.` }], isError: true };
     const finished = finish(record, result, told, performance.now() - started, secrets);
-    await this.store.finishCall(finished);
+    await this.logEnd(finished);
     return { record: finished, result, ...(refusal && told?.status !== 'crash' ? { refusal } : {}) };
   }
 
@@ -272,6 +294,17 @@ export class CallLog {
 
   list(sessionId: string, page: PageRequest): Promise<Page<CallRecord>> {
     return this.store.listCalls(sessionId, page);
+  }
+
+  /** Calls of every session, newest first, narrowed by `filter`. */
+  search(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>> {
+    return this.store.findCalls(filter, page);
+  }
+
+  async find(id: string): Promise<AgentCall> {
+    const found = await this.store.findCall(id);
+    if (!found) throw new NotFoundError(`call ${id}`);
+    return found;
   }
 
   async get(sessionId: string, id: string): Promise<CallRecord> {

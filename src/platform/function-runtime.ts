@@ -3,7 +3,7 @@
  * FunctionHost discovers and calls them on its worker pool. Loaded packages are kept by digest, so a
  * package's module is compiled once however many sessions call it.
  */
-import { FunctionHost, type LoadedPackage, type FunctionCallContext, type ToolInfo } from '../function/index.js';
+import { FunctionHost, type FunctionHostStats, type LoadedPackage, type FunctionCallContext, type ToolInfo } from '../function/index.js';
 import { checkPackage, readPackageDir } from '../package/index.js';
 import type { CallLimits } from '../config.js';
 import type { Toolbox } from '../tool.js';
@@ -23,6 +23,7 @@ export interface FunctionRuntimeOptions {
 export class FunctionRuntime implements PackageRuntime {
   readonly host: FunctionHost;
   private readonly loaded = new Map<string, Promise<LoadedPackage>>();
+  private loadedHits = 0;
 
   constructor(options: FunctionRuntimeOptions = {}) {
     this.host = new FunctionHost({
@@ -53,12 +54,20 @@ export class FunctionRuntime implements PackageRuntime {
 
   async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox> {
     let loading = this.loaded.get(pkg.digest);
-    if (!loading) {
+    // A package loaded already is a compile-cache hit too: its module is the one compiled before.
+    if (loading) this.loadedHits += 1;
+    else {
       loading = this.loadFrom(pkg);
       this.loaded.set(pkg.digest, loading);
       loading.catch(() => this.loaded.delete(pkg.digest));
     }
     return this.host.toolbox(await loading, tools, context);
+  }
+
+  /** The sandbox's workers and queue, and how often a module was found compiled rather than compiled. */
+  stats(): FunctionHostStats {
+    const host = this.host.stats();
+    return { ...host, compileCacheHits: host.compileCacheHits + this.loadedHits };
   }
 
   close(): Promise<void> {

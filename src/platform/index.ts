@@ -6,6 +6,7 @@ export { Platform, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
 export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';
+export { API_KEY_SCOPES, scopePermits, mintAdminKey, type Access } from './api-keys.js';
 export {
   CallAdmission, CallRefusedError, CALL_REFUSED, RETRY_AFTER_MS, defaultCallAdmissionLimits,
   type CallAdmissionLimits, type AdmittedCall, type NotStarted,
@@ -17,3 +18,4 @@ export type { AgentInput } from './agents.js';
 export type { SessionInput } from './sessions.js';
 export type { CredentialInput } from './vaults.js';
 export type * from './store.js';
+export type { CallEvents, CallEvent } from './call-events.js';

@@ -126,6 +126,15 @@ export const MIGRATIONS: readonly Migration[] = [
     description: 'calls: how a call of a require_approval tool was decided',
     sql: `
       ALTER TABLE calls ADD COLUMN approval TEXT;
+      `,
+  },
+  {
+    version: 3,
+    description: 'api key scopes, last use and revocation',
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN scope TEXT NOT NULL DEFAULT 'admin';
+      ALTER TABLE api_keys ADD COLUMN last_used_at TEXT;
+      ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
     `,
   },
 ];

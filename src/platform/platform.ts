@@ -26,6 +26,7 @@ import { SkillService } from './skills.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Store } from './store.js';
 import { VaultService } from './vaults.js';
+import { VolumeBrowser } from './volume-browser.js';
 import { Volumes } from './volumes.js';
 
 export interface PlatformOptions {
@@ -40,6 +41,8 @@ export interface PlatformOptions {
   admission?: CallAdmissionLimits;
   /** How often expired sessions are removed; 60 s by default. */
   sweepIntervalMs?: number;
+  /** Whether function packages may reach loopback and private addresses (local development only); 'deny' by default. */
+  privateDestinations?: 'deny' | 'allow';
   /** Injected store (tests of other back ends); the embedded SQLite file otherwise. */
   store?: Store;
   /** What expiry is decided against (sessions' TTL, OAuth refresh, cached remote toolboxes); the system clock by default. */
@@ -55,6 +58,8 @@ export class Platform {
   readonly agents: AgentService;
   readonly vaults: VaultService;
   readonly sessions: SessionService;
+  /** A read-only look into sessions' /volume/tmp (the console's file browser). */
+  readonly tmpFiles: VolumeBrowser;
   readonly toolboxes: SessionToolboxes;
   /** Each volume's quota across calls. */
   readonly quotas = new VolumeQuotas();
@@ -92,6 +97,7 @@ export class Platform {
     this.agents = new AgentService(store, volumes, stopCalls);
     this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock);
+    this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog(store, this.admission, callTimeoutMs);
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
@@ -100,6 +106,7 @@ export class Platform {
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
       remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, approvals: this.approvals, clock: this.clock,
+      privateDestinations: options.privateDestinations ?? 'deny',
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));
     this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS } from './migrations.js';
 import { ConflictError } from './errors.js';
 import type {
-  AgentRecord, AgentSpec, AgentVersionRecord, ApiKeyRecord, CallRecord, CredentialRecord, IdempotencyRecord,
+  AgentCall, AgentRecord, AgentSpec, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 
@@ -31,15 +31,37 @@ export class SqliteStore implements Store {
 
   // ---- api keys
   async addApiKey(rec: ApiKeyRecord): Promise<void> {
-    this.db.prepare('INSERT INTO api_keys (id, name, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(rec.id, rec.name, rec.hash, rec.prefix, rec.createdAt);
+    this.db.prepare('INSERT INTO api_keys (id, name, hash, prefix, scope, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(rec.id, rec.name, rec.hash, rec.prefix, rec.scope, rec.createdAt, rec.lastUsedAt, rec.revokedAt);
   }
   async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
     const row = this.db.prepare('SELECT * FROM api_keys WHERE hash = ?').get(hash) as Row | undefined;
-    return row ? { id: s(row.id), name: s(row.name), hash: s(row.hash), prefix: s(row.prefix), createdAt: s(row.created_at) } : null;
+    return row ? toApiKey(row) : null;
   }
   async countApiKeys(): Promise<number> {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM api_keys').get() as { n: number }).n;
+  }
+  async getApiKey(id: string): Promise<ApiKeyRecord | null> {
+    const row = this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as Row | undefined;
+    return row ? toApiKey(row) : null;
+  }
+  async listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>> {
+    return this.page('api_keys', 'id', '', [], page, toApiKey);
+  }
+  async touchApiKey(id: string, at: string): Promise<void> {
+    this.db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id);
+  }
+  async revokeApiKey(id: string, at: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const row = this.db.prepare('SELECT scope, revoked_at FROM api_keys WHERE id = ?').get(id) as Row | undefined;
+      if (!row || row.revoked_at !== null) return true;
+      if (row.scope === 'admin') {
+        const admins = (this.db.prepare("SELECT COUNT(*) AS n FROM api_keys WHERE scope = 'admin' AND revoked_at IS NULL").get() as { n: number }).n;
+        if (admins <= 1) return false;
+      }
+      this.db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run(at, id);
+      return true;
+    })();
   }
 
   // ---- packages
@@ -275,6 +297,30 @@ export class SqliteStore implements Store {
   async listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>> {
     return this.page('calls', 'id', 'session_id = ?', [sessionId], page, toCall);
   }
+  async findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>> {
+    const conditions: string[] = [];
+    const args: unknown[] = [];
+    const narrow = (sql: string, value: string | undefined) => {
+      if (value === undefined) return;
+      conditions.push(sql);
+      args.push(value);
+    };
+    narrow('s.agent_id = ?', filter.agentId);
+    narrow('c.session_id = ?', filter.sessionId);
+    narrow('c.tool = ?', filter.tool);
+    narrow('c.outcome = ?', filter.outcome);
+    narrow('c.id < ?', page.after);
+    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
+    const rows = this.db.prepare(`SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id ${where} ORDER BY c.id DESC LIMIT ?`)
+      .all(...args, page.limit + 1) as Row[];
+    const kept = rows.slice(0, page.limit);
+    const last = kept[kept.length - 1];
+    return { items: kept.map((row) => ({ call: toCall(row), agentId: s(row.agent_id) })), next_cursor: rows.length > page.limit && last ? s(last.id) : null };
+  }
+  async findCall(id: string): Promise<AgentCall | null> {
+    const row = this.db.prepare('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?').get(id) as Row | undefined;
+    return row ? { call: toCall(row), agentId: s(row.agent_id) } : null;
+  }
   async interruptRunningCalls(): Promise<number> {
     const crash = JSON.stringify({ reason: 'interrupted', message: 'the server stopped before the call finished' });
     return this.db.prepare(`UPDATE calls SET outcome = 'crash', crash = ? WHERE outcome = 'running'`).run(crash).changes;
@@ -308,6 +354,14 @@ export class SqliteStore implements Store {
     const last = kept[kept.length - 1];
     return { items: kept.map(map), next_cursor: more && last ? encodeCursor(key, s(last[key])) : null };
   }
+}
+
+function toApiKey(row: Row): ApiKeyRecord {
+  return {
+    id: s(row.id), name: s(row.name), hash: s(row.hash), prefix: s(row.prefix), scope: row.scope === 'read' ? 'read' : 'admin',
+    createdAt: s(row.created_at), lastUsedAt: row.last_used_at === null ? null : s(row.last_used_at),
+    revokedAt: row.revoked_at === null ? null : s(row.revoked_at),
+  };
 }
 
 function migrate(db: Database.Database): void {

@@ -26,8 +26,16 @@ export interface ApiKeyRecord {
   hash: string;
   /** The first characters of the key, to tell keys apart in a list. */
   prefix: string;
+  /** `admin` may do anything; `read` may only read (api-keys.ts holds the rule). */
+  scope: ApiKeyScope;
   createdAt: string;
+  /** When the key last authenticated a request (updated at most once a minute), or null. */
+  lastUsedAt: string | null;
+  /** When the key was revoked, or null. A revoked key authenticates nothing; its record stays. */
+  revokedAt: string | null;
 }
+
+export type ApiKeyScope = 'admin' | 'read';
 
 export interface PackageRecord {
   name: string;
@@ -182,6 +190,20 @@ export interface CallRecord {
   approval?: CallApproval;
 }
 
+/** Which calls a search across sessions keeps; each field given narrows it. */
+export interface CallFilter {
+  agentId?: string;
+  sessionId?: string;
+  tool?: string;
+  outcome?: CallOutcome;
+}
+
+/** A call with the agent of its session (the record itself names only the session). */
+export interface AgentCall {
+  call: CallRecord;
+  agentId: string;
+}
+
 export interface IdempotencyRecord {
   /** The key as scoped by the server (caller + method + path + client key). */
   scope: string;
@@ -194,7 +216,13 @@ export interface IdempotencyRecord {
 export interface Store {
   addApiKey(rec: ApiKeyRecord): Promise<void>;
   findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** Every key ever made, revoked ones included (a data directory with any is not fresh). */
   countApiKeys(): Promise<number>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>>;
+  touchApiKey(id: string, at: string): Promise<void>;
+  /** Marks the key revoked, unless it is the last admin key not revoked (then answers false, changing nothing). */
+  revokeApiKey(id: string, at: string): Promise<boolean>;
 
   addPackage(rec: Omit<PackageRecord, 'seq'>): Promise<PackageRecord>;
   getPackage(name: string, version: string): Promise<PackageRecord | null>;
@@ -252,6 +280,9 @@ export interface Store {
   finishCall(rec: CallRecord): Promise<void>;
   getCall(sessionId: string, id: string): Promise<CallRecord | null>;
   listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>>;
+  /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */
+  findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>>;
+  findCall(id: string): Promise<AgentCall | null>;
   /** Marks calls left `running` by a previous process as crashed (reason `interrupted`); returns how many. */
   interruptRunningCalls(): Promise<number>;
 

@@ -23,6 +23,8 @@ export class Volumes {
   private readonly trash: string;
   /** Trash entries being removed right now, which a sweep leaves to the removal that owns them. */
   private readonly removing = new Set<string>();
+  /** Volume directories known to exist (see `made`). */
+  private readonly ensured = new Set<string>();
 
   constructor(readonly root: string) {
     this.trash = join(root, '.trash');
@@ -37,16 +39,24 @@ export class Volumes {
   }
 
   /** The session's /volume/tmp, created when missing. */
-  async sessionTmp(sessionId: string): Promise<string> {
-    const dir = join(this.sessionDir(sessionId), 'tmp');
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    return dir;
+  sessionTmp(sessionId: string): Promise<string> {
+    return this.made(join(this.sessionDir(sessionId), 'tmp'));
   }
 
   /** The agent's /volume/data, created when missing. */
-  async agentData(agentId: string): Promise<string> {
-    const dir = join(this.agentDir(agentId), 'data');
+  agentData(agentId: string): Promise<string> {
+    return this.made(join(this.agentDir(agentId), 'data'));
+  }
+
+  /**
+   * A volume directory, made once: every call needs its session's, and a `mkdir -p` per call was a
+   * file-system round trip on the hot path. Forgotten when the volume is moved to the trash, so a call
+   * after a deletion makes it afresh rather than trusting a path that is gone.
+   */
+  private async made(dir: string): Promise<string> {
+    if (this.ensured.has(dir)) return dir;
     await mkdir(dir, { recursive: true, mode: 0o700 });
+    this.ensured.add(dir);
     return dir;
   }
 
@@ -93,6 +103,7 @@ export class Volumes {
   private async moveToTrash(id: string, dir: string): Promise<string | null> {
     await mkdir(this.trash, { recursive: true, mode: 0o700 });
     const entry = `${safe(id)}-${randomBytes(8).toString('hex')}`;
+    for (const made of this.ensured) if (made.startsWith(`${dir}/`)) this.ensured.delete(made);
     try {
       await rename(dir, join(this.trash, entry));
     } catch (error) {

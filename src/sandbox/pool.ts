@@ -12,7 +12,7 @@ import { prepareWith, type PreparedModuleCache } from './prepared-cache.js';
 import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
 import type { WorkerMessage } from './protocol.js';
 import { SandboxRun, type RunOwner } from './run.js';
-import type { CompiledModule, ModuleHandle, RunHandle, RunRequest, Sandbox } from './types.js';
+import type { CompiledModule, ModuleHandle, RunHandle, RunRequest, Sandbox, SandboxStats } from './types.js';
 import { WorkerSlot, type SlotEvents } from './worker-slot.js';
 
 export interface SandboxPoolOptions {
@@ -65,6 +65,10 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  stats(): SandboxStats {
+    return { workers: this.slots.length, busy: this.running.size, queued: this.ahead.size + this.queue.length };
   }
 
   run(handle: ModuleHandle, request: RunRequest): RunHandle {

@@ -18,7 +18,7 @@ import { safeBridgeMessage } from './run.js';
 import { ByteTail } from './stderr-tail.js';
 import { RunEndSignal } from './run-end-signal.js';
 import type {
-  BridgeHandler, ModuleHandle, RunContext, RunHandle, RunOutcome, RunRequest, RunResult, Sandbox,
+  BridgeHandler, ModuleHandle, RunContext, RunHandle, RunOutcome, RunRequest, RunResult, Sandbox, SandboxStats,
 } from './types.js';
 
 const CHILD_URL = new URL('./process-main.js', import.meta.url);
@@ -121,6 +121,16 @@ export class SandboxProcess implements Sandbox {
   /** The sandbox process's id (a new one after a crash). */
   get pid(): number | undefined {
     return this.child.process.pid;
+  }
+
+  /**
+   * The child holds up to two runs per worker (one running, one posted ahead) and is not asked which: a
+   * worker counts as busy while the child holds any run for it, and the runs past one per worker wait.
+   */
+  stats(): SandboxStats {
+    const held = this.child.exited ? 0 : this.child.runs.size;
+    const busy = Math.min(this.size, held);
+    return { workers: this.size, busy, queued: held - busy + this.queue.length };
   }
 
   async compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle> {

@@ -129,4 +129,15 @@ export interface Sandbox {
   compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle>;
   run(module: ModuleHandle, request: RunRequest): RunHandle;
   close(): Promise<void>;
+  /** A read-only look at the workers and the runs waiting for one, for metrics. */
+  stats(): SandboxStats;
+}
+
+export interface SandboxStats {
+  /** Worker threads the sandbox runs guests on. */
+  workers: number;
+  /** Workers running a guest now. */
+  busy: number;
+  /** Runs waiting for a worker (posted ahead to a busy one or still queued). */
+  queued: number;
 }

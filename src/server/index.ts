@@ -4,3 +4,4 @@
  */
 export { SubakoServer, type SubakoServerOptions } from './server.js';
 export type { ConnectionLimits } from './connection-limits.js';
+export type { RuntimeStats } from './metrics.js';

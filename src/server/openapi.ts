@@ -53,7 +53,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     components: {
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk_…).' },
+        apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk_…): scope admin (anything) or read (GET requests only).' },
         sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token (st_…), given when the session is created.' },
       },
       schemas: { Error: ERROR_SCHEMA },
@@ -74,6 +74,9 @@ function security(route: Route): Record<string, string[]>[] {
 function defaultErrors(route: Route): Record<number, { description: string; schema?: Record<string, unknown>; contentType?: string }> {
   const out: Record<number, { description: string; schema?: Record<string, unknown> }> = {};
   if (route.auth !== 'none') out[401] = { description: 'Missing or invalid bearer token.', schema: ERROR_SCHEMA };
+  if ((route.auth === 'api_key' || route.auth === 'api_key_or_session') && route.method !== 'GET') {
+    out[403] = { description: 'The API key is read-only (scope read): it may only GET.', schema: ERROR_SCHEMA };
+  }
   if (route.body && !route.raw) {
     out[400] = route.responses[400] ?? { description: 'The body is not valid.', schema: ERROR_SCHEMA };
     out[413] = { description: 'The body is too large.', schema: ERROR_SCHEMA };

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkAgainstSchema, queryParameter, REQUEST_BODY } from '../common/index.js';
-import type { Platform, ApiKeyRecord, SessionRecord } from '../platform/index.js';
+import type { Access, Platform, ApiKeyRecord, SessionRecord } from '../platform/index.js';
 import { bearerChallenge } from './bearer-challenge.js';
 import { readBody } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
@@ -47,18 +47,23 @@ export class Router {
     });
   }
 
-  /** Answers the request if a route's path matches it; returns false when none does. */
-  async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Answers the request if a route's path matches it, and returns that route's path template (what access
+   * logs and metrics name it by: never the path itself, which may carry a capability token); null when none does.
+   * `onMatch` hears the template at once, before the answer (a stream's request may end before `handle` returns).
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, signal: AbortSignal, onMatch?: (template: string) => void): Promise<string | null> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const matches = this.compiled
       .map((c) => ({ c, m: c.pattern.exec(url.pathname) }))
       .filter((x): x is { c: CompiledRoute; m: RegExpExecArray } => x.m !== null);
-    if (matches.length === 0) return false;
+    if (matches.length === 0) return null;
     const match = matches.find((x) => x.c.route.method === req.method);
+    onMatch?.((match ?? matches[0]).c.route.path);
     if (!match) {
       const allowed = [...new Set(matches.map((x) => x.c.route.method))].join(', ');
       writeJson(res, 405, { error: { code: 'method_not_allowed', message: `${req.method} is not supported here; use ${allowed}` } }, { allow: allowed });
-      return true;
+      return matches[0].c.route.path;
     }
     const { route } = match.c;
     try {
@@ -74,7 +79,7 @@ export class Router {
       const ctx = await this.context(req, res, route, params, url, signal);
       if (route.raw) {
         await route.handler(ctx);
-        return true;
+        return route.path;
       }
       const result = await this.withIdempotency(req, route, ctx);
       if (result) writeJson(res, result.status, result.body, result.headers);
@@ -84,7 +89,7 @@ export class Router {
       if (!res.headersSent) writeJson(res, mapped.status, mapped.body, mapped.headers);
       else res.destroy();
     }
-    return true;
+    return route.path;
   }
 
   private async context(req: IncomingMessage, res: ServerResponse, route: Route, params: Record<string, string>, url: URL, signal: AbortSignal): Promise<RequestContext> {
@@ -169,12 +174,23 @@ async function authenticate(platform: Platform, req: IncomingMessage, route: Rou
     throw unauthorized('send "Authorization: Bearer <session token>" (the token the session was created with)', 'the session token is not valid for this session');
   }
   const apiKey = await platform.apiKeys.verify(token);
-  if (apiKey) return { apiKey, session: null };
+  if (apiKey) {
+    // The one place a key's scope is enforced: every route that takes an API key passes here.
+    if (!platform.apiKeys.permits(apiKey, accessOf(route))) {
+      throw new HttpError(403, 'read_only_key', `the API key ${apiKey.prefix}… is read-only (scope read): it may only GET; changes take an admin key`);
+    }
+    return { apiKey, session: null };
+  }
   if (route.auth === 'api_key_or_session') {
     const session = await platform.sessions.byToken(token);
     if (session && session.id === params.id) return { apiKey: null, session };
   }
   throw unauthorized('the bearer token is not a valid API key', 'the bearer token is not a valid API key');
+}
+
+/** A GET reads; everything else (a tool call included) changes something. */
+function accessOf(route: Route): Access {
+  return route.method === 'GET' ? 'read' : 'write';
 }
 
 /**

@@ -6,10 +6,14 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from '../common/index.js';
 import type { OriginPolicy } from '../mcp/index.js';
 import { DEFAULT_BUNDLE_LIMITS } from '../package/index.js';
 import type { Platform } from '../platform/index.js';
 import { isOAuthDiscoveryPath, noOAuthBody } from './bearer-challenge.js';
+import { CallStreams } from './call-stream.js';
+import { ConsoleFiles } from './console-files.js';
+import { ServerMetrics, type RuntimeStats } from './metrics.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
 import type { Route } from './route.js';
@@ -29,6 +33,8 @@ export interface SubakoServerOptions {
   publicUrl?: string;
   /** Connection limits; each one not given takes its default (defaultConnectionLimits). */
   connections?: Partial<ConnectionLimits>;
+  /** The runtime's read-only stats (workers, queue, compile cache) for /metrics; handed by the composition root. */
+  runtimeStats?: () => RuntimeStats;
 }
 
 export class SubakoServer {
@@ -37,6 +43,10 @@ export class SubakoServer {
   /** Connections held per client address (only counted when a per-address limit is set). */
   readonly connectionsByAddress: Map<string, number>;
   private readonly endpoints: SessionMcpEndpoints;
+  private readonly streams: CallStreams;
+  readonly metrics: ServerMetrics;
+  private readonly accessLog: Logger;
+  private readonly consoleFiles = new ConsoleFiles();
   private readonly router: Router;
   private readonly http: Server;
   private active = 0;
@@ -46,8 +56,13 @@ export class SubakoServer {
   private constructor(readonly platform: Platform, private readonly options: SubakoServerOptions) {
     const log = options.log ?? (() => undefined);
     this.endpoints = new SessionMcpEndpoints(platform, options.origins);
+    this.streams = new CallStreams(platform.calls.events);
+    this.metrics = new ServerMetrics(platform.calls.events, options.runtimeStats, () => platform.calls.active);
+    this.accessLog = platform.log.child({ component: 'http' });
     this.routes = buildRoutes({
       endpoints: this.endpoints,
+      streams: this.streams,
+      metrics: this.metrics,
       maxBundleBytes: platform.options.bundleLimits?.maxArchiveBytes ?? DEFAULT_BUNDLE_LIMITS.maxArchiveBytes,
     });
     this.router = new Router(this.routes, {
@@ -75,9 +90,13 @@ export class SubakoServer {
   static async start(options: SubakoServerOptions): Promise<SubakoServer> {
     const server = new SubakoServer(options.platform, options);
     await new Promise<void>((resolve, reject) => {
-      server.http.once('error', reject);
+      const failed = (err: Error): void => {
+        server.metrics.close();
+        reject(err);
+      };
+      server.http.once('error', failed);
       server.http.listen(options.port ?? 7070, options.host ?? '127.0.0.1', () => {
-        server.http.off('error', reject);
+        server.http.off('error', failed);
         resolve();
       });
     });
@@ -92,20 +111,26 @@ export class SubakoServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     this.active += 1;
+    const started = performance.now();
     const aborter = new AbortController();
+    let route: string | null = null;
     res.on('close', () => {
       if (!res.writableFinished) aborter.abort();
+      this.logRequest(req, res, route, started);
     });
     try {
       if (this.closing) {
         writeJson(res, 503, { error: { code: 'shutting_down', message: 'the server is shutting down' } }, { connection: 'close' });
         return;
       }
-      const handled = await this.router.handle(req, res, aborter.signal);
-      if (!handled) {
+      route = await this.router.handle(req, res, aborter.signal, (template) => { route = template; });
+      if (route === null) {
         const pathname = new URL(req.url ?? '/', 'http://x').pathname;
-        // A client looking for an OAuth flow is told there is none, and which token to send instead.
+        // A client looking for an OAuth flow is told there is none, and which token to send instead; then the
+        // console's pages and files (console-files.ts), which leave API paths alone.
         if (isOAuthDiscoveryPath(pathname)) writeJson(res, 404, noOAuthBody(pathname));
+        // Access logs and metrics name the console's pages and files as one route.
+        else if (this.consoleFiles.handle(req, res)) route = 'console';
         else writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${pathname}` } });
       }
     } catch (err) {
@@ -118,11 +143,27 @@ export class SubakoServer {
     }
   }
 
+  /**
+   * One access-log line and the HTTP metrics for a request that ended (answered, or its client gone). Only the
+   * route template is named, never the path or query (a capability URL's token is in its path) nor a header.
+   */
+  private logRequest(req: IncomingMessage, res: ServerResponse, route: string | null, started: number): void {
+    const seconds = (performance.now() - started) / 1000;
+    const status = res.headersSent ? res.statusCode : null;
+    this.metrics.httpRequest(req.method ?? 'GET', route, status, seconds);
+    this.accessLog.info({
+      method: req.method, route, status, duration_ms: Math.round(seconds * 1e4) / 10, remote_address: req.socket.remoteAddress ?? null,
+      ...(res.writableFinished ? {} : { aborted: true }),
+    }, 'request');
+  }
+
   /** Stops accepting, waits up to `graceMs` for requests in flight, then closes everything. Idempotent. */
   close(graceMs = 30_000): Promise<void> {
     this.closing ??= (async () => {
       const stopped = new Promise<void>((resolve) => this.http.close(() => resolve()));
       this.http.closeIdleConnections();
+      // Live streams never finish on their own: ended now, they do not hold the grace period.
+      this.streams.closeAll();
       if (this.active > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, graceMs);
@@ -135,6 +176,7 @@ export class SubakoServer {
       this.http.closeAllConnections();
       await stopped;
       await this.endpoints.closeAll();
+      this.metrics.close();
       await this.platform.close(graceMs);
     })();
     return this.closing;

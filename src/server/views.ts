@@ -66,9 +66,10 @@ export function sessionEndpoints(baseUrl: string, rec: SessionRecord, token: str
   };
 }
 
-export function callView(rec: CallRecord): Record<string, unknown> {
+/** `agentId`: the call's agent, where the answer spans sessions (the calls search and the live stream). */
+export function callView(rec: CallRecord, agentId?: string): Record<string, unknown> {
   return {
-    id: rec.id, session_id: rec.sessionId, via: rec.via, tool: rec.tool, arguments: rec.arguments, outcome: rec.outcome,
+    id: rec.id, session_id: rec.sessionId, ...(agentId !== undefined ? { agent_id: agentId } : {}), via: rec.via, tool: rec.tool, arguments: rec.arguments, outcome: rec.outcome,
     crash: rec.crash, model: rec.model, stderr_tail: rec.stderrTail, egress: rec.egress, duration_ms: rec.durationMs,
     started_at: rec.startedAt, ...(rec.approval ? { approval: approvalDecisionView(rec.approval) } : {}),
   };

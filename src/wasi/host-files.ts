@@ -9,7 +9,7 @@
  * The walk is synchronous (a few system calls per component, and paths are at most MAX_HOST_PATH_BYTES);
  * the final open and every read or write of the file are asynchronous.
  */
-import { closeSync, constants, lstatSync, openSync, unlinkSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readdirSync, unlinkSync, type BigIntStats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { isSystemError } from '../common/index.js';
 import { ReasonedError } from '../errors.js';
@@ -277,5 +277,62 @@ export async function readFileUnder(target: PathUnder, maxBytes: number): Promis
     return bytes.subarray(0, filled);
   } finally {
     await handle.close().catch(() => {});
+  }
+}
+
+/** One entry of a listed directory, as lstat sees it (a link is shown as a link, never followed). */
+export interface DirectoryEntry {
+  name: string;
+  kind: 'file' | 'directory' | 'link' | 'other';
+  /** Bytes, for files; 0 otherwise. */
+  size: number;
+}
+
+/**
+ * The entries of a directory beneath the root, sorted by name, at most `maxEntries` of them (`truncated` says
+ * whether there were more). The path may be empty or '.' for the root itself; no component may be a link
+ * (links: 'refuse' is forced: a listing for people follows nothing a guest made). The directory is opened
+ * relative to its held parent with O_NOFOLLOW and listed through its descriptor.
+ */
+export async function listDirectoryUnder(target: PathUnder, maxEntries: number): Promise<{ entries: DirectoryEntry[]; truncated: boolean }> {
+  const confined: PathUnder = { ...target, links: 'refuse' };
+  const isRoot = target.path.split('/').every((part) => part === '' || part === '.');
+  let fd: number;
+  if (isRoot) {
+    try {
+      fd = openSync(target.root, DIRECTORY_FLAGS);
+    } catch (cause) {
+      throw new HostPathError('missing_directory', target.path, 'is under a directory that cannot be opened', { cause });
+    }
+  } else {
+    const held = holdParent(confined, { followFinal: false });
+    try {
+      fd = openSync(finalPath(held), DIRECTORY_FLAGS | constants.O_NOFOLLOW);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException | undefined)?.code;
+      if (code === 'ENOENT') throw new HostPathError('missing', target.path, 'does not exist', { cause: error });
+      // O_DIRECTORY with O_NOFOLLOW answers ENOTDIR for a link on Linux: which one it was is told apart here.
+      if (code === 'ELOOP' || lstatSync(finalPath(held), { throwIfNoEntry: false })?.isSymbolicLink()) {
+        throw new HostPathError('link', target.path, 'is a symbolic link', { cause: error });
+      }
+      if (code === 'ENOTDIR') throw new HostPathError('not_directory', target.path, 'is not a directory', { cause: error });
+      throw new HostPathError('host_refused', target.path, `cannot be opened (${code ?? 'unknown error'})`, { cause: error });
+    } finally {
+      letGo(held);
+    }
+  }
+  try {
+    const dir: Anchor = { fd, hostPath: target.root };
+    const names = readdirSync(at(dir, '.')).sort();
+    const entries: DirectoryEntry[] = [];
+    for (const name of names.slice(0, maxEntries)) {
+      const stat = lstatSync(at(dir, name), { throwIfNoEntry: false });
+      if (stat === undefined) continue; // removed since the listing: not there any more
+      const kind = stat.isFile() ? 'file' : stat.isDirectory() ? 'directory' : stat.isSymbolicLink() ? 'link' : 'other';
+      entries.push({ name, kind, size: kind === 'file' ? stat.size : 0 });
+    }
+    return { entries, truncated: names.length > maxEntries };
+  } finally {
+    closeSync(fd);
   }
 }

@@ -8,8 +8,8 @@ export { ProcExit } from './types.js';
 export type { PreopenSpec, StdinSource, WasiHostApi, WasiOptions, WriteBudget } from './types.js';
 export {
   HostPathError, HOST_PATH_ERROR_CODE, HOST_PATH_PROBLEMS, MAX_HOST_PATH_BYTES,
-  openFileForReading, openFileForWriting, readFileUnder, statFile,
-  type HostPathProblem, type PathUnder, type WritableFile,
+  openFileForReading, openFileForWriting, readFileUnder, statFile, listDirectoryUnder,
+  type DirectoryEntry, type HostPathProblem, type PathUnder, type WritableFile,
 } from './host-files.js';
 export { removeTree, MAX_EXTRA_PASSES, type RemoveTreeOptions, type TreeRemoval } from './remove-tree.js';
 export {

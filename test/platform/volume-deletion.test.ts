@@ -95,3 +95,17 @@ describe('deleting sessions and agents', () => {
     assert.equal(existsSync(volumes.sessionDir(session.id)), false);
   });
 });
+
+describe('volume directories are made once and afresh after a removal', () => {
+  it('a second call finds the made directory without making it; after the volume is removed it is made again', async () => {
+    const own = new Volumes(join(dir, 'made-once'));
+    const tmp = await own.sessionTmp('ses_0123456789abcdef0123456789ab');
+    writeFileSync(join(tmp, 'a.txt'), 'x');
+    assert.equal(await own.sessionTmp('ses_0123456789abcdef0123456789ab'), tmp);
+    assert.deepEqual(readdirSync(tmp), ['a.txt']);
+    assert.equal(await own.remove(['ses_0123456789abcdef0123456789ab']), true);
+    assert.equal(existsSync(tmp), false);
+    assert.equal(await own.sessionTmp('ses_0123456789abcdef0123456789ab'), tmp);
+    assert.deepEqual(readdirSync(tmp), [], 'made again, empty');
+  });
+});

@@ -2,22 +2,31 @@
 import type { Route } from '../route.js';
 import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
+import type { CallStreams } from '../call-stream.js';
+import type { ServerMetrics } from '../metrics.js';
 import { agentRoutes } from './agents.js';
 import { approvalRoutes } from './approvals.js';
+import { callRoutes } from './calls.js';
+import { keyRoutes } from './keys.js';
 import { mcpRoutes } from './mcp.js';
 import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
+import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
 import { SUBAKO_VERSION } from '../../version.js';
 
-export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number }): Route[] {
+export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
   const routes: Route[] = [
     ...packageRoutes(options.maxBundleBytes),
     ...agentRoutes(),
     ...sessionRoutes(),
     ...approvalRoutes(),
+    ...callRoutes(options.streams),
+    ...sessionFileRoutes(),
     ...vaultRoutes(),
+    ...keyRoutes(),
     ...mcpRoutes(options.endpoints),
+    metricsRoute(options.metrics),
   ];
   let document: Record<string, unknown> | null = null;
   routes.push(
@@ -40,4 +49,24 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     },
   );
   return routes;
+}
+
+/**
+ * /metrics takes an API key, and a read-only one is enough (give Prometheus its own: `subako keys create
+ * --name prometheus --scope read`, sent as `authorization` in the scrape config). Not "open on loopback":
+ * behind a reverse proxy on the same machine every request comes from loopback, and tool names and traffic
+ * are the operator's business.
+ */
+function metricsRoute(metrics: ServerMetrics): Route {
+  return {
+    method: 'GET', path: '/metrics', operationId: 'getMetrics', tag: 'meta', auth: 'api_key', raw: true,
+    summary: 'Metrics in the Prometheus text format: calls, call durations, egress, sandbox workers and queue, compile cache, HTTP requests. Any API key (read is enough).',
+    responses: { 200: { description: 'The metrics.', contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } } },
+    async handler({ res }) {
+      const text = await metrics.text();
+      res.writeHead(200, { 'content-type': metrics.contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+      res.end(text);
+      return null;
+    },
+  };
 }

@@ -100,11 +100,11 @@ export interface ChildServer extends Api {
  * open-file limit (`ulimit -n`), so an attack that needs the descriptor table full stays bounded in count.
  */
 export async function spawnServe(
-  dataDir: string, apiKey?: string, extraArgs: string[] = [], options: { fdLimit?: number; workers?: boolean } = {},
+  dataDir: string, apiKey?: string, extraArgs: string[] = [], options: { fdLimit?: number; workers?: boolean; env?: NodeJS.ProcessEnv } = {},
 ): Promise<ChildServer> {
   const workers = options.workers === false ? [] : ['--workers', '2'];
   const argv = [process.execPath, join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', '0', '--data-dir', dataDir, ...workers, ...extraArgs];
-  const env = { ...process.env, ...TEST_KEY };
+  const env = { ...process.env, ...TEST_KEY, ...options.env };
   const quoted = argv.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
   const child = options.fdLimit === undefined
     ? spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] })

@@ -1,0 +1,170 @@
+// Agents: each agent's versions and what each grants (packages and their egress, remote MCP servers and
+// their policies, skills, vault credentials); a form to publish a new version or create an agent.
+import { useState } from 'preact/hooks';
+import { api, type Page } from '../api';
+import { ErrorLine, Json, Section, useLoad, When } from '../components';
+import { linkProps, navigate } from '../router';
+
+interface Agent { id: string; name: string; version: number; created_at: string; updated_at: string; spec?: Spec }
+interface Spec {
+  name?: string;
+  description?: string;
+  tools?: { package: string; version?: string; egress?: { allow?: string[]; grants?: string[] }; data?: boolean }[];
+  skills?: { name: string; version?: string }[];
+  mcp_servers?: { name: string; url: string; credential?: { vault_id: string; credential_id?: string } | null; default_policy?: string; tools?: { name: string; policy: string }[] }[];
+  [key: string]: unknown;
+}
+interface AgentVersion { agent_id: string; version: number; spec: Spec; created_at: string }
+
+/**
+ * A stored spec as the input it came from: each package and skill with the version its author asked for
+ * (`requested`: "latest" stays "latest"), not the one it resolved to when published.
+ */
+function toInput(spec: Spec): Spec {
+  const requested = (item: Record<string, unknown>) => {
+    const { requested: asked, version, ...rest } = item;
+    return { ...rest, version: typeof asked === 'string' ? asked : version };
+  };
+  return {
+    name: spec.name,
+    ...(spec.description ? { description: spec.description } : {}),
+    tools: (spec.tools ?? []).map((t) => requested(t as Record<string, unknown>)) as Spec['tools'],
+    skills: (spec.skills ?? []).map((s) => requested(s as Record<string, unknown>)) as Spec['skills'],
+    mcp_servers: spec.mcp_servers ?? [],
+  };
+}
+
+export function Grants({ spec }: { spec: Spec }) {
+  const tools = spec.tools ?? [];
+  const servers = spec.mcp_servers ?? [];
+  const skills = spec.skills ?? [];
+  return (
+    <div class="grants">
+      <h5>Function packages</h5>
+      {tools.length === 0 ? <p class="muted">none</p> : (
+        <ul>{tools.map((t, i) => (
+          <li key={i}><a {...linkProps(`/packages/${t.package}`)}><code>{t.package}@{t.version ?? 'latest'}</code></a>
+            {t.data ? ' · /volume/data' : ''}
+            {' · egress: '}{t.egress?.allow?.length ? t.egress.allow.map((h) => <code key={h}>{h} </code>) : <span class="muted">none (deny by default)</span>}
+            {t.egress?.grants?.length ? <> · credentials for {t.egress.grants.map((g) => <code key={g}>{g} </code>)}</> : null}
+          </li>
+        ))}</ul>
+      )}
+      <h5>Remote MCP servers</h5>
+      {servers.length === 0 ? <p class="muted">none</p> : (
+        <ul>{servers.map((s, i) => (
+          <li key={i}><code>{s.name}</code> at <code>{s.url}</code> · default policy <strong>{s.default_policy ?? 'allow'}</strong>
+            {s.credential ? <> · credential from vault <a {...linkProps(`/vaults/${s.credential.vault_id}`)}><code>{s.credential.vault_id}</code></a></> : null}
+            {s.tools?.length ? <ul>{s.tools.map((t) => <li key={t.name}><code>{t.name}</code>: {t.policy}</li>)}</ul> : null}
+          </li>
+        ))}</ul>
+      )}
+      <h5>Skills</h5>
+      {skills.length === 0 ? <p class="muted">none</p> : <ul>{skills.map((s, i) => <li key={i}><code>{s.name}@{s.version ?? 'latest'}</code></li>)}</ul>}
+    </div>
+  );
+}
+
+function SpecForm({ initial, submitLabel, onSubmit }: { initial: Spec; submitLabel: string; onSubmit: (spec: Spec) => Promise<void> }) {
+  const [text, setText] = useState(JSON.stringify(initial, null, 2));
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  return (
+    <form class="spec-form" onSubmit={async (e) => {
+      e.preventDefault();
+      setError(null);
+      let spec: Spec;
+      try {
+        spec = JSON.parse(text);
+      } catch {
+        setError(new Error('The spec is not valid JSON.'));
+        return;
+      }
+      setBusy(true);
+      try {
+        await onSubmit(spec);
+      } catch (err) {
+        setError(err);
+      } finally {
+        setBusy(false);
+      }
+    }}>
+      <p class="muted">The whole spec: <code>name</code>, <code>description</code>, <code>tools</code> (packages with <code>egress.allow</code>, <code>egress.grants</code>, <code>data</code>), <code>mcp_servers</code> (with <code>default_policy</code>, per-tool <code>policy</code>, <code>credential</code>), <code>skills</code>.</p>
+      <textarea name="spec" rows={14} spellcheck={false} value={text} onInput={(e) => setText((e.currentTarget as HTMLTextAreaElement).value)} />
+      <ErrorLine error={error} />
+      <button type="submit" disabled={busy}>{submitLabel}</button>
+    </form>
+  );
+}
+
+export function AgentsPage() {
+  const list = useLoad(() => api<Page<Agent>>('GET', '/v1/agents?limit=200'), []);
+  return (
+    <div>
+      <Section title="Agents">
+        <ErrorLine error={list.error} />
+        <table class="list">
+          <thead><tr><th>name</th><th>version</th><th>updated</th><th>id</th></tr></thead>
+          <tbody>
+            {(list.data?.items ?? []).map((a) => (
+              <tr key={a.id}>
+                <td><a {...linkProps(`/agents/${a.id}`)}>{a.name}</a></td>
+                <td>{a.version}</td>
+                <td><When iso={a.updated_at} /></td>
+                <td><code class="muted">{a.id}</code></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Section>
+      <Section title="Create an agent">
+        <SpecForm initial={{ name: 'my-agent', tools: [{ package: 'greet' }] }} submitLabel="create agent" onSubmit={async (spec) => {
+          const agent = await api<Agent>('POST', '/v1/agents', spec);
+          navigate(`/agents/${agent.id}`);
+        }} />
+      </Section>
+    </div>
+  );
+}
+
+export function AgentPage({ id }: { id: string }) {
+  const agent = useLoad(() => api<Agent>('GET', `/v1/agents/${encodeURIComponent(id)}`), [id]);
+  const versions = useLoad(() => api<Page<AgentVersion>>('GET', `/v1/agents/${encodeURIComponent(id)}/versions?limit=200`), [id]);
+  const [open, setOpen] = useState<number | null>(null);
+  if (agent.error) return <ErrorLine error={agent.error} />;
+  const a = agent.data;
+  if (!a) return <p class="muted">Loading…</p>;
+  const shown = (versions.data?.items ?? []).find((v) => v.version === (open ?? a.version));
+  return (
+    <div>
+      <p><a {...linkProps('/agents')}>← Agents</a></p>
+      <Section title={`Agent ${a.name}`} actions={<a class="button" {...linkProps(`/sessions?agent=${a.id}`)}>sessions</a>}>
+        <dl class="facts"><dt>id</dt><dd><code>{a.id}</code></dd><dt>current version</dt><dd>{a.version}</dd><dt>created</dt><dd><When iso={a.created_at} /></dd></dl>
+      </Section>
+      <Section title="Versions">
+        <ErrorLine error={versions.error} />
+        <table class="list">
+          <thead><tr><th>version</th><th>published</th><th></th></tr></thead>
+          <tbody>
+            {(versions.data?.items ?? []).map((v) => (
+              <tr key={v.version} class={v.version === (open ?? a.version) ? 'selected' : ''}>
+                <td>{v.version}{v.version === a.version ? <span class="muted"> (current)</span> : null}</td>
+                <td><When iso={v.created_at} /></td>
+                <td><button type="button" class="small" onClick={() => setOpen(v.version)}>what it grants</button></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {shown ? <><h4>Version {shown.version} grants</h4><Grants spec={shown.spec} /><details><summary>spec as JSON</summary><Json value={shown.spec} /></details></> : null}
+      </Section>
+      <Section title="Publish a new version">
+        {a.spec ? <SpecForm key={a.version} initial={toInput(a.spec)} submitLabel="publish version" onSubmit={async (spec) => {
+          await api('PUT', `/v1/agents/${encodeURIComponent(a.id)}`, spec);
+          agent.reload();
+          versions.reload();
+          setOpen(null);
+        }} /> : null}
+      </Section>
+    </div>
+  );
+}

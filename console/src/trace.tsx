@@ -1,0 +1,107 @@
+// One call's trace: what was asked, what the model was shown, what the guest printed, every HTTP request.
+import { useEffect, useState } from 'preact/hooks';
+import type { CallView, EgressRecord } from './api';
+import { Json, Outcome, When } from './components';
+import { linkProps } from './router';
+
+/** A URL as shown: the query's values are left out (a guest may put a token there), its names kept. */
+export function shownUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const names = [...parsed.searchParams.keys()];
+    parsed.search = '';
+    return names.length ? `${parsed.toString()}?${names.map((n) => `${encodeURIComponent(n)}=…`).join('&')}` : parsed.toString();
+  } catch {
+    return url.replace(/\?.*$/, '?…');
+  }
+}
+
+/** An image block's bytes as an object URL (the CSP allows blob: images, not data: ones). */
+function BlobImage({ data, mimeType }: { data: string; mimeType: string }) {
+  const [src, setSrc] = useState<string | null>(null);
+  useEffect(() => {
+    const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+    const url = URL.createObjectURL(new Blob([bytes], { type: /^image\/(png|jpeg|gif|webp)$/.test(mimeType) ? mimeType : 'application/octet-stream' }));
+    setSrc(url);
+    return () => URL.revokeObjectURL(url);
+  }, [data, mimeType]);
+  return src ? <img class="model-image" src={src} alt={`an image (${mimeType})`} /> : null;
+}
+
+const LINK = /^\[link: (.*) <([^<>]*)>\]$/s;
+const NOTE = /^\[.*(was left out|were left out).*\]$/s;
+
+/** One block the model saw: text, an image, a link, or a note that something was left out. */
+function ModelBlock({ block }: { block: Record<string, unknown> }) {
+  if (block.type === 'image') {
+    if (typeof block.data === 'string') return <BlobImage data={block.data} mimeType={String(block.mimeType)} />;
+    const kib = typeof block.bytes === 'number' ? `${(block.bytes / 1024).toFixed(1)} KiB` : '';
+    return <p class="block-image">image {String(block.mimeType ?? '')} {kib} <code class="muted">sha256 {String(block.sha256 ?? '').slice(0, 16)}…</code></p>;
+  }
+  if (block.type === 'text' && typeof block.text === 'string') {
+    const link = LINK.exec(block.text);
+    if (link) {
+      const [, name, uri] = link;
+      const safe = /^https:\/\//.test(uri);
+      return <p class="block-link">link: {safe ? <a href={uri} rel="noopener noreferrer nofollow" target="_blank">{name}</a> : <span>{name}</span>} <code>{shownUrl(uri)}</code></p>;
+    }
+    if (NOTE.test(block.text)) return <p class="block-note">note: {block.text.slice(1, -1)}</p>;
+    return <pre class="block-text">{block.text}</pre>;
+  }
+  return <Json value={block} />;
+}
+
+function EgressTable({ egress }: { egress: EgressRecord[] }) {
+  if (egress.length === 0) return <p class="muted">no HTTP requests</p>;
+  return (
+    <table class="egress">
+      <thead><tr><th>method</th><th>URL</th><th>status</th><th>duration</th><th>bytes in / out</th></tr></thead>
+      <tbody>
+        {egress.map((e, i) => (
+          <tr key={i} class={e.error ? 'refused' : ''}>
+            <td>{e.method}</td>
+            <td><code>{e.url ? shownUrl(e.url) : '(not a URL)'}</code></td>
+            <td>{e.error ? <span class="refusal">refused: {e.error}</span> : e.status ?? ''}</td>
+            <td>{Math.round(e.durationMs)} ms</td>
+            <td>{e.bytesIn} / {e.bytesOut}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/**
+ * `result`: the live result of a call just made. Only its images' bytes are used (the record keeps their
+ * digest): everything else is shown from the record, which the call log redacted of the session's secrets.
+ */
+export function Trace({ call, result }: { call: CallView; result?: { content?: Record<string, unknown>[] } }) {
+  const blocks = call.model.map((block, i) => {
+    const live = result?.content?.[i];
+    return block.type === 'image' && live?.type === 'image' && typeof live.data === 'string' ? { ...block, data: live.data } : block;
+  });
+  return (
+    <article class="trace" data-call-id={call.id}>
+      <header class="trace-head">
+        <h3><code>{call.tool}</code> <Outcome outcome={call.outcome} /></h3>
+        <dl class="facts">
+          <dt>call</dt><dd><code>{call.id}</code></dd>
+          <dt>duration</dt><dd>{call.duration_ms === null ? '…' : `${call.duration_ms} ms`}</dd>
+          <dt>started</dt><dd><When iso={call.started_at} /></dd>
+          <dt>via</dt><dd>{call.via}</dd>
+          <dt>session</dt><dd><a {...linkProps(`/sessions/${call.session_id}`)}><code>{call.session_id}</code></a></dd>
+          {call.agent_id ? <><dt>agent</dt><dd><a {...linkProps(`/agents/${call.agent_id}`)}><code>{call.agent_id}</code></a></dd></> : null}
+        </dl>
+      </header>
+      {call.crash ? <p class="crash"><strong>crash: {call.crash.reason}</strong> — {call.crash.message}</p> : null}
+      <h4>Arguments</h4>
+      <Json value={call.arguments} />
+      <h4>What the model saw</h4>
+      <div class="model">{call.outcome === 'running' ? <p class="muted">running…</p> : blocks.map((b, i) => <ModelBlock key={i} block={b} />)}</div>
+      <h4>stderr (last 4 KiB)</h4>
+      {call.stderr_tail ? <pre class="stderr">{call.stderr_tail}</pre> : <p class="muted">nothing on stderr</p>}
+      <h4>HTTP requests</h4>
+      <EgressTable egress={call.egress} />
+    </article>
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * `subako agents list|get|create|delete`: the server's agents. `create` takes the agent's spec as a JSON
+ * file (the API's body: name, description, tools, mcp_servers, skills, vaults), or the common case from
+ * flags: a name and the packages it grants.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { systemErrorCode } from '../common/index.js';
+import { UsageError } from '../errors.js';
+import { clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
+import { print, printFields, printTable } from './output.js';
+
+interface Agent {
+  id: string; name: string; version: number; created_at: string; updated_at: string; spec?: Record<string, unknown>;
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+export function registerAgents(program: Command): void {
+  const agents = program.command('agents').description('The server\'s agents: list, get, create, delete.');
+  platformCommand(agents.command('list').description('List agents.'))
+    .action(async (flags: ConnectionFlags) => {
+      const items = await clientFor(flags).list<Agent>('/v1/agents');
+      print(flags.json, items, () => printTable(items, [
+        ['ID', (a) => a.id], ['NAME', (a) => a.name], ['VERSION', (a) => a.version], ['UPDATED', (a) => a.updated_at],
+      ]));
+    });
+  platformCommand(agents.command('get').description('An agent with its current version\'s spec.'))
+    .argument('<id>', 'the agent id (agt_…)')
+    .action(async (id: string, flags: ConnectionFlags) => {
+      const agent = await clientFor(flags).request<Agent>('GET', `/v1/agents/${encodeURIComponent(id)}`);
+      print(flags.json, agent, () => printFields([
+        ['id', agent.id], ['name', agent.name], ['version', agent.version], ['created', agent.created_at], ['updated', agent.updated_at],
+        ['spec', agent.spec],
+      ]));
+    });
+  platformCommand(agents.command('create').description('Create an agent from a spec file, or from --name and --package flags.'))
+    .option('--file <spec.json>', 'the agent spec as the API takes it (see /v1/openapi.json, createAgent)')
+    .option('--name <name>', 'the agent\'s name (without --file)')
+    .option('--description <text>', 'what the agent is for (without --file)')
+    .option('--package <name[@version]>', 'a package the agent grants, "latest" without a version (repeatable)', collect, [])
+    .action(async (flags: ConnectionFlags & { file?: string; name?: string; description?: string; package: string[] }) => {
+      const spec = flags.file !== undefined ? await readSpec(flags.file) : specFromFlags(flags);
+      const agent = await clientFor(flags).request<Agent>('POST', '/v1/agents', { json: spec });
+      print(flags.json, agent, () => process.stdout.write(`agent ${agent.name} created: ${agent.id} (version ${agent.version})\n`));
+    });
+  platformCommand(agents.command('delete').description('Delete an agent, its sessions (and their volumes) and its /volume/data.'))
+    .argument('<id>', 'the agent id (agt_…)')
+    .action(async (id: string, flags: ConnectionFlags) => {
+      await clientFor(flags).request('DELETE', `/v1/agents/${encodeURIComponent(id)}`);
+      print(flags.json, { deleted: id }, () => process.stdout.write(`deleted ${id}\n`));
+    });
+}
+
+function specFromFlags(flags: { name?: string; description?: string; package: string[] }): Record<string, unknown> {
+  if (flags.name === undefined) throw new UsageError('give the agent a --name (or its whole spec with --file)');
+  const tools = flags.package.map((grant) => {
+    const at = grant.lastIndexOf('@');
+    return at > 0 ? { package: grant.slice(0, at), version: grant.slice(at + 1) } : { package: grant, version: 'latest' };
+  });
+  return { name: flags.name, ...(flags.description !== undefined ? { description: flags.description } : {}), tools };
+}
+
+async function readSpec(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    const code = systemErrorCode(error);
+    if (code === undefined) throw error;
+    throw new UsageError(`--file ${file} cannot be read (${code})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error; // expected: not JSON
+    throw new UsageError(`--file ${file} is not JSON (${error.message})`);
+  }
+}
