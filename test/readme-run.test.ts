@@ -25,7 +25,7 @@
 import { describe, test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -169,7 +169,11 @@ class Session {
   async startServer(name: string, code: string, expected: string | undefined, where: string): Promise<void> {
     assert.ok(expected !== undefined, `${where}: the README shows nothing that ${name} prints, so nothing says when it is ready`);
     // Its own process group, so that it and what it starts end together; stderr joins stdout, as in a terminal.
-    const child = spawn('bash', ['-c', `exec 2>&1\ncd "${this.cwd}"\n${this.prepare(code)}`], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+    // A watcher in the group ends the group when this test process is gone (killed by a timeout, say), so no
+    // server outlives the run that started it.
+    const watcher = `(while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -TERM 0) &`;
+    const script = `exec 2>&1\n${watcher}\ncd "${this.cwd}"\n${this.prepare(code)}`;
+    const child = spawn('bash', ['-c', script], { env: this.env, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
     const server = { name, child, output: '', seen: 0 };
     this.servers.push(server);
     child.stdout!.on('data', (chunk: Buffer) => (server.output += chunk.toString('utf8')));
@@ -240,22 +244,39 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 /**
- * One run of this file at a time on a machine: the README's servers need their ports as written. Another run's
- * lock is waited for (its age bounds the wait); a lock left by a run that died is taken over.
+ * One run of this file at a time on a machine: the README's servers need their ports as written. The lock
+ * names its holder; another run waits for it, and takes it over when that process is gone.
  */
 const LOCK = join(tmpdir(), 'subako-readme-run.lock');
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
 async function takeLock(): Promise<void> {
   const started = Date.now();
   for (;;) {
     try {
       mkdirSync(LOCK);
+      writeFileSync(join(LOCK, 'pid'), String(process.pid));
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const held = statSync(LOCK, { throwIfNoEntry: false });
-    if (held && Date.now() - held.mtimeMs > 20 * 60_000) rmdirSync(LOCK);
-    else if (Date.now() - started > 10 * 60_000) assert.fail(`another run of the README holds ${LOCK}`);
+    let holder = 0;
+    try {
+      holder = Number(readFileSync(join(LOCK, 'pid'), 'utf8').trim() || '0');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // not written yet, or let go of meanwhile
+    }
+    if (!held) continue;
+    const gone = holder > 0 ? !alive(holder) : Date.now() - held.mtimeMs > 60_000;
+    if (gone) rmSync(LOCK, { recursive: true, force: true });
+    else if (Date.now() - started > 10 * 60_000) assert.fail(`another run of the README (process ${holder}) holds ${LOCK}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 }
