@@ -12,9 +12,7 @@
 import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WASI as NodeWasi } from 'node:wasi';
-import { WASI as ShimWasi, OpenFile, File, ConsoleStdout } from '@bjorn3/browser_wasi_shim';
-import createPlugin, { type Plugin } from '@extism/extism';
+import type { Plugin } from '@extism/extism';
 
 export type RunnerKind = 'floor' | 'node-wasi' | 'shim' | 'extism-fresh' | 'extism-reused';
 
@@ -33,6 +31,7 @@ export async function makeRunner(input: RunnerInput): Promise<Runner> {
     case 'floor': return floorRunner(input.module, Buffer.from(input.requestLine));
     case 'node-wasi': return nodeWasiRunner(input.module, input.requestLine);
     case 'shim': return shimRunner(input.module, Buffer.from(input.requestLine));
+    // (Each peer's library is loaded only by the runner that uses it: node:wasi warns that it is experimental.)
     case 'extism-fresh': return extismRunner(input.module, input.requestLine, false);
     case 'extism-reused': return extismRunner(input.module, input.requestLine, true);
   }
@@ -96,7 +95,8 @@ function floorRunner(module: WebAssembly.Module, stdin: Uint8Array): Runner {
 }
 
 /** node:wasi reads stdin from a descriptor: the request line sits in a file, opened afresh per call. */
-function nodeWasiRunner(module: WebAssembly.Module, requestLine: string): Runner {
+async function nodeWasiRunner(module: WebAssembly.Module, requestLine: string): Promise<Runner> {
+  const { WASI: NodeWasi } = await import('node:wasi');
   const stdinPath = join(tmpdir(), `subako-bench-stdin-${process.pid}-${Math.random().toString(36).slice(2)}`);
   writeFileSync(stdinPath, requestLine);
   const devNull = openSync('/dev/null', 'w');
@@ -114,7 +114,8 @@ function nodeWasiRunner(module: WebAssembly.Module, requestLine: string): Runner
   };
 }
 
-function shimRunner(module: WebAssembly.Module, stdin: Uint8Array): Runner {
+async function shimRunner(module: WebAssembly.Module, stdin: Uint8Array): Promise<Runner> {
+  const { WASI: ShimWasi, OpenFile, File, ConsoleStdout } = await import('@bjorn3/browser_wasi_shim');
   return () => {
     let written = 0;
     const out = new ConsoleStdout((bytes: Uint8Array) => { written += bytes.length; });
@@ -131,6 +132,7 @@ function shimRunner(module: WebAssembly.Module, stdin: Uint8Array): Runner {
 }
 
 async function extismRunner(module: WebAssembly.Module, requestLine: string, reuse: boolean): Promise<Runner> {
+  const { default: createPlugin } = await import('@extism/extism');
   const open = () => createPlugin({ wasm: [{ module }] }, { useWasi: false, runInWorker: false });
   const shared: Plugin | null = reuse ? await open() : null;
   return async () => {

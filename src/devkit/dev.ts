@@ -9,8 +9,7 @@
  * ours, so one URL can front a module that changes. The calls get what a session's would: a volume of
  * their own (`/volume/tmp` and `/volume/data`, kept across reloads) and the egress the author allowed.
  */
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Toolbox } from '../tool.js';
@@ -109,33 +108,11 @@ export class DevServer {
     const dir = resolve(options.dir);
     const recipe = await projectRecipe(dir); // refuses a directory that is no project before anything starts
     // Loaded here, not at the top: `subako check` and `call` import devkit/ and need none of the MCP server.
-    const { CapabilityRouter, createToolboxHandler } = await import('../mcp/index.js');
+    const { CapabilityRouter, createToolboxHandler, listenRouter } = await import('../mcp/index.js');
     const makeHandler = (toolbox: Toolbox, name: string): ToolboxHandler =>
       createToolboxHandler(toolbox, { serverInfo: { name: `subako dev: ${name}`, version: SUBAKO_VERSION } });
     const router = new CapabilityRouter();
-    const http = createServer((req, res) => {
-      router.handleNode(req, res).then(
-        (handled) => {
-          if (!handled) {
-            req.resume();
-            res.writeHead(404).end();
-          }
-        },
-        () => {
-          if (!res.headersSent) res.writeHead(500);
-          res.end();
-        },
-      );
-    });
-    const hostName = options.host ?? '127.0.0.1';
-    await new Promise<void>((done, fail) => {
-      http.once('error', fail);
-      http.listen(options.port ?? 0, hostName, () => {
-        http.off('error', fail);
-        done();
-      });
-    });
-    const { port } = http.address() as AddressInfo;
+    const { server: http, baseUrl } = await listenRouter(router, options.host ?? '127.0.0.1', options.port ?? 0);
     // Two workers: a call can run while the next build's discovery does.
     const host = new FunctionHost({ poolSize: 2 });
     const empty = makeHandler({}, 'no build yet');
@@ -144,7 +121,7 @@ export class DevServer {
     const capability = router.mint(Object.assign((request: Request) => server!.current(request), {
       handleNode: (req: Parameters<ToolboxHandler['handleNode']>[0], res: Parameters<ToolboxHandler['handleNode']>[1]) => server!.current.handleNode(req, res),
     }));
-    const url = `http://${hostName.includes(':') ? `[${hostName}]` : hostName}:${port}${capability.path}`;
+    const url = `${baseUrl}${capability.path}`;
     server = new DevServer(options, dir, host, http, url, empty, makeHandler);
     mkdirSync(join(options.volumeDir, 'tmp'), { recursive: true });
     mkdirSync(join(options.volumeDir, 'data'), { recursive: true });

@@ -45,7 +45,7 @@ export { createToolboxHandler, type ToolboxHandler, type ToolboxHandlerOptions }
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES } from './endpoint-admission.js';
 export { CALL_REFUSED_RPC_CODE, ToolCallRefusedError, ToolInputRequiredError, elicitsForms, type Elicitation } from './toolbox-server.js';
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
-export { serve, type ServeOptions, type Subscriber } from './serve.js';
+export { serve, listenRouter, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';
 export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from '../common/index.js';
 export { normalizeResult, resultText } from './result.js';

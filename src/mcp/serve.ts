@@ -40,8 +40,8 @@ interface Mount {
   close(): Promise<void>;
 }
 
-async function startOwnServer(options: ServeOptions): Promise<Mount> {
-  const router = new CapabilityRouter({ log: options.log, maxBodyBytes: options.maxBodyBytes });
+/** A router on a node:http server of its own: unknown paths are 404, a failure of the router a bare 500. */
+export async function listenRouter(router: CapabilityRouter, host = '127.0.0.1', port = 0): Promise<{ server: HttpServer; baseUrl: string }> {
   const server: HttpServer = createServer((req, res) => {
     router.handleNode(req, res).then(
       (handled) => {
@@ -56,19 +56,23 @@ async function startOwnServer(options: ServeOptions): Promise<Mount> {
       },
     );
   });
-  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
+    server.listen(port, host, () => {
       server.off('error', reject);
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
-  const hostInUrl = host.includes(':') ? `[${host}]` : host;
+  const address = server.address() as AddressInfo;
+  return { server, baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}` };
+}
+
+async function startOwnServer(options: ServeOptions): Promise<Mount> {
+  const router = new CapabilityRouter({ log: options.log, maxBodyBytes: options.maxBodyBytes });
+  const { server, baseUrl } = await listenRouter(router, options.host, options.port);
   return {
     router,
-    baseUrl: `http://${hostInUrl}:${port}`,
+    baseUrl,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
