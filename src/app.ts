@@ -9,11 +9,13 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallLimits } from './config.js';
+import { connect } from '@nats-io/transport-node';
 import { sealingKey } from './common/index.js';
+import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
-  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, Platform,
-  type PlatformOptions, type RemoteMcp,
+  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, natsSubjects, Platform,
+  type PlatformOptions, type PackageRuntime, type RemoteMcp,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
 
@@ -42,6 +44,13 @@ export interface StartOptions {
   /** The platform's clock and logger (tests move time forward; see PlatformOptions). */
   clock?: PlatformOptions['clock'];
   logger?: PlatformOptions['logger'];
+  /**
+   * Scale-out: calls go to `subako worker` processes over NATS (`url`), package bundles to its object store;
+   * `prefix` names the deployment's subjects and bucket (default `subako`).
+   */
+  nats?: { url: string; prefix?: string };
+  /** The volumes' root; `<data-dir>/volumes` by default. With NATS, a shared mount the workers see too. */
+  volumesDir?: string;
 }
 
 export interface Started {
@@ -60,8 +69,9 @@ export async function startServer(options: StartOptions): Promise<Started> {
   // One worker per core, at least two; the call limits are sized from the same number.
   const workers = options.workers ?? Math.max(2, availableParallelism());
   const admission = { ...defaultCallAdmissionLimits(workers), ...defined(options.admission ?? {}) };
-  const runtime = new FunctionRuntime({
-    poolSize: workers,
+  const local = new FunctionRuntime({
+    // With NATS, this process only discovers uploads: one slot is enough.
+    poolSize: options.nats ? 1 : workers,
     limits: options.limits,
     sandboxHeapMiB: options.sandboxHeapMiB,
     // A restarted server reads its packages' instrumented modules back instead of walking them again.
@@ -69,9 +79,28 @@ export async function startServer(options: StartOptions): Promise<Started> {
     // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
     onSandboxCrash: (reason) => process.stderr.write(`subako: ${reason}; a new sandbox process was started\n`),
   });
+  let runtime: PackageRuntime = local;
+  let packageBlobs: NatsBlobStore | undefined;
+  const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
+  if (options.nats) {
+    try {
+      const prefix = options.nats.prefix ?? 'subako';
+      // Once connected, the replica keeps trying to reconnect for ever; calls made meanwhile fail as `unavailable`.
+      const nc = await connect({ servers: options.nats.url, name: 'subako-serve', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+      packageBlobs = await NatsBlobStore.open(nc, natsSubjects(prefix).packagesBucket).catch(async (err: unknown) => {
+        await nc.close();
+        throw err;
+      });
+      runtime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
+    } catch (err) {
+      await local.close();
+      throw err;
+    }
+  }
   let platform: Platform;
   try {
     platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
+      packageBlobs, volumesDir,
       ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();

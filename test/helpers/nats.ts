@@ -75,3 +75,43 @@ export class OwnNatsServer {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
+
+export interface ChildWorker {
+  child: ChildProcess;
+  name: string;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+/** A real `subako worker` child process; resolves once it says it takes calls. */
+export async function spawnWorker(
+  options: { url: string; prefix: string; volumesDir: string; pool?: number; env?: NodeJS.ProcessEnv; repoRoot: string },
+): Promise<ChildWorker> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'subako-worker-'));
+  const argv = [join(options.repoRoot, 'bin', 'subako.js'), 'worker', '--nats', options.url, '--nats-prefix', options.prefix,
+    '--pool', String(options.pool ?? 2), '--volumes-dir', options.volumesDir, '--data-dir', dataDir];
+  const child = spawn(process.execPath, argv, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk) => { out += chunk; });
+  child.stderr!.on('data', (chunk) => { err += chunk; });
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const deadline = Date.now() + 30_000;
+  while (!/taking calls/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`subako worker exited: ${err}`);
+    if (Date.now() > deadline) throw new Error(`subako worker did not start: ${out} ${err}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const name = /subako worker (\S+) taking calls/.exec(out)![1];
+  return {
+    child, name, stdout: () => out, stderr: () => err, exited,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const code = await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}
