@@ -37,6 +37,8 @@ export interface NatsRuntimeOptions {
 
 /** How long a call waits before asking again when no worker had a free slot. */
 const RETRY_PAUSE_MS = 25;
+/** How often a call waiting for its first answer looks whether the connection is still up. */
+const CONNECTION_CHECK_MS = 100;
 
 export class NatsRuntime implements PackageRuntime {
   private readonly subjects: NatsSubjects;
@@ -155,8 +157,15 @@ export class NatsRuntime implements PackageRuntime {
         if (left <= 0) return notRun(`no worker was free to take the call within its deadline (${request.deadline - started} ms); add workers or raise --pool`);
         if (!this.connected) return notRun('the NATS server went away before a worker took the call');
         nc.publish(this.subjects.calls, data, { reply: inbox });
-        const first = await replies.next(left, signal);
+        // A connected server answers at once (a worker's "accepted", or "no responders"); silence means the
+        // connection is going, which its status says within moments: look at it while waiting.
+        let first: Msg | 'timeout' | 'aborted' = 'timeout';
+        for (let waited = 0; waited < left; waited += CONNECTION_CHECK_MS) {
+          first = await replies.next(Math.min(CONNECTION_CHECK_MS, left - waited), signal);
+          if (first !== 'timeout' || !this.connected) break;
+        }
         if (first === 'aborted') { cancel(); return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 }; }
+        if (first === 'timeout' && !this.connected) return notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back');
         if (first === 'timeout') return notRun(`no worker took the call within its deadline (${request.deadline - started} ms)`);
         if (isNoResponders(first)) {
           await pause(Math.min(RETRY_PAUSE_MS, Math.max(0, request.deadline - Date.now())), signal);
