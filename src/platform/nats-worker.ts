@@ -17,6 +17,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { SealError } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { FunctionHost, type FunctionCallContext, type FunctionCallOutcome, type LoadedPackage } from '../function/index.js';
 import { ContentStore, readPackageDir, type BlobStore, type BundleLimits } from '../package/index.js';
@@ -149,7 +150,7 @@ export class NatsWorker {
         egress: {
           allow: request.egress.allow, grants: request.egress.grants, privateDestinations: request.egress.privateDestinations,
           ...(request.egress.ca !== undefined ? { ca: request.egress.ca } : {}),
-          credentials: unsealCredentials(request.egress.sealedCredentials, request.callId, sealingKey),
+          credentials: openCredentials(request.egress.sealedCredentials, request.callId, sealingKey),
         },
       } : {}),
       limits: { ...request.limits, callTimeoutMs: Math.min(request.limits?.callTimeoutMs ?? remaining, remaining) },
@@ -184,5 +185,15 @@ export class NatsWorker {
     await Promise.allSettled([...this.calls]);
     this.cancelSub?.unsubscribe();
     await this.host.close();
+  }
+}
+
+/** A call's credentials, opened; a worker holding another key than the replicas' is told how to fix it. */
+function openCredentials(sealed: string, callId: string, key: Buffer): ReturnType<typeof unsealCredentials> {
+  try {
+    return unsealCredentials(sealed, callId, key);
+  } catch (err) {
+    if (!(err instanceof SealError)) throw err;
+    throw new SealError(err.reason, "the call's credentials do not open with this worker's sealing key; give every worker the API replicas' SUBAKO_SECRET_KEY", { cause: err });
   }
 }
