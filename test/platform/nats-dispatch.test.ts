@@ -119,4 +119,29 @@ describe('calls dispatched to workers over NATS', () => {
     const token = SECRET.slice('Bearer '.length);
     for (const message of during) assert.ok(!message.data.includes(token), `the secret is in the clear on ${message.subject}`);
   });
+
+  it('a client going away mid-call cancels the run on its worker, which answers `cancelled` at once', async () => {
+    const session = await probeSession();
+    const before = seen.length;
+    const controller = new AbortController();
+    const call = fetch(`${serve.url}/v1/sessions/${session.id}/calls`, {
+      method: 'POST', signal: controller.signal,
+      headers: { authorization: `Bearer ${serve.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ tool: 'timeout', arguments: {} }),
+    });
+    // Aborted once a worker has taken it (bounded: a call never taken fails the test).
+    for (let i = 0; i < 400 && !seen.slice(before).some((m) => m.data.startsWith('{"kind":"accepted"')); i++) await new Promise((r) => setTimeout(r, 25));
+    controller.abort();
+    await assert.rejects(call, { name: 'AbortError' });
+    let logged: { outcome: string } | undefined;
+    for (let i = 0; i < 400 && (logged === undefined || logged.outcome === 'running'); i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      logged = (await serve.call('GET', `/v1/sessions/${session.id}/calls`)).body.items[0];
+    }
+    assert.equal(logged?.outcome, 'cancelled');
+    assert.ok(seen.slice(before).some((m) => m.subject === `${prefix}.cancel`), 'the replica told the workers');
+    for (let i = 0; i < 400 && !seen.slice(before).some((m) => m.data.startsWith('{"kind":"outcome"')); i++) await new Promise((r) => setTimeout(r, 25));
+    const answered = seen.slice(before).find((m) => m.data.startsWith('{"kind":"outcome"'));
+    assert.equal(JSON.parse(answered!.data).outcome.status, 'cancelled', 'the worker stopped the run rather than let it reach its deadline');
+  });
 });
