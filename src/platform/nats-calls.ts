@@ -4,7 +4,7 @@
  * credentials, and how volume paths travel (relative to the volumes root both sides mount).
  *
  *   replica ──call──▶ <prefix>.calls (queue group "workers", one subscription per free slot, max 1 message)
- *   worker  ──accepted, then alive every HEARTBEAT_MS, then outcome──▶ the call's reply inbox
+ *   worker  ──accepted, then alive every HEARTBEAT_MS (and progress), then outcome──▶ the call's reply inbox
  *   replica ──cancel──▶ <prefix>.cancel (every worker; the one running the call stops it)
  *
  * Credentials never cross the bus in the clear: the vault headers a call's egress needs are sealed with the
@@ -63,11 +63,14 @@ export interface CallRequest {
   limits?: Partial<Omit<CallLimits, 'memoryBytes'>>;
   /** What the volumes' quotas leave this call to write. */
   writeBudgetBytes?: number;
+  /** The caller wants progress: the worker sends the guest's progress reports as they come. */
+  progress?: true;
 }
 
 export type WorkerMessage =
   | { kind: 'accepted'; worker: string }
   | { kind: 'alive' }
+  | { kind: 'progress'; done: number; total?: number; message?: string }
   | { kind: 'outcome'; outcome: FunctionCallOutcome; writtenBytes: number }
   /** The call was not run: its deadline had passed when it arrived, or it could not be read. */
   | { kind: 'refused'; message: string };

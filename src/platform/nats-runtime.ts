@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { CrashReason, toModelResult, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../function/index.js';
-import { CallCancelledError, type CallToolResult, type Tool, type ToolCallContext, type Toolbox } from '../tool.js';
+import { CallCancelledError, type CallToolResult, type ProgressReporter, type Tool, type ToolCallContext, type Toolbox } from '../tool.js';
 import type { FunctionRuntime } from './function-runtime.js';
 import {
   INTERRUPTED_AFTER_MS, decodeMessage, encodeMessage, natsSubjects, notRunOutcome, sealCredentials, volumeOnWire,
@@ -89,7 +89,8 @@ export class NatsRuntime implements PackageRuntime {
           const own = ctx.limits?.callTimeoutMs ?? runtime.limits.callTimeoutMs;
           const timeoutMs = callCtx?.timeoutMs === undefined ? own : Math.max(1, Math.min(own, Math.floor(callCtx.timeoutMs)));
           const request = runtime.request(pkg, info.name, args, ctx, timeoutMs);
-          const answer = await runtime.dispatch(request, callCtx?.signal);
+          if (callCtx?.progress) request.progress = true;
+          const answer = await runtime.dispatch(request, callCtx?.signal, callCtx?.progress);
           written = answer.writtenBytes;
           return answer.outcome;
         })();
@@ -134,7 +135,7 @@ export class NatsRuntime implements PackageRuntime {
   }
 
   /** Sends one call and waits for its outcome; never throws for the bus's sake: a failure is an outcome. */
-  private async dispatch(request: CallRequest, signal?: AbortSignal): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
+  private async dispatch(request: CallRequest, signal?: AbortSignal, progress?: ProgressReporter): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
     const started = Date.now();
     const elapsed = (): number => Date.now() - started;
     const notRun = (message: string) => ({ outcome: notRunOutcome(CrashReason.unavailable, message, elapsed()), writtenBytes: 0 });
@@ -190,6 +191,7 @@ export class NatsRuntime implements PackageRuntime {
         }
         if (isNoResponders(next)) continue;
         const message = decodeMessage<WorkerMessage>(next.data);
+        if (message.kind === 'progress') progress?.(message.done, message.total, message.message);
         if (message.kind === 'outcome') return { outcome: message.outcome, writtenBytes: message.writtenBytes };
         if (message.kind === 'refused') return notRun(message.message);
       }

@@ -120,7 +120,7 @@ export class NatsWorker {
     const abort = new AbortController();
     this.running.set(request.callId, abort);
     try {
-      const { outcome, writtenBytes } = await this.run(request, abort.signal);
+      const { outcome, writtenBytes } = await this.run(request, abort.signal, reply);
       reply({ kind: 'outcome', outcome, writtenBytes });
       this.answered++;
     } catch (err) {
@@ -135,7 +135,7 @@ export class NatsWorker {
     }
   }
 
-  private async run(request: CallRequest, signal: AbortSignal): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
+  private async run(request: CallRequest, signal: AbortSignal, reply: (message: WorkerMessage) => void): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
     const { volumesDir, sealingKey } = this.options;
     const tmpDir = volumeFromWire(volumesDir, request.tmp);
     const dataDir = request.data === undefined ? undefined : volumeFromWire(volumesDir, request.data);
@@ -157,6 +157,7 @@ export class NatsWorker {
       // The replica reserved the quota; the run tells what it wrote (the first settle is the run's own).
       volumeBudget: { bytes: request.writeBudgetBytes ?? Number.POSITIVE_INFINITY, settle: (bytes) => { written ??= bytes; } },
       signal,
+      ...(request.progress ? { progress: (done: number, total?: number, message?: string) => reply({ kind: 'progress', done, total, message }) } : {}),
     };
     const outcome = await this.host.call(loaded, request.tool, request.arguments, ctx);
     return { outcome, writtenBytes: written ?? 0 };

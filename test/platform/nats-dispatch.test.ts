@@ -17,6 +17,7 @@ import { natsSubjects } from '../../src/platform/index.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { connectShared, runName, SHARED_NATS_URL, spawnWorker, type ChildWorker } from '../helpers/nats.js';
+import { progressGuest } from '../helpers/wat-progress-guest.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { startServer as startHttps, type TestServer } from '../egress/helpers/servers.js';
 
@@ -143,5 +144,26 @@ describe('calls dispatched to workers over NATS', () => {
     for (let i = 0; i < 400 && !seen.slice(before).some((m) => m.data.startsWith('{"kind":"outcome"')); i++) await new Promise((r) => setTimeout(r, 25));
     const answered = seen.slice(before).find((m) => m.data.startsWith('{"kind":"outcome"'));
     assert.equal(JSON.parse(answered!.data).outcome.status, 'cancelled', 'the worker stopped the run rather than let it reach its deadline');
+  });
+
+  it("a guest's progress reaches the MCP client from its worker, in order", async () => {
+    const dir = tempDir('subako-progress-');
+    writeFileSync(join(dir, 'subako-package.json'), JSON.stringify({ abi: 1, name: 'steps', description: 'Reports progress.', version: '1.0.0' }));
+    writeFileSync(join(dir, 'module.wasm'), await progressGuest());
+    assert.equal((await serve.call('POST', '/v1/packages', await packBundle(dir))).status, 201);
+    const agent = (await serve.call('POST', '/v1/agents', { name: runName('agent'), tools: [{ package: 'steps' }] })).body;
+    const session = (await serve.call('POST', `/v1/agents/${agent.id}/sessions`, {})).body;
+    const client = new Client({ name: 'nats-test', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(session.mcp.capability_url)));
+    try {
+      const { tools } = await client.listTools();
+      const name = tools.map((t) => t.name).find((n) => n.endsWith('work'))!;
+      const updates: { progress: number; total?: number }[] = [];
+      const result = await client.callTool({ name, arguments: {} }, { onprogress: (p) => void updates.push(p) });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'ok' }]);
+      assert.deepEqual(updates.map(({ progress, total }) => ({ progress, total })), [{ progress: 1, total: 2 }, { progress: 2, total: 2 }]);
+    } finally {
+      await client.close();
+    }
   });
 });
