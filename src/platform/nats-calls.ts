@@ -51,8 +51,11 @@ export interface WireEgress {
 export interface CallRequest {
   v: 1;
   callId: string;
-  /** Epoch milliseconds: past it nobody waits for the answer; the worker's run is cut to it. */
-  deadline: number;
+  /**
+   * What is left of the call's deadline as it is sent: the worker's run is cut to it, counted from arrival.
+   * A duration, not a time of day, so the replicas' and workers' clocks need not agree.
+   */
+  timeoutMs: number;
   package: { name: string; version: string; digest: string };
   tool: string;
   arguments: Record<string, unknown>;
@@ -72,7 +75,7 @@ export type WorkerMessage =
   | { kind: 'alive' }
   | { kind: 'progress'; done: number; total?: number; message?: string }
   | { kind: 'outcome'; outcome: FunctionCallOutcome; writtenBytes: number }
-  /** The call was not run: its deadline had passed when it arrived, or it could not be read. */
+  /** The call was not run: it could not be read, or the worker failed before running it. */
   | { kind: 'refused'; message: string };
 
 export interface CancelMessage {

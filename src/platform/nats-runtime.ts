@@ -116,7 +116,7 @@ export class NatsRuntime implements PackageRuntime {
     return {
       v: 1,
       callId,
-      deadline: Date.now() + timeoutMs,
+      timeoutMs,
       package: { name: pkg.name, version: pkg.version, digest: pkg.digest },
       tool,
       arguments: args,
@@ -137,6 +137,7 @@ export class NatsRuntime implements PackageRuntime {
   /** Sends one call and waits for its outcome; never throws for the bus's sake: a failure is an outcome. */
   private async dispatch(request: CallRequest, signal?: AbortSignal, progress?: ProgressReporter): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
     const started = Date.now();
+    const deadline = started + request.timeoutMs;
     const elapsed = (): number => Date.now() - started;
     const notRun = (message: string) => ({ outcome: notRunOutcome(CrashReason.unavailable, message, elapsed()), writtenBytes: 0 });
     const { nc } = this.options;
@@ -149,15 +150,14 @@ export class NatsRuntime implements PackageRuntime {
       if (!nc.isClosed()) nc.publish(this.subjects.cancel, encodeMessage({ callId: request.callId }));
     };
     try {
-      const data = encodeMessage(request);
       // Until a worker takes it: a "no responders" answer means every worker's slots are taken; ask again.
       let worker: string | null = null;
       while (worker === null) {
         if (signal?.aborted) return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 };
-        const left = request.deadline - Date.now();
-        if (left <= 0) return notRun(`no worker was free to take the call within its deadline (${request.deadline - started} ms); add workers or raise --pool`);
+        const left = deadline - Date.now();
+        if (left <= 0) return notRun(`no worker was free to take the call within its deadline (${deadline - started} ms); add workers or raise --pool`);
         if (!this.connected) return notRun('the NATS server went away before a worker took the call');
-        nc.publish(this.subjects.calls, data, { reply: inbox });
+        nc.publish(this.subjects.calls, encodeMessage({ ...request, timeoutMs: left }), { reply: inbox });
         // A connected server answers at once (a worker's "accepted", or "no responders"); silence means the
         // connection is going, which its status says within moments: look at it while waiting.
         let first: Msg | 'timeout' | 'aborted' = 'timeout';
@@ -167,9 +167,9 @@ export class NatsRuntime implements PackageRuntime {
         }
         if (first === 'aborted') { cancel(); return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 }; }
         if (first === 'timeout' && !this.connected) return notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back');
-        if (first === 'timeout') return notRun(`no worker took the call within its deadline (${request.deadline - started} ms)`);
+        if (first === 'timeout') return notRun(`no worker took the call within its deadline (${deadline - started} ms)`);
         if (isNoResponders(first)) {
-          await pause(Math.min(RETRY_PAUSE_MS, Math.max(0, request.deadline - Date.now())), signal);
+          await pause(Math.min(RETRY_PAUSE_MS, Math.max(0, deadline - Date.now())), signal);
           continue;
         }
         const message = decodeMessage<WorkerMessage>(first.data);

@@ -107,20 +107,18 @@ export class NatsWorker {
     try {
       request = decodeMessage<CallRequest>(msg.data);
       if (request.v !== 1) throw new Error(`protocol version ${String(request.v)}`);
+      if (!(request.timeoutMs > 0)) throw new Error('no time left to run it');
     } catch (err) {
       reply({ kind: 'refused', message: `the worker ${this.name} could not read the call (${err instanceof Error ? err.message : String(err)}); run the same subako version on replicas and workers` });
       return;
     }
-    if (Date.now() >= request.deadline) {
-      reply({ kind: 'refused', message: 'the call reached a worker after its deadline' });
-      return;
-    }
+    const deadline = Date.now() + request.timeoutMs;
     reply({ kind: 'accepted', worker: this.name });
     const heartbeat = setInterval(() => reply({ kind: 'alive' }), HEARTBEAT_MS);
     const abort = new AbortController();
     this.running.set(request.callId, abort);
     try {
-      const { outcome, writtenBytes } = await this.run(request, abort.signal, reply);
+      const { outcome, writtenBytes } = await this.run(request, deadline, abort.signal, reply);
       reply({ kind: 'outcome', outcome, writtenBytes });
       this.answered++;
     } catch (err) {
@@ -135,14 +133,14 @@ export class NatsWorker {
     }
   }
 
-  private async run(request: CallRequest, signal: AbortSignal, reply: (message: WorkerMessage) => void): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
+  private async run(request: CallRequest, deadline: number, signal: AbortSignal, reply: (message: WorkerMessage) => void): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
     const { volumesDir, sealingKey } = this.options;
     const tmpDir = volumeFromWire(volumesDir, request.tmp);
     const dataDir = request.data === undefined ? undefined : volumeFromWire(volumesDir, request.data);
     if (tmpDir === null || dataDir === null) throw new Error('the call names a volume outside the volumes root');
     const loaded = await this.load(request.package.digest, request.package.name, request.package.version);
     let written: number | null = null;
-    const remaining = Math.max(1, request.deadline - Date.now());
+    const remaining = Math.max(1, deadline - Date.now());
     const ctx: FunctionCallContext = {
       tmpDir,
       ...(dataDir !== undefined ? { dataDir } : {}),
@@ -153,7 +151,8 @@ export class NatsWorker {
           credentials: openCredentials(request.egress.sealedCredentials, request.callId, sealingKey),
         },
       } : {}),
-      limits: { ...request.limits, callTimeoutMs: Math.min(request.limits?.callTimeoutMs ?? remaining, remaining) },
+      // The shortest of: what is left of the deadline, the replica's limit, this worker's own.
+      limits: { ...request.limits, callTimeoutMs: Math.min(remaining, request.limits?.callTimeoutMs ?? remaining, this.options.limits?.callTimeoutMs ?? remaining) },
       // The replica reserved the quota; the run tells what it wrote (the first settle is the run's own).
       volumeBudget: { bytes: request.writeBudgetBytes ?? Number.POSITIVE_INFINITY, settle: (bytes) => { written ??= bytes; } },
       signal,
