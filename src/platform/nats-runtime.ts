@@ -35,8 +35,12 @@ export interface NatsRuntimeOptions {
   limits?: Partial<CallLimits>;
 }
 
-/** How long a call waits before asking again when no worker had a free slot. */
-const RETRY_PAUSE_MS = 25;
+/**
+ * How long a call waits before asking again when no worker had a free slot: from 1 ms, doubling to 25 ms, so
+ * a slot that frees at once is taken at once and a long wait does not flood the bus.
+ */
+const FIRST_RETRY_PAUSE_MS = 1;
+const MAX_RETRY_PAUSE_MS = 25;
 /** How often a call waiting for its first answer looks whether the connection is still up. */
 const CONNECTION_CHECK_MS = 100;
 
@@ -152,6 +156,7 @@ export class NatsRuntime implements PackageRuntime {
     try {
       // Until a worker takes it: a "no responders" answer means every worker's slots are taken; ask again.
       let worker: string | null = null;
+      let retryPause = FIRST_RETRY_PAUSE_MS;
       while (worker === null) {
         if (signal?.aborted) return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 };
         const left = deadline - Date.now();
@@ -169,7 +174,8 @@ export class NatsRuntime implements PackageRuntime {
         if (first === 'timeout' && !this.connected) return notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back');
         if (first === 'timeout') return notRun(`no worker took the call within its deadline (${deadline - started} ms)`);
         if (isNoResponders(first)) {
-          await pause(Math.min(RETRY_PAUSE_MS, Math.max(0, deadline - Date.now())), signal);
+          await pause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
+          retryPause = Math.min(MAX_RETRY_PAUSE_MS, retryPause * 2);
           continue;
         }
         const message = decodeMessage<WorkerMessage>(first.data);
