@@ -185,8 +185,14 @@ export class NatsRuntime implements PackageRuntime {
       }
       // Taken: the worker cuts the run to the deadline itself; its heartbeats say it is still there.
       for (;;) {
-        const next = await replies.next(INTERRUPTED_AFTER_MS, signal);
+        let next = await replies.next(INTERRUPTED_AFTER_MS, signal);
         if (next === 'aborted') { cancel(); return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 }; }
+        // Quiet for long, or this process was too busy to read: a round trip to the server reads all that has
+        // arrived before it is answered, so a heartbeat that was only waiting to be read is not taken for death.
+        if (next === 'timeout' && this.connected) {
+          await flushWithin(nc, INTERRUPTED_AFTER_MS);
+          next = replies.poll() ?? 'timeout';
+        }
         if (next === 'timeout') {
           return {
             outcome: notRunOutcome(CrashReason.interrupted,
@@ -211,6 +217,16 @@ export class NatsRuntime implements PackageRuntime {
     await this.options.local.close();
     await this.options.nc.close();
   }
+}
+
+/** A round trip to the server, given up after `ms` (a connection going away may never answer). */
+async function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    nc.flush().catch(() => undefined),
+    new Promise<void>((done) => { timer = setTimeout(done, ms); }),
+  ]);
+  clearTimeout(timer);
 }
 
 function isNoResponders(msg: Msg): boolean {
@@ -251,6 +267,11 @@ class ReplyQueue {
         } else this.queued.push(msg);
       }
     })();
+  }
+
+  /** A message that has arrived and not been read, if any. */
+  poll(): Msg | undefined {
+    return this.queued.shift();
   }
 
   next(timeoutMs: number, signal?: AbortSignal): Promise<Msg | 'timeout' | 'aborted'> {
