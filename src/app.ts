@@ -101,6 +101,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
   try {
     platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
       packageBlobs, volumesDir,
+      // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
+      ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),
       ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();

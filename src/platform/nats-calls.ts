@@ -62,6 +62,8 @@ export interface CallRequest {
   /** Relative to the volumes root. */
   tmp: string;
   data?: string;
+  /** The call's skill set, relative to the volumes root (the replica assembles it on the shared mount). */
+  skills?: string;
   egress?: WireEgress;
   limits?: Partial<Omit<CallLimits, 'memoryBytes'>>;
   /** What the volumes' quotas leave this call to write. */

@@ -126,6 +126,7 @@ export class NatsRuntime implements PackageRuntime {
       arguments: args,
       tmp: volumeOnWire(volumesRoot, ctx.tmpDir),
       ...(ctx.dataDir ? { data: volumeOnWire(volumesRoot, ctx.dataDir) } : {}),
+      ...(ctx.skillsDir ? { skills: volumeOnWire(volumesRoot, ctx.skillsDir) } : {}),
       ...(ctx.egress ? {
         egress: {
           allow: ctx.egress.allow, grants: ctx.egress.grants, privateDestinations: ctx.egress.privateDestinations,

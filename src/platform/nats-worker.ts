@@ -137,13 +137,15 @@ export class NatsWorker {
     const { volumesDir, sealingKey } = this.options;
     const tmpDir = volumeFromWire(volumesDir, request.tmp);
     const dataDir = request.data === undefined ? undefined : volumeFromWire(volumesDir, request.data);
-    if (tmpDir === null || dataDir === null) throw new Error('the call names a volume outside the volumes root');
+    const skillsDir = request.skills === undefined ? undefined : volumeFromWire(volumesDir, request.skills);
+    if (tmpDir === null || dataDir === null || skillsDir === null) throw new Error('the call names a volume outside the volumes root');
     const loaded = await this.load(request.package.digest, request.package.name, request.package.version);
     let written: number | null = null;
     const remaining = Math.max(1, deadline - Date.now());
     const ctx: FunctionCallContext = {
       tmpDir,
       ...(dataDir !== undefined ? { dataDir } : {}),
+      ...(skillsDir !== undefined ? { skillsDir } : {}),
       ...(request.egress ? {
         egress: {
           allow: request.egress.allow, grants: request.egress.grants, privateDestinations: request.egress.privateDestinations,

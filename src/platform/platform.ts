@@ -49,6 +49,8 @@ export interface PlatformOptions {
   packageBlobs?: BlobStore;
   /** The volumes' root (scale-out: a shared POSIX mount the workers see too); `<data-dir>/volumes` otherwise. */
   volumesDir?: string;
+  /** Where skills are unpacked and their sets assembled (scale-out: on the shared mount); `<data-dir>/skills` otherwise. */
+  skillsDir?: string;
   /** What expiry is decided against (sessions' TTL, OAuth refresh, cached remote toolboxes); the system clock by default. */
   clock?: Clock;
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
@@ -128,7 +130,7 @@ export class Platform {
     }
     const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
     const packageBlobs = new ContentStore(join(options.dataDir, 'packages'), limits, options.packageBlobs);
-    const skillBlobs = new ContentStore(join(options.dataDir, 'skills'), limits);
+    const skillBlobs = new ContentStore(options.skillsDir ?? join(options.dataDir, 'skills'), limits);
     await packageBlobs.init();
     await skillBlobs.init();
     const store = options.store ?? new SqliteStore(join(options.dataDir, 'subako.db'));

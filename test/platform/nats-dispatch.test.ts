@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -14,7 +14,7 @@ import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { packBundle } from '../../src/package/index.js';
 import { natsSubjects } from '../../src/platform/index.js';
-import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
+import { probePackageDir, skillDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { connectShared, runName, SHARED_NATS_URL, spawnWorker, type ChildWorker } from '../helpers/nats.js';
 import { progressGuest } from '../helpers/wat-progress-guest.js';
@@ -165,5 +165,19 @@ describe('calls dispatched to workers over NATS', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("a call's skills and volumes are the shared file system's: the worker mounts /skills and /volume/data", async () => {
+    assert.equal((await serve.call('POST', '/v1/skills', await packBundle(skillDir('howto')))).status, 201);
+    const agent = await serve.call('POST', '/v1/agents', { name: runName('agent'), tools: [{ package: 'probe', data: true }], skills: [{ name: 'howto' }] });
+    assert.equal(agent.status, 201, JSON.stringify(agent.body));
+    const session = (await serve.call('POST', `/v1/agents/${agent.body.id}/sessions`, {})).body;
+    const call = async (tool: string, args: Record<string, unknown>) => {
+      const answer = await serve.call('POST', `/v1/sessions/${session.id}/calls`, { tool, arguments: args });
+      return (answer.body.result.content as { text?: string }[]).map((b) => b.text ?? '').join('');
+    };
+    assert.match(await call('read_file', { path: '/skills/howto/SKILL.md' }), /Use it well/);
+    assert.match(await call('write_file', { path: '/volume/data/kept.txt', text: 'written on a worker' }), /^wrote /);
+    assert.equal(readFileSync(join(dataDir, 'volumes', 'agents', agent.body.id, 'data', 'kept.txt'), 'utf8'), 'written on a worker');
   });
 });
