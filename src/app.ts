@@ -9,12 +9,11 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallLimits } from './config.js';
-import { connect } from '@nats-io/transport-node';
 import { sealingKey } from './common/index.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
-  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, natsSubjects, Platform,
+  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
@@ -86,7 +85,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
     try {
       const prefix = options.nats.prefix ?? 'subako';
       // Once connected, the replica keeps trying to reconnect for ever; calls made meanwhile fail as `unavailable`.
-      const nc = await connect({ servers: options.nats.url, name: 'subako-serve', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+      const nc = await connectNats(options.nats.url, 'subako-serve');
       packageBlobs = await NatsBlobStore.open(nc, natsSubjects(prefix).packagesBucket).catch(async (err: unknown) => {
         await nc.close();
         throw err;

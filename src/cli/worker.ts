@@ -7,11 +7,10 @@
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { connect } from '@nats-io/transport-node';
 import { UsageError } from '../errors.js';
 import { sealingKey } from '../common/index.js';
 import { NatsBlobStore } from '../package/index.js';
-import { NatsWorker, natsSubjects } from '../platform/index.js';
+import { NatsWorker, connectNats, natsSubjects } from '../platform/index.js';
 import type { CommandContext } from './command-context.js';
 
 interface WorkerFlags {
@@ -52,8 +51,11 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
       const prefix = flags.natsPrefix;
       const subjects = natsSubjects(prefix);
       const key = sealingKey({ ...process.env, SUBAKO_HOME: dataDir });
+      if (!process.env.SUBAKO_SECRET_KEY) {
+        process.stderr.write("subako worker: SUBAKO_SECRET_KEY is not set; calls that use vault credentials will fail until it holds the API replicas' key\n");
+      }
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const nc = await connect({ servers: url, name: 'subako-worker', maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+      const nc = await connectNats(url, 'subako-worker');
       const blobs = await NatsBlobStore.open(nc, subjects.packagesBucket);
       const worker = new NatsWorker({
         nc, prefix, blobs, pool, volumesDir, dataDir, sealingKey: key, log,

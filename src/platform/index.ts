@@ -22,3 +22,4 @@ export type { CallEvents, CallEvent } from './call-events.js';
 export { NatsRuntime, type NatsRuntimeOptions } from './nats-runtime.js';
 export { NatsWorker, type NatsWorkerOptions } from './nats-worker.js';
 export { natsSubjects, type NatsSubjects } from './nats-calls.js';
+export { connectNats } from './nats-connect.js';
