@@ -15,6 +15,7 @@ import { REPO_ROOT, fixture } from '../test/helpers/paths.js';
 import { sample, summarize, type Summary } from './stats.js';
 import { egressBench } from './egress.js';
 import { endpointBench } from './endpoint.js';
+import { natsBench } from './nats.js';
 import { peersBench } from './peers/index.js';
 import { soakBench } from './soak.js';
 
@@ -160,6 +161,9 @@ async function main(): Promise<void> {
   // 6. Egress overhead, and 7. the MCP endpoint (each adds its own rows).
   for (const row of await egressBench(host, scratch)) add(row);
   for (const row of await endpointBench(host, loaded, call.p50)) add(row);
+
+  // 10. Calls through NATS to workers against in process (its own rows; needs the machine's NATS server).
+  for (const row of await natsBench()) add(row);
 
   // 9. Steady state: RSS, descriptors and p99 over many calls.
   for (const row of await soakBench(host, loaded, tmpDir)) add(row);

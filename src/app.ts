@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallLimits } from './config.js';
 import { sealingKey } from './common/index.js';
+import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
-  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, Platform,
-  type PlatformOptions, type RemoteMcp,
+  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
+  type PlatformOptions, type PackageRuntime, type RemoteMcp,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
 
@@ -44,6 +45,13 @@ export interface StartOptions {
   /** The platform's clock and logger (tests move time forward; see PlatformOptions). */
   clock?: PlatformOptions['clock'];
   logger?: PlatformOptions['logger'];
+  /**
+   * Scale-out: calls go to `subako worker` processes over NATS (`url`), package bundles to its object store;
+   * `prefix` names the deployment's subjects and bucket (default `subako`).
+   */
+  nats?: { url: string; prefix?: string };
+  /** The volumes' root; `<data-dir>/volumes` by default. With NATS, a shared mount the workers see too. */
+  volumesDir?: string;
 }
 
 export interface Started {
@@ -62,8 +70,9 @@ export async function startServer(options: StartOptions): Promise<Started> {
   // One worker per core, at least two; the call limits are sized from the same number.
   const workers = options.workers ?? Math.max(2, availableParallelism());
   const admission = { ...defaultCallAdmissionLimits(workers), ...defined(options.admission ?? {}) };
-  const runtime = new FunctionRuntime({
-    poolSize: workers,
+  const local = new FunctionRuntime({
+    // With NATS, this process only discovers uploads: one slot is enough.
+    poolSize: options.nats ? 1 : workers,
     limits: options.limits,
     sandboxHeapMiB: options.sandboxHeapMiB,
     // A restarted server reads its packages' instrumented modules back instead of walking them again.
@@ -71,10 +80,31 @@ export async function startServer(options: StartOptions): Promise<Started> {
     // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
     onSandboxCrash: (reason) => process.stderr.write(`subako: ${reason}; a new sandbox process was started\n`),
   });
+  let runtime: PackageRuntime = local;
+  let packageBlobs: NatsBlobStore | undefined;
+  const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
+  if (options.nats) {
+    try {
+      const prefix = options.nats.prefix ?? 'subako';
+      // Once connected, the replica keeps trying to reconnect for ever; calls made meanwhile fail as `unavailable`.
+      const nc = await connectNats(options.nats.url, 'subako-serve');
+      packageBlobs = await NatsBlobStore.open(nc, natsSubjects(prefix).packagesBucket).catch(async (err: unknown) => {
+        await nc.close();
+        throw err;
+      });
+      runtime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
+    } catch (err) {
+      await local.close();
+      throw err;
+    }
+  }
   let platform: Platform;
   try {
     platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
       database: options.database,
+      packageBlobs, volumesDir,
+      // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
+      ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),
       ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
   } catch (err) {
     await runtime.close();
@@ -84,7 +114,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
   try {
     server = await SubakoServer.start({
       platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
-      connections: options.connections, runtimeStats: () => runtime.stats(),
+      // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
+      connections: options.connections, runtimeStats: () => local.stats(),
     });
   } catch (err) {
     await platform.close(0);

@@ -20,6 +20,7 @@ const SUBCOMMANDS: Record<string, () => Promise<Register>> = {
   call: async () => (await import('./call.js')).registerCall,
   mcp: async () => (await import('./mcp.js')).registerMcp,
   serve: async () => (await import('./serve.js')).registerServe,
+  worker: async () => (await import('./worker.js')).registerWorker,
   pack: async () => (await import('./pack.js')).registerPack,
   push: async () => (await import('./push.js')).registerPush,
   init: async () => (await import('./init.js')).registerInit,

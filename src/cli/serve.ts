@@ -3,6 +3,7 @@
  * of a data directory prints the admin API key once, with the URL and how to call the example tools.
  * SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
@@ -25,6 +26,9 @@ interface ServeFlags {
   database?: string;
   debug?: boolean;
   allowPrivateDestinations?: boolean;
+  nats?: string;
+  natsPrefix: string;
+  volumesDir?: string;
   [limit: string]: unknown;
 }
 
@@ -65,6 +69,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--database <url>', 'a postgres:// URL to keep the records in PostgreSQL (default: SQLite in the data directory); prefer $SUBAKO_DATABASE or the config file, as flags show in process lists')
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
     .option('--allow-private-destinations', 'local development only: packages may reach loopback and private addresses their allowlist names')
+    .option('--nats <url>', 'scale-out: send calls to `subako worker` processes over this NATS server, bundles to its object store ($SUBAKO_NATS_URL)')
+    .option('--nats-prefix <name>', 'with --nats: the deployment\'s subjects and bucket', process.env.SUBAKO_NATS_PREFIX ?? 'subako')
+    .option('--volumes-dir <dir>', 'the volumes root (default <data-dir>/volumes); with --nats, a shared mount the workers see too')
     .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
     .option('--debug', 'print the stack of an error that stops the start, after its one line');
   for (const [key, flag, description] of LIMIT_FLAGS) serve.option(flag, `${description}; $${LIMIT_ENV_NAMES[key]}`);
@@ -111,6 +118,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
             ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
           },
           sandboxHeapMiB: config.sandboxHeapMiB, database: config.database,
+          ...(flags.nats ?? process.env.SUBAKO_NATS_URL ? { nats: { url: (flags.nats ?? process.env.SUBAKO_NATS_URL)!, prefix: flags.natsPrefix } } : {}),
+          ...(flags.volumesDir ? { volumesDir: resolve(flags.volumesDir) } : {}),
           allowPrivateDestinations: config.allowPrivateDestinations === true,
           examplesDir: config.examples ? bundledExamplesDir() : null,
           origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,

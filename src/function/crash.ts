@@ -24,6 +24,16 @@ export const CrashReason = {
    * stopped because its session or agent was deleted with this reason.
    */
   stopped: 'stopped',
+  /**
+   * Ours (calls dispatched to workers over NATS): no worker took the call within its deadline (every worker
+   * busy, none running, or the bus unreachable). The call never started.
+   */
+  unavailable: 'unavailable',
+  /**
+   * Ours: the worker running the call stopped answering mid-call (its process or machine ended). The call is
+   * never retried: it may have had side effects.
+   */
+  interrupted: 'interrupted',
 } as const;
 
 export type CrashReasonCode = (typeof CrashReason)[keyof typeof CrashReason];

@@ -77,7 +77,7 @@ export interface FunctionCallContext {
 
 export interface CrashInfo {
   /** A stable reason code: jsonrpc_error, result_type, not_jsonrpc, unknown_id, module_request, exited_early,
-   *  exit_status, no_exit, trap, out_of_memory, timeout, stdout_limit, bad_result, sandbox_crashed, stopped. */
+   *  exit_status, no_exit, trap, out_of_memory, timeout, stdout_limit, bad_result, sandbox_crashed, stopped, unavailable, interrupted. */
   reason: string;
   message: string;
   /** The last 4 KiB of stderr, as text. */

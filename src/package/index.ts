@@ -17,3 +17,5 @@ export { normalizeEntryPath, readBundle } from './bundle-read.js';
 export { unpackBundle, writeBundleTree } from './bundle-write.js';
 export { packBundle, type PackOptions } from './bundle-pack.js';
 export { ContentStore, type SweepReport } from './store.js';
+export { BLOB_ERRORS, BlobError, DirectoryBlobStore, type BlobErrorCode, type BlobStore, type BlobSweep } from './blob-store.js';
+export { NatsBlobStore } from './nats-blob-store.js';

@@ -1,22 +1,20 @@
 /**
  * The content-addressed package store: every bundle is kept once, under the sha-256 of its bytes, with its
  * unpacked tree beside it. Records elsewhere (package and skill versions) name a digest; two versions with
- * the same bytes share one blob. Writes go to a temporary name and appear by rename, so a crash leaves either
- * the whole blob or nothing — and a temporary name, or a blob stored just before the crash and never
- * recorded, which `sweep` removes at start-up.
+ * the same bytes share one blob. The blobs live behind a BlobStore (blob-store.ts: the directory `<root>/blobs` by
+ * default, a NATS object store bucket in scale-out); the trees are always this machine's own, made again from
+ * the blob when missing. A crash leaves either the whole blob or nothing — and a temporary name, or a blob
+ * stored just before the crash and never recorded, which `sweep` removes at start-up.
  */
-import { randomBytes } from 'node:crypto';
-import { access, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeTree } from '../wasi/index.js';
+import { checkDigest, DirectoryBlobStore, type BlobStore } from './blob-store.js';
 import { bundleDigest, DEFAULT_BUNDLE_LIMITS, type BundleContents, type BundleLimits } from './bundle.js';
 import { readBundle } from './bundle-read.js';
 import { writeBundleTree } from './bundle-write.js';
 
 const DIGEST = /^[0-9a-f]{64}$/;
-/** The names this store and the bundle writer give what they write, and nothing else ever matches. */
-const BLOB = /^([0-9a-f]{64})\.tar\.gz$/;
-const BLOB_BEING_WRITTEN = /^[0-9a-f]{64}\.tar\.gz\.tmp-[0-9a-f]{12}$/;
 /** A tree (or a skill set, under `sets/`) being written: bundle.ts's and skills.ts's staging names. */
 const TREE_BEING_WRITTEN = /^[0-9a-f]{64}\.partial-[0-9a-f]{12}$/;
 
@@ -28,30 +26,26 @@ export interface SweepReport {
 }
 
 export class ContentStore {
-  private readonly blobs: string;
+  readonly blobs: BlobStore;
   private readonly trees: string;
 
-  /** `root` is a directory of its own (e.g. `<data-dir>/packages`). */
-  constructor(readonly root: string, private readonly limits: BundleLimits = DEFAULT_BUNDLE_LIMITS) {
-    this.blobs = join(root, 'blobs');
+  /** `root` is a directory of its own (e.g. `<data-dir>/packages`); `blobs` defaults to `<root>/blobs`. */
+  constructor(readonly root: string, private readonly limits: BundleLimits = DEFAULT_BUNDLE_LIMITS, blobs?: BlobStore) {
+    this.blobs = blobs ?? new DirectoryBlobStore(join(root, 'blobs'));
     this.trees = join(root, 'trees');
   }
 
   async init(): Promise<void> {
-    await mkdir(this.blobs, { recursive: true });
+    if (this.blobs instanceof DirectoryBlobStore) await this.blobs.init();
     await mkdir(this.trees, { recursive: true });
-  }
-
-  archivePath(digest: string): string {
-    return join(this.blobs, `${checkDigest(digest)}.tar.gz`);
   }
 
   treePath(digest: string): string {
     return join(this.trees, checkDigest(digest));
   }
 
-  async has(digest: string): Promise<boolean> {
-    return exists(this.archivePath(digest));
+  has(digest: string): Promise<boolean> {
+    return this.blobs.has(digest);
   }
 
   /**
@@ -60,12 +54,7 @@ export class ContentStore {
    */
   async put(archive: Uint8Array, contents: BundleContents): Promise<string> {
     const digest = bundleDigest(archive);
-    const blob = this.archivePath(digest);
-    if (!(await exists(blob))) {
-      const tmp = `${blob}.tmp-${randomBytes(6).toString('hex')}`;
-      await writeFile(tmp, archive, { mode: 0o644 });
-      await rename(tmp, blob);
-    }
+    await this.blobs.put(archive);
     const tree = this.treePath(digest);
     if (!(await exists(tree))) {
       await writeBundleTree(contents, tree).catch(async (err: unknown) => {
@@ -80,7 +69,7 @@ export class ContentStore {
   async tree(digest: string): Promise<string> {
     const tree = this.treePath(digest);
     if (await exists(tree)) return tree;
-    const archive = await readFile(this.archivePath(digest));
+    const archive = await this.blobs.get(digest);
     const contents = await readBundle(archive, this.limits);
     await writeBundleTree(contents, tree).catch(async (err: unknown) => {
       if (!(await exists(tree))) throw err;
@@ -88,8 +77,9 @@ export class ContentStore {
     return tree;
   }
 
-  async read(digest: string): Promise<Buffer> {
-    return readFile(this.archivePath(digest));
+  /** The blob's bytes, verified against its digest. */
+  read(digest: string): Promise<Buffer> {
+    return this.blobs.get(digest);
   }
 
   /**
@@ -98,14 +88,7 @@ export class ContentStore {
    * opens, before any write can be in progress: a write under way looks exactly like a leftover.
    */
   async sweep(referenced: ReadonlySet<string>): Promise<SweepReport> {
-    const report: SweepReport = { partial: 0, orphans: 0 };
-    for (const name of await namesIn(this.blobs)) {
-      const blob = BLOB.exec(name);
-      if (BLOB_BEING_WRITTEN.test(name)) report.partial++;
-      else if (blob !== null && !referenced.has(blob[1])) report.orphans++;
-      else continue;
-      await rm(join(this.blobs, name), { force: true });
-    }
+    const report: SweepReport = await this.blobs.sweep(referenced);
     for (const dir of [this.trees, join(this.root, 'sets')]) {
       for (const name of await namesIn(dir)) {
         if (TREE_BEING_WRITTEN.test(name)) report.partial++;
@@ -119,13 +102,8 @@ export class ContentStore {
 
   async remove(digest: string): Promise<void> {
     await rm(this.treePath(digest), { recursive: true, force: true });
-    await rm(this.archivePath(digest), { force: true });
+    await this.blobs.remove(digest);
   }
-}
-
-function checkDigest(digest: string): string {
-  if (!DIGEST.test(digest)) throw new Error(`not a sha-256 digest: ${digest}`);
-  return digest;
 }
 
 async function namesIn(dir: string): Promise<string[]> {

@@ -5,6 +5,7 @@
 export { Platform, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
+export type { PackageRuntime } from './package-runtime.js';
 export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';
 export { API_KEY_SCOPES, scopePermits, mintAdminKey, type Access } from './api-keys.js';
 export {
@@ -19,3 +20,7 @@ export type { SessionInput } from './sessions.js';
 export type { CredentialInput } from './vaults.js';
 export type * from './store.js';
 export type { CallEvents, CallEvent } from './call-events.js';
+export { NatsRuntime, type NatsRuntimeOptions } from './nats-runtime.js';
+export { NatsWorker, type NatsWorkerOptions } from './nats-worker.js';
+export { natsSubjects, type NatsSubjects } from './nats-calls.js';
+export { connectNats } from './nats-connect.js';

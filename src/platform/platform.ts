@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, systemClock, type Clock, type Logger, type Secret } from '../common/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
-import { DEFAULT_BUNDLE_LIMITS, type BundleLimits, ContentStore } from '../package/index.js';
+import { DEFAULT_BUNDLE_LIMITS, type BlobStore, type BundleLimits, ContentStore } from '../package/index.js';
 import { AgentService } from './agents.js';
 import { SessionToolboxes } from './agent-toolbox.js';
 import { VolumeQuotas } from './volume-quota.js';
@@ -48,6 +48,12 @@ export interface PlatformOptions {
   store?: Store;
   /** A `postgres://` URL: the records live in that PostgreSQL database instead of the data directory's SQLite file. */
   database?: Secret;
+  /** Where package bundles are kept (scale-out: the NATS object store); `<data-dir>/packages/blobs` otherwise. */
+  packageBlobs?: BlobStore;
+  /** The volumes' root (scale-out: a shared POSIX mount the workers see too); `<data-dir>/volumes` otherwise. */
+  volumesDir?: string;
+  /** Where skills are unpacked and their sets assembled (scale-out: on the shared mount); `<data-dir>/skills` otherwise. */
+  skillsDir?: string;
   /** What expiry is decided against (sessions' TTL, OAuth refresh, cached remote toolboxes); the system clock by default. */
   clock?: Clock;
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
@@ -121,17 +127,18 @@ export class Platform {
 
   static async open(options: PlatformOptions): Promise<Platform> {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-    for (const dir of ['volumes/sessions', 'volumes/agents']) {
-      await mkdir(join(options.dataDir, dir), { recursive: true });
+    const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
+    for (const dir of ['sessions', 'agents']) {
+      await mkdir(join(volumesDir, dir), { recursive: true });
     }
     const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
-    const packageBlobs = new ContentStore(join(options.dataDir, 'packages'), limits);
-    const skillBlobs = new ContentStore(join(options.dataDir, 'skills'), limits);
+    const packageBlobs = new ContentStore(join(options.dataDir, 'packages'), limits, options.packageBlobs);
+    const skillBlobs = new ContentStore(options.skillsDir ?? join(options.dataDir, 'skills'), limits);
     await packageBlobs.init();
     await skillBlobs.init();
     const store = options.store
       ?? (options.database ? await PostgresStore.open(options.database) : new SqliteStore(join(options.dataDir, 'subako.db')));
-    const platform = new Platform(store, options, new Volumes(join(options.dataDir, 'volumes')), packageBlobs, skillBlobs);
+    const platform = new Platform(store, options, new Volumes(volumesDir), packageBlobs, skillBlobs);
     try {
       // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
       await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));

@@ -1,0 +1,94 @@
+/**
+ * Calls through NATS against in process, on the same machine and in the same run: calls/s and p50 with one
+ * and two workers (NatsWorker, each its own sandbox pool of two), and the bus's added latency per call (p50
+ * through NATS less p50 in process). The machine's NATS server (SUBAKO_BENCH_NATS_URL, default
+ * 127.0.0.1:4222), subjects and bucket named for this run and removed after. Run alone with
+ * `node dist/bench/nats.js`, or as part of `npm run bench`.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { connect } from '@nats-io/transport-node';
+import { NatsBlobStore, packBundle } from '../src/package/index.js';
+import { FunctionRuntime, NatsRuntime, NatsWorker, natsSubjects } from '../src/platform/index.js';
+import type { Tool } from '../src/tool.js';
+import { fixture } from '../test/helpers/paths.js';
+import { sample, summarize } from './stats.js';
+import type { Row } from './run.js';
+
+const CALLS = Number(process.env.BENCH_NATS_CALLS ?? 1000);
+const SECONDS = Number(process.env.BENCH_NATS_SECONDS ?? 3);
+const IN_FLIGHT = 8;
+
+async function rate(tool: Tool, seconds: number): Promise<number> {
+  let done = 0;
+  const until = performance.now() + seconds * 1000;
+  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
+    while (performance.now() < until) {
+      await tool.call({ i: done });
+      done += 1;
+    }
+  }));
+  return done / seconds;
+}
+
+export async function natsBench(): Promise<Row[]> {
+  const url = process.env.SUBAKO_BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
+  const scratch = mkdtempSync(join(tmpdir(), 'subako-bench-nats-'));
+  const prefix = `bench_${randomBytes(4).toString('hex')}`;
+  const key = randomBytes(32);
+  const pkgDir = join(scratch, 'echo');
+  const volumes = join(scratch, 'volumes');
+  const tmpDir = join(volumes, 'sessions', 'bench', 'tmp');
+  mkdirSync(pkgDir);
+  mkdirSync(tmpDir, { recursive: true });
+  writeFileSync(join(pkgDir, 'subako-package.json'), JSON.stringify({ abi: 1, name: 'echo', description: 'Echo.', version: '1.0.0' }));
+  copyFileSync(fixture('c', 'mcp', 'echo.wasm'), join(pkgDir, 'module.wasm'));
+
+  const nc = await connect({ servers: url, name: 'subako-bench' });
+  const blobs = await NatsBlobStore.open(nc, natsSubjects(prefix).packagesBucket);
+  const digest = await blobs.put(await packBundle(pkgDir));
+  const ref = { name: 'echo', version: '1.0.0', digest, dir: pkgDir };
+  const inProcess = new FunctionRuntime({ poolSize: 2 });
+  const tools = (await inProcess.discover(ref)).tools!;
+  const context = () => ({ tmpDir });
+  const local = (await inProcess.toolbox(ref, tools, context)).echo;
+  const runtime = new NatsRuntime({ nc, prefix, volumesRoot: volumes, sealingKey: key, local: new FunctionRuntime({ poolSize: 1 }) });
+  const overNats = (await runtime.toolbox(ref, tools, context)).echo;
+
+  const rows: Row[] = [];
+  const localP50 = summarize(await sample(CALLS, 100, () => local.call({ hello: 'world' }))).p50;
+  const localRate = await rate(local, SECONDS);
+  rows.push({ name: 'in process: echo p50 (pool of 2)', value: localP50, unit: 'ms' });
+  rows.push({ name: 'in process: calls/s, 8 in flight', value: localRate, unit: 'calls/s' });
+  const workers: NatsWorker[] = [];
+  for (const count of [1, 2]) {
+    const worker = new NatsWorker({ nc, prefix, blobs, pool: 2, volumesDir: volumes, dataDir: join(scratch, `worker-${count}`), sealingKey: key, name: `bench-${count}` });
+    await worker.start();
+    workers.push(worker);
+    const p50 = summarize(await sample(CALLS, 100, () => overNats.call({ hello: 'world' }))).p50;
+    const perSecond = await rate(overNats, SECONDS);
+    rows.push({ name: `NATS, ${count} worker${count > 1 ? 's' : ''}: echo p50`, value: p50, unit: 'ms', against: { name: 'in process', value: localP50, ratio: p50 / localP50 } });
+    rows.push({ name: `NATS, ${count} worker${count > 1 ? 's' : ''}: calls/s, 8 in flight`, value: perSecond, unit: 'calls/s', against: { name: 'in process', value: localRate, ratio: perSecond / localRate } });
+    if (count === 1) {
+      const added = p50 - localP50;
+      rows.push({ name: 'NATS: added latency per call (p50)', value: added, unit: 'ms', target: { text: '≤ 0.5 ms', met: added <= 0.5, by: added > 0.5 ? `${(added - 0.5).toFixed(3)} ms` : undefined } });
+    }
+  }
+  for (const worker of workers) await worker.close();
+  await blobs.destroy();
+  await runtime.close(); // closes the connection too
+  await inProcess.close();
+  rmSync(scratch, { recursive: true, force: true });
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const row of await natsBench()) {
+    const against = row.against ? `  ×${row.against.ratio.toFixed(2)} vs ${row.against.name}` : '';
+    const target = row.target ? `  target ${row.target.text}: ${row.target.met ? 'met' : `MISSED by ${row.target.by}`}` : '';
+    console.log(`${row.name.padEnd(44)} ${row.value.toFixed(3).padStart(10)} ${row.unit}${against}${target}`);
+  }
+}

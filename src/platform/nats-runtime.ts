@@ -1,0 +1,299 @@
+/**
+ * The PackageRuntime of an API replica in scale-out (`subako serve --nats URL`): calls go to workers as NATS
+ * messages instead of running in this process (wire protocol: nats-calls.ts). Reading, checking and
+ * discovering an uploaded package still happen here, on a small local runtime: discovery runs before a
+ * package is stored, and its result is what every replica then serves.
+ *
+ * Flow control is the workers': each holds one queue subscription per free slot, each for one message, so
+ * the NATS server itself never hands a worker more than it has room for. A call nobody takes is answered
+ * by the server at once ("no responders"); the call tries again, with a short pause, until its deadline, and
+ * ends as a crash `unavailable`. Once a worker took a call, it says so every HEARTBEAT_MS; a call whose worker
+ * went quiet ends as `interrupted`, and is never sent again (a tool may have had side effects).
+ */
+import { randomUUID } from 'node:crypto';
+import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
+import { CrashReason, toModelResult, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../function/index.js';
+import { CallCancelledError, type CallToolResult, type ProgressReporter, type Tool, type ToolCallContext, type Toolbox } from '../tool.js';
+import type { FunctionRuntime } from './function-runtime.js';
+import {
+  INTERRUPTED_AFTER_MS, decodeMessage, encodeMessage, natsSubjects, notRunOutcome, sealCredentials, volumeOnWire,
+  type CallRequest, type NatsSubjects, type WorkerMessage,
+} from './nats-calls.js';
+import type { InspectedPackage, PackageRuntime, StoredPackageRef } from './package-runtime.js';
+
+export interface NatsRuntimeOptions {
+  /** The runtime owns it: `close` closes it. */
+  nc: NatsConnection;
+  /** Names the deployment's subjects and bucket (nats-calls.ts). */
+  prefix: string;
+  /** Where this replica's volumes are; the workers mount the same file system at their `--volumes-dir`. */
+  volumesRoot: string;
+  sealingKey: Buffer;
+  /** Reads, checks and discovers uploads here; its pool runs discovery only. */
+  local: FunctionRuntime;
+  limits?: Partial<CallLimits>;
+}
+
+/**
+ * How long a call waits before asking again when no worker had a free slot: from 1 ms, doubling to 25 ms, so
+ * a slot that frees at once is taken at once and a long wait does not flood the bus.
+ */
+const FIRST_RETRY_PAUSE_MS = 1;
+const MAX_RETRY_PAUSE_MS = 25;
+/** How often a call waiting for its first answer looks whether the connection is still up. */
+const CONNECTION_CHECK_MS = 100;
+
+export class NatsRuntime implements PackageRuntime {
+  private readonly subjects: NatsSubjects;
+  private readonly limits: CallLimits;
+  private connected = true;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: NatsRuntimeOptions) {
+    this.subjects = natsSubjects(options.prefix);
+    this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
+    void this.watchConnection();
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.options.nc.status()) {
+      if (status.type === 'disconnect') this.connected = false;
+      else if (status.type === 'reconnect') this.connected = true;
+    }
+  }
+
+  inspect(dir: string): Promise<InspectedPackage> {
+    return this.options.local.inspect(dir);
+  }
+
+  discover(pkg: StoredPackageRef): Promise<DiscoveryResult> {
+    return this.options.local.discover(pkg);
+  }
+
+  async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox> {
+    const box: Toolbox = {};
+    for (const info of tools) box[info.name] = this.tool(pkg, info, context);
+    return box;
+  }
+
+  private tool(pkg: StoredPackageRef, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
+    const runtime = this;
+    return {
+      name: info.name,
+      description: info.description,
+      inputSchema: info.inputSchema,
+      outputSchema: info.outputSchema,
+      source: { kind: 'function', package: pkg.name, version: pkg.version },
+      async call(args: Record<string, unknown>, callCtx?: ToolCallContext): Promise<CallToolResult> {
+        const ctx = await context();
+        let written = 0;
+        let outcome: FunctionCallOutcome;
+        const running = (async () => {
+          const own = ctx.limits?.callTimeoutMs ?? runtime.limits.callTimeoutMs;
+          const timeoutMs = callCtx?.timeoutMs === undefined ? own : Math.max(1, Math.min(own, Math.floor(callCtx.timeoutMs)));
+          const request = runtime.request(pkg, info.name, args, ctx, timeoutMs);
+          if (callCtx?.progress) request.progress = true;
+          const answer = await runtime.dispatch(request, callCtx?.signal, callCtx?.progress);
+          written = answer.writtenBytes;
+          return answer.outcome;
+        })();
+        runtime.inFlight.add(running);
+        try {
+          outcome = await running;
+        } finally {
+          runtime.inFlight.delete(running);
+          ctx.volumeBudget?.settle(written);
+        }
+        callCtx?.report?.({
+          status: outcome.status, crash: outcome.crash ?? undefined, egress: outcome.egress, stderr: outcome.stderr, durationMs: outcome.durationMs,
+        });
+        if (outcome.status === 'cancelled') throw new CallCancelledError(info.name);
+        return toModelResult(outcome);
+      },
+    };
+  }
+
+  private request(pkg: StoredPackageRef, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext, timeoutMs: number): CallRequest {
+    const callId = randomUUID();
+    const { volumesRoot, sealingKey } = this.options;
+    return {
+      v: 1,
+      callId,
+      timeoutMs,
+      package: { name: pkg.name, version: pkg.version, digest: pkg.digest },
+      tool,
+      arguments: args,
+      tmp: volumeOnWire(volumesRoot, ctx.tmpDir),
+      ...(ctx.dataDir ? { data: volumeOnWire(volumesRoot, ctx.dataDir) } : {}),
+      ...(ctx.skillsDir ? { skills: volumeOnWire(volumesRoot, ctx.skillsDir) } : {}),
+      ...(ctx.egress ? {
+        egress: {
+          allow: ctx.egress.allow, grants: ctx.egress.grants, privateDestinations: ctx.egress.privateDestinations,
+          ...(ctx.egress.ca !== undefined ? { ca: ctx.egress.ca } : {}),
+          sealedCredentials: sealCredentials(ctx.egress.credentials, callId, sealingKey),
+        },
+      } : {}),
+      limits: { ...ctx.limits, callTimeoutMs: timeoutMs },
+      ...(ctx.volumeBudget ? { writeBudgetBytes: ctx.volumeBudget.bytes } : {}),
+    };
+  }
+
+  /** Sends one call and waits for its outcome; never throws for the bus's sake: a failure is an outcome. */
+  private async dispatch(request: CallRequest, signal?: AbortSignal, progress?: ProgressReporter): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
+    const started = Date.now();
+    const deadline = started + request.timeoutMs;
+    const elapsed = (): number => Date.now() - started;
+    const notRun = (message: string) => ({ outcome: notRunOutcome(CrashReason.unavailable, message, elapsed()), writtenBytes: 0 });
+    const { nc } = this.options;
+    if (!this.connected || nc.isClosed()) {
+      return notRun('the call could not be sent: the NATS server is not reachable from this API replica; it is retried on the next call once NATS is back');
+    }
+    const inbox = createInbox();
+    const replies = new ReplyQueue(nc.subscribe(inbox));
+    const cancel = (): void => {
+      if (!nc.isClosed()) nc.publish(this.subjects.cancel, encodeMessage({ callId: request.callId }));
+    };
+    try {
+      // Until a worker takes it: a "no responders" answer means every worker's slots are taken; ask again.
+      let worker: string | null = null;
+      let retryPause = FIRST_RETRY_PAUSE_MS;
+      while (worker === null) {
+        if (signal?.aborted) return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 };
+        const left = deadline - Date.now();
+        if (left <= 0) return notRun(`no worker was free to take the call within its deadline (${deadline - started} ms); add workers or raise --pool`);
+        if (!this.connected) return notRun('the NATS server went away before a worker took the call');
+        nc.publish(this.subjects.calls, encodeMessage({ ...request, timeoutMs: left }), { reply: inbox });
+        // A connected server answers at once (a worker's "accepted", or "no responders"); silence means the
+        // connection is going, which its status says within moments: look at it while waiting.
+        let first: Msg | 'timeout' | 'aborted' = 'timeout';
+        for (let waited = 0; waited < left; waited += CONNECTION_CHECK_MS) {
+          first = await replies.next(Math.min(CONNECTION_CHECK_MS, left - waited), signal);
+          if (first !== 'timeout' || !this.connected) break;
+        }
+        if (first === 'aborted') { cancel(); return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 }; }
+        if (first === 'timeout' && !this.connected) return notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back');
+        if (first === 'timeout') return notRun(`no worker took the call within its deadline (${deadline - started} ms)`);
+        if (isNoResponders(first)) {
+          await pause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
+          retryPause = Math.min(MAX_RETRY_PAUSE_MS, retryPause * 2);
+          continue;
+        }
+        const message = decodeMessage<WorkerMessage>(first.data);
+        if (message.kind === 'refused') return notRun(message.message);
+        if (message.kind === 'outcome') return { outcome: message.outcome, writtenBytes: message.writtenBytes };
+        worker = message.kind === 'accepted' ? message.worker : 'a worker';
+      }
+      // Taken: the worker cuts the run to the deadline itself; its heartbeats say it is still there.
+      for (;;) {
+        let next = await replies.next(INTERRUPTED_AFTER_MS, signal);
+        if (next === 'aborted') { cancel(); return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 }; }
+        // Quiet for long, or this process was too busy to read: a round trip to the server reads all that has
+        // arrived before it is answered, so a heartbeat that was only waiting to be read is not taken for death.
+        if (next === 'timeout' && this.connected) {
+          await flushWithin(nc, INTERRUPTED_AFTER_MS);
+          next = replies.poll() ?? 'timeout';
+        }
+        if (next === 'timeout') {
+          return {
+            outcome: notRunOutcome(CrashReason.interrupted,
+              `the worker running this call (${worker}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
+              elapsed()),
+            writtenBytes: 0,
+          };
+        }
+        if (isNoResponders(next)) continue;
+        const message = decodeMessage<WorkerMessage>(next.data);
+        if (message.kind === 'progress') progress?.(message.done, message.total, message.message);
+        if (message.kind === 'outcome') return { outcome: message.outcome, writtenBytes: message.writtenBytes };
+        if (message.kind === 'refused') return notRun(message.message);
+      }
+    } finally {
+      replies.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+    await this.options.local.close();
+    await this.options.nc.close();
+  }
+}
+
+/** A round trip to the server, given up after `ms` (a connection going away may never answer). */
+async function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    nc.flush().catch(() => undefined),
+    new Promise<void>((done) => { timer = setTimeout(done, ms); }),
+  ]);
+  clearTimeout(timer);
+}
+
+function isNoResponders(msg: Msg): boolean {
+  return msg.headers?.code === 503;
+}
+
+function cancelledOutcome(durationMs: number): FunctionCallOutcome {
+  return {
+    status: 'cancelled', result: null, model: [{ type: 'text', text: 'The call was cancelled: its caller went away.' }], crash: null,
+    durationMs, egress: [], stderr: '',
+  };
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', finish);
+      done();
+    }
+    signal?.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/** The messages of one call's inbox, read one at a time with a timeout and the caller's signal. */
+class ReplyQueue {
+  private readonly queued: Msg[] = [];
+  private waiter: ((msg: Msg) => void) | null = null;
+
+  constructor(private readonly sub: Subscription) {
+    void (async () => {
+      for await (const msg of sub) {
+        if (this.waiter) {
+          const wake = this.waiter;
+          this.waiter = null;
+          wake(msg);
+        } else this.queued.push(msg);
+      }
+    })();
+  }
+
+  /** A message that has arrived and not been read, if any. */
+  poll(): Msg | undefined {
+    return this.queued.shift();
+  }
+
+  next(timeoutMs: number, signal?: AbortSignal): Promise<Msg | 'timeout' | 'aborted'> {
+    const ready = this.queued.shift();
+    if (ready) return Promise.resolve(ready);
+    if (signal?.aborted) return Promise.resolve('aborted');
+    return new Promise((done) => {
+      const finish = (value: Msg | 'timeout' | 'aborted'): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.waiter = null;
+        done(value);
+      };
+      const onAbort = (): void => finish('aborted');
+      const timer = setTimeout(() => finish('timeout'), Math.max(1, timeoutMs));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiter = finish;
+    });
+  }
+
+  close(): void {
+    this.sub.unsubscribe();
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * NATS for tests: the machine's shared server (127.0.0.1:4222, ../shared/reference/services.md), with names
+ * made per run so parallel runs never meet, and a server of a test's own for the tests that stop it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+
+export const SHARED_NATS_URL = process.env.SUBAKO_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
+
+/** A name of this run's own, usable as a subject token, stream or bucket name. */
+export const runName = (prefix: string): string => `${prefix}_${process.pid}_${randomBytes(4).toString('hex')}`;
+
+export function connectShared(): Promise<NatsConnection> {
+  return connect({ servers: SHARED_NATS_URL, name: 'subako-test' });
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
+/** A nats-server of the test's own, on a free port, with JetStream in a temporary directory; stopped by its pid. */
+export class OwnNatsServer {
+  private child: ChildProcess | null = null;
+  readonly dir = mkdtempSync(join(tmpdir(), 'subako-nats-'));
+
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<OwnNatsServer> {
+    const server = new OwnNatsServer(await freePort());
+    await server.resume();
+    return server;
+  }
+
+  /** Starts (again) on the same port and store directory; resolves once the server accepts connections. */
+  async resume(): Promise<void> {
+    const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'js')], { stdio: 'ignore' });
+    this.child = child;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const nc = await connect({ servers: this.url, reconnect: false });
+        await nc.close();
+        return;
+      } catch (err) {
+        if (attempt > 100 || child.exitCode !== null) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  /** Stops the server by the pid this helper started, and waits for it to be gone. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null) return;
+    const gone = new Promise((done) => child.once('exit', done));
+    child.kill('SIGKILL');
+    await gone;
+  }
+
+  async remove(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface ChildWorker {
+  child: ChildProcess;
+  name: string;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+/** A real `subako worker` child process; resolves once it says it takes calls. */
+export async function spawnWorker(
+  options: { url: string; prefix: string; volumesDir: string; pool?: number; env?: NodeJS.ProcessEnv; repoRoot: string },
+): Promise<ChildWorker> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'subako-worker-'));
+  const argv = [join(options.repoRoot, 'bin', 'subako.js'), 'worker', '--nats', options.url, '--nats-prefix', options.prefix,
+    '--pool', String(options.pool ?? 2), '--volumes-dir', options.volumesDir, '--data-dir', dataDir];
+  const child = spawn(process.execPath, argv, { env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (chunk) => { out += chunk; });
+  child.stderr!.on('data', (chunk) => { err += chunk; });
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const deadline = Date.now() + 30_000;
+  while (!/taking calls/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`subako worker exited: ${err}`);
+    if (Date.now() > deadline) throw new Error(`subako worker did not start: ${out} ${err}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const name = /subako worker (\S+) taking calls/.exec(out)![1];
+  return {
+    child, name, stdout: () => out, stderr: () => err, exited,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const code = await exited;
+      rmSync(dataDir, { recursive: true, force: true });
+      return code;
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * Faults of calls over NATS, for real, on a NATS server of this test's own (stopped and started by the pid
+ * it started, never the machine's shared one): no worker running, a worker killed with SIGKILL mid-call, the
+ * NATS server stopped and started again under a running replica and worker. Every call made is in the call
+ * log exactly once.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { packBundle } from '../../src/package/index.js';
+import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
+import { REPO_ROOT } from '../helpers/paths.js';
+import { OwnNatsServer, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
+
+interface CallAnswer { call: { id: string; outcome: string; crash: { reason: string; message: string } | null }; result: unknown }
+
+describe('calls over NATS when things fail', () => {
+  const prefix = runName('subako');
+  const dataDir = tempDir();
+  let nats: OwnNatsServer;
+  let serve: ChildServer;
+  let bus: NatsConnection;
+  const workers: ChildWorker[] = [];
+  let sessionId: string;
+  let made = 0;
+  /** Worker names in the order they accepted calls. */
+  const accepted: string[] = [];
+
+  const call = async (tool: string, args: Record<string, unknown> = {}): Promise<CallAnswer> => {
+    made++;
+    const answer = await serve.call('POST', `/v1/sessions/${sessionId}/calls`, { tool, arguments: args });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    return answer.body as CallAnswer;
+  };
+  const startWorker = async (): Promise<ChildWorker> => {
+    const worker = await spawnWorker({ url: nats.url, prefix, volumesDir: join(dataDir, 'volumes'), pool: 2, env: TEST_KEY, repoRoot: REPO_ROOT });
+    workers.push(worker);
+    return worker;
+  };
+
+  before(async () => {
+    nats = await OwnNatsServer.start();
+    bus = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
+    bus.subscribe('_INBOX.>', {
+      callback: (err, msg) => {
+        const found = err ? null : /^\{"kind":"accepted","worker":"([^"]+)"\}$/.exec(Buffer.from(msg.data).toString());
+        if (found) accepted.push(found[1]);
+      },
+    });
+    await bus.flush();
+    serve = await spawnServe(dataDir, undefined, ['--nats', nats.url, '--nats-prefix', prefix, '--no-examples', '--call-timeout-ms', '8000']);
+    assert.equal((await serve.call('POST', '/v1/packages', await packBundle(probePackageDir()))).status, 201);
+    const agent = (await serve.call('POST', '/v1/agents', { name: 'faults', tools: [{ package: 'probe' }] })).body;
+    sessionId = (await serve.call('POST', `/v1/agents/${agent.id}/sessions`, {})).body.id;
+  });
+
+  after(async () => {
+    await Promise.all(workers.map((w) => w.stop()));
+    serve?.child.kill('SIGTERM');
+    await serve?.exited;
+    await bus?.close();
+    await nats?.remove();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('with no worker running, a call fails as a crash `unavailable` within its deadline, saying why', async () => {
+    const answer = await call('echo', { n: 0 });
+    assert.equal(answer.call.outcome, 'crash');
+    assert.equal(answer.call.crash?.reason, 'unavailable');
+    assert.match(answer.call.crash!.message, /no worker was free to take the call within its deadline \(\d+ ms\)/);
+  });
+
+  it('a worker killed mid-call leaves that call a crash `interrupted`, run once, while others succeed on the other worker', async () => {
+    await startWorker();
+    await startWorker();
+    const seenBefore = accepted.length;
+    const spinning = call('timeout');
+    while (accepted.length === seenBefore) await new Promise((r) => setTimeout(r, 20));
+    const victim = workers.find((w) => w.name === accepted[seenBefore])!;
+    const survivor = workers.find((w) => w !== victim)!;
+    victim.child.kill('SIGKILL');
+    await victim.exited;
+    const others = await Promise.all(Array.from({ length: 10 }, (_, n) => call('echo', { n })));
+    for (const other of others) assert.equal(other.call.outcome, 'ok', JSON.stringify(other.call.crash));
+    assert.ok(accepted.slice(seenBefore + 1).every((name) => name === survivor.name), 'the calls after the kill ran on the surviving worker');
+    const interrupted = await spinning;
+    assert.equal(interrupted.call.outcome, 'crash');
+    assert.equal(interrupted.call.crash?.reason, 'interrupted');
+    assert.match(interrupted.call.crash!.message, /stopped answering mid-call.*not retried/);
+    // Never sent again: one worker ever accepted it.
+    assert.equal(accepted.filter((name) => name === victim.name).length, 1);
+  });
+
+  it('while NATS is down calls fail fast as `unavailable`; once it is back they succeed, nothing restarted', async () => {
+    await nats.stop();
+    const down = await call('echo', { n: 1 });
+    assert.equal(down.call.outcome, 'crash');
+    assert.equal(down.call.crash?.reason, 'unavailable');
+    assert.match(down.call.crash!.message, /NATS/);
+    await nats.resume();
+    // The replica and the worker reconnect by themselves; ask until a call goes through (a bounded number of times).
+    let back: CallAnswer | null = null;
+    for (let attempt = 0; attempt < 100 && back?.call.outcome !== 'ok'; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 100));
+      back = await call('echo', { n: 2 });
+      if (back.call.outcome !== 'ok') assert.equal(back.call.crash?.reason, 'unavailable', JSON.stringify(back.call));
+    }
+    assert.equal(back?.call.outcome, 'ok');
+    assert.equal(serve.child.exitCode, null, 'the replica was not restarted');
+    assert.ok(workers.some((w) => w.child.exitCode === null), 'the worker was not restarted');
+  });
+
+  it('every call made is in the call log exactly once', async () => {
+    const records = (await serve.call('GET', `/v1/sessions/${sessionId}/calls?limit=100`)).body.items as { id: string }[];
+    assert.equal(records.length, made);
+    assert.equal(new Set(records.map((r) => r.id)).size, made);
+  });
+});
