@@ -13,7 +13,8 @@
  * are shared: absolute rates drift, ratios taken moments apart hold).
  *
  * `node dist/bench/endpoint-peers.js` runs it alone. BENCH_ENDPOINT_ROUNDS (3), BENCH_ENDPOINT_SECONDS (3)
- * and BENCH_ENDPOINT_CONNECTIONS ("8,32") make a quicker run.
+ * and BENCH_ENDPOINT_CONNECTIONS ("8,32") make a quicker run; BENCH_ENDPOINT_ONLY="session URL" keeps only the
+ * contestants whose name holds it (beside the official server), for a profile of one.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -39,6 +40,8 @@ import type { Row } from './run.js';
 const ROUNDS = Number(process.env.BENCH_ENDPOINT_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_ENDPOINT_SECONDS ?? 3);
 const CONNECTIONS = (process.env.BENCH_ENDPOINT_CONNECTIONS ?? '8,32').split(',').map(Number);
+/** Only the contestants whose name holds this (and the official server), e.g. for a profile of one. */
+const ONLY = process.env.BENCH_ENDPOINT_ONLY;
 const OFFICIAL = 'official SDK v2 server, TypeScript echo';
 /** The URL the platform is told the TypeScript echo's remote server has; the bench's RemoteMcp answers it. */
 const TS_ECHO_REMOTE = 'http://127.0.0.1:9/mcp';
@@ -51,7 +54,7 @@ interface Contestant {
 }
 
 /** One tools/call, formed once: what a 2026-07-28 client sends for `echo {text: "hello"}`. */
-function request(tool: string): { body: string; headers: Record<string, string> } {
+export function request(tool: string): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify({
     jsonrpc: '2.0', id: 1, method: 'tools/call',
     params: {
@@ -109,7 +112,7 @@ async function startOfficial(): Promise<{ url: string; server: Server; close: ()
  * through the ordinary path, one agent granted it, one agent whose remote MCP server is the TypeScript echo,
  * and a session of each.
  */
-async function startPlatform(dataDir: string): Promise<{ packageSession: Contestant; typeScriptSession: Contestant; close: () => Promise<void> }> {
+export async function startPlatform(dataDir: string): Promise<{ packageSession: Contestant; typeScriptSession: Contestant; close: () => Promise<void> }> {
   const runtime = new FunctionRuntime({ poolSize: 2, preparedCacheDir: join(dataDir, 'cache', 'prepared') });
   const echo = typeScriptEcho();
   const platform = await Platform.open({
@@ -138,7 +141,7 @@ async function startPlatform(dataDir: string): Promise<{ packageSession: Contest
 }
 
 /** The load generator's process, and one timed run through it. */
-function loadGenerator(): { run: (task: LoadTask) => Promise<LoadFigures>; close: () => void } {
+export function loadGenerator(): { run: (task: LoadTask) => Promise<LoadFigures>; close: () => void } {
   const child: ChildProcess = fork(new URL('./load-generator.js', import.meta.url), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return {
     run: (task) => new Promise((resolve, reject) => {
@@ -169,8 +172,8 @@ const median = (xs: number[]): number => {
 };
 
 /** Rates per contestant and connection count, each round's run of every contestant taken back to back. */
-async function measure(contestants: Contestant[], run: (task: LoadTask) => Promise<LoadFigures>): Promise<Map<string, LoadFigures[]>> {
-  const figures = new Map<string, LoadFigures[]>();
+export async function measure(contestants: Contestant[], run: (task: LoadTask) => Promise<LoadFigures>): Promise<Map<string, Measured[]>> {
+  const figures = new Map<string, Measured[]>();
   const task = (c: Contestant, connections: number, seconds: number): LoadTask => ({ url: c.url, connections, seconds, ...request(c.tool) });
   for (const c of contestants) await run(task(c, 8, 1)); // warm up: JIT, pools, caches
   for (let round = 0; round < ROUNDS; round += 1) {
@@ -178,7 +181,10 @@ async function measure(contestants: Contestant[], run: (task: LoadTask) => Promi
     const order = contestants.map((_, i) => contestants[(i + round) % contestants.length]);
     for (const connections of CONNECTIONS) {
       for (const c of order) {
-        const result = await run(task(c, connections, SECONDS));
+        const cpu = process.cpuUsage();
+        const loaded = await run(task(c, connections, SECONDS));
+        const used = process.cpuUsage(cpu);
+        const result = { ...loaded, cpuMicros: (used.user + used.system) / Math.max(1, loaded.rate * SECONDS) };
         if (result.errors > 0 || result.non2xx > 0) {
           throw new Error(`${c.name} at ${connections} connections: ${result.errors} errors, ${result.non2xx} answers not 2xx`);
         }
@@ -190,7 +196,14 @@ async function measure(contestants: Contestant[], run: (task: LoadTask) => Promi
   return figures;
 }
 
-function rows(contestants: Contestant[], figures: Map<string, LoadFigures[]>): Row[] {
+/**
+ * A run's figures, and the CPU this process (every server measured lives in it) spent per answer: on a loaded
+ * machine the rates swing with what else runs, CPU per call far less. A package's guest runs in the sandbox
+ * process, whose CPU is not counted here: for packages it is the endpoint's and the platform's share.
+ */
+type Measured = LoadFigures & { cpuMicros: number };
+
+function rows(contestants: Contestant[], figures: Map<string, Measured[]>): Row[] {
   const out: Row[] = [];
   /** The median over rounds of `a`'s rate over `b`'s, both at `connections`. */
   const ratio = (a: string, b: string, connections: number): number => {
@@ -218,13 +231,20 @@ function rows(contestants: Contestant[], figures: Map<string, LoadFigures[]>): R
     }
     // The platform's own cost: a session URL against mcp.serve of the same tool (issue 17, point 4: ≥ ×1).
     for (const [session, served] of [['session URL, TypeScript echo', 'mcp.serve, TypeScript echo'], ['session URL, echo package', 'mcp.serve, echo package']]) {
+      if (!figures.has(`${session}@${connections}`) || !figures.has(`${served}@${connections}`)) continue;
       const r = ratio(session, served, connections);
       out.push({
         name: `  ${session} / mcp.serve, ${connections} conn.`, value: r, unit: '×',
         target: { text: '≥ 1×', met: r >= 1, ...(r < 1 ? { by: `${((1 - r) * 100).toFixed(0)}%` } : {}) },
       });
     }
-    out.push({ name: `endpoint p50 at ${connections} conn., official / session URL (package)`, value: p50(OFFICIAL, connections), unit: 'ms', against: { name: 'session URL, echo package', value: p50('session URL, echo package', connections), ratio: p50(OFFICIAL, connections) / p50('session URL, echo package', connections) } });
+    const cpu = (name: string) => median(figures.get(`${name}@${connections}`)!.map((x) => x.cpuMicros));
+    for (const c of contestants) {
+      out.push({ name: `  server CPU per call at ${connections} conn., ${c.name}`, value: cpu(c.name), unit: 'µs', ...(c.name === OFFICIAL ? {} : { against: { name: 'official', value: cpu(OFFICIAL), ratio: cpu(c.name) / cpu(OFFICIAL) } }) });
+    }
+    for (const c of contestants) {
+      out.push({ name: `  p50 at ${connections} conn., ${c.name}`, value: p50(c.name, connections), unit: 'ms', ...(c.name === OFFICIAL ? {} : { against: { name: 'official', value: p50(OFFICIAL, connections), ratio: p50(c.name, connections) / p50(OFFICIAL, connections) } }) });
+    }
   }
   return out;
 }
@@ -246,7 +266,7 @@ export async function endpointPeersBench(host: FunctionHost, loaded: LoadedPacka
         platform.typeScriptSession,
         { name: 'mcp.serve, echo package', url: packageUrl, tool: 'echo' },
         platform.packageSession,
-      ];
+      ].filter((c) => c.name === OFFICIAL || ONLY === undefined || c.name.includes(ONLY));
       for (const c of contestants) await checkAnswers(c);
       return rows(contestants, await measure(contestants, load.run));
     }));
