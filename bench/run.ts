@@ -15,6 +15,8 @@ import { REPO_ROOT, fixture } from '../test/helpers/paths.js';
 import { sample, summarize, type Summary } from './stats.js';
 import { egressBench } from './egress.js';
 import { endpointBench } from './endpoint.js';
+import { endpointPeersBench } from './endpoint-peers.js';
+import { coldStartBench } from './cold-start.js';
 import { peersBench } from './peers/index.js';
 import { soakBench } from './soak.js';
 
@@ -152,6 +154,8 @@ async function main(): Promise<void> {
     add({ name: `discovery: examples/packages/${name}`, value: discovery.durationMs, unit: 'ms' });
   }
   await coldHost.close();
+  // 4b. The first call of the example package just loaded, warm and in fresh processes (cache empty, filled).
+  for (const row of await coldStartBench()) add(row);
 
   // 5. A naive host: a new Node process per call with node:wasi.
   const naive = await naiveBench(request.line, Number(process.env.BENCH_NAIVE_RUNS ?? 20));
@@ -160,6 +164,8 @@ async function main(): Promise<void> {
   // 6. Egress overhead, and 7. the MCP endpoint (each adds its own rows).
   for (const row of await egressBench(host, scratch)) add(row);
   for (const row of await endpointBench(host, loaded, call.p50)) add(row);
+  // 7b. The same endpoint against the official SDK's own server, driven by autocannon from outside.
+  for (const row of await endpointPeersBench(host, loaded)) add(row);
 
   // 9. Steady state: RSS, descriptors and p99 over many calls.
   for (const row of await soakBench(host, loaded, tmpDir)) add(row);
