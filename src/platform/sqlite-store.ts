@@ -30,7 +30,57 @@ export class SqliteStore implements Store {
     migrate(this.db);
   }
 
+  /**
+   * The call log's two writes per call (`addCall`, `finishCall`), held until the end of this turn of the
+   * event loop and committed together in one transaction: a commit costs several times the statement, and
+   * with calls in flight several land in each turn. Nothing can see them out of order: every other statement
+   * (`sql` outside a transaction) and every transaction (`tx`) commits what is held first, and a write's
+   * promise resolves only once it is committed (the call log awaits its `running` record before the tool runs).
+   */
+  private held: { write: () => void; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushQueued = false;
+
+  private hold(write: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.held.push({ write, resolve, reject });
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        setImmediate(() => this.commitHeld());
+      }
+    });
+  }
+
+  private commitHeld(): void {
+    this.flushQueued = false;
+    if (this.held.length === 0) return;
+    const batch = this.held;
+    this.held = [];
+    try {
+      this.db.transaction(() => { for (const held of batch) held.write(); })();
+    } catch {
+      // One write failed (its session was deleted meanwhile) and the batch rolled back: each alone, so that
+      // each caller gets its own answer.
+      for (const held of batch) {
+        try {
+          held.write();
+          held.resolve();
+        } catch (err) {
+          held.reject(err);
+        }
+      }
+      return;
+    }
+    for (const held of batch) held.resolve();
+  }
+
+  /** One transaction, after what the call log holds is committed (so it cannot be rolled back with it). */
+  private tx<T>(work: () => T): T {
+    this.commitHeld();
+    return this.db.transaction(work)();
+  }
+
   private sql(text: string): Database.Statement {
+    if (this.held.length > 0 && !this.db.inTransaction) this.commitHeld();
     let statement = this.statements.get(text);
     if (statement === undefined) {
       statement = this.db.prepare(text);
@@ -64,7 +114,7 @@ export class SqliteStore implements Store {
 
   // ---- packages
   async addPackage(rec: Omit<PackageRecord, 'seq'>): Promise<PackageRecord> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       if (this.sql('SELECT 1 FROM packages WHERE name = ? AND version = ?').get(rec.name, rec.version)) {
         throw new ConflictError(`package ${rec.name}@${rec.version} already exists; versions are immutable`, 'version_exists');
       }
@@ -73,7 +123,7 @@ export class SqliteStore implements Store {
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(rec.name, rec.version, seq, rec.description, rec.digest,
         JSON.stringify(rec.manifest), JSON.stringify(rec.tools), rec.createdAt, listKey(rec.name, seq));
       return { ...rec, seq };
-    })();
+    });
   }
   async getPackage(name: string, version: string): Promise<PackageRecord | null> {
     const row = this.sql('SELECT * FROM packages WHERE name = ? AND version = ?').get(name, version) as Row | undefined;
@@ -106,7 +156,7 @@ export class SqliteStore implements Store {
 
   // ---- skills
   async addSkill(rec: Omit<SkillRecord, 'seq'>): Promise<SkillRecord> {
-    return this.db.transaction(() => {
+    return this.tx(() => {
       if (this.sql('SELECT 1 FROM skills WHERE name = ? AND version = ?').get(rec.name, rec.version)) {
         throw new ConflictError(`skill ${rec.name}@${rec.version} already exists; versions are immutable`, 'version_exists');
       }
@@ -115,7 +165,7 @@ export class SqliteStore implements Store {
         VALUES (?, ?, ?, ?, ?, ?, ?)`).run(rec.name, rec.version, seq, rec.description, rec.digest, rec.createdAt,
         listKey(rec.name, seq));
       return { ...rec, seq };
-    })();
+    });
   }
   async getSkill(name: string, version: string): Promise<SkillRecord | null> {
     const row = this.sql('SELECT * FROM skills WHERE name = ? AND version = ?').get(name, version) as Row | undefined;
@@ -134,11 +184,11 @@ export class SqliteStore implements Store {
 
   // ---- agents
   async createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void> {
-    this.db.transaction(() => {
+    this.tx(() => {
       this.sql('INSERT INTO agents (id, name, current_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
         .run(rec.id, rec.name, first.version, rec.createdAt, rec.updatedAt);
       this.insertAgentVersion(first);
-    })();
+    });
   }
   async getAgent(id: string): Promise<AgentRecord | null> {
     const row = this.sql('SELECT * FROM agents WHERE id = ?').get(id) as Row | undefined;
@@ -148,7 +198,7 @@ export class SqliteStore implements Store {
     return this.page('agents', 'id', '', [], page, toAgent);
   }
   async publishAgentVersion(rec: AgentVersionRecord): Promise<void> {
-    this.db.transaction(() => {
+    this.tx(() => {
       const current = this.sql('SELECT current_version FROM agents WHERE id = ?').get(rec.agentId) as Row | undefined;
       if (!current) throw new ConflictError(`agent ${rec.agentId} no longer exists`);
       if (Number(current.current_version) + 1 !== rec.version) {
@@ -157,7 +207,7 @@ export class SqliteStore implements Store {
       this.insertAgentVersion(rec);
       this.sql('UPDATE agents SET current_version = ?, name = ?, updated_at = ? WHERE id = ?')
         .run(rec.version, rec.spec.name, rec.createdAt, rec.agentId);
-    })();
+    });
   }
   private insertAgentVersion(rec: AgentVersionRecord): void {
     this.sql('INSERT INTO agent_versions (agent_id, version, spec, created_at) VALUES (?, ?, ?, ?)')
@@ -195,13 +245,13 @@ export class SqliteStore implements Store {
       .all(kind, ref) as Row[]).map((r) => `${s(r.agent_id)}@${String(r.version)}`);
   }
   async deleteAgent(id: string): Promise<void> {
-    this.db.transaction(() => {
+    this.tx(() => {
       this.sql('DELETE FROM agent_version_refs WHERE agent_id = ?').run(id);
       this.sql('DELETE FROM calls WHERE session_id IN (SELECT id FROM sessions WHERE agent_id = ?)').run(id);
       this.sql('DELETE FROM sessions WHERE agent_id = ?').run(id);
       this.sql('DELETE FROM agent_versions WHERE agent_id = ?').run(id);
       this.sql('DELETE FROM agents WHERE id = ?').run(id);
-    })();
+    });
   }
 
   // ---- vaults and credentials
@@ -216,10 +266,10 @@ export class SqliteStore implements Store {
     return this.page('vaults', 'id', '', [], page, toVault);
   }
   async deleteVault(id: string): Promise<void> {
-    this.db.transaction(() => {
+    this.tx(() => {
       this.sql('DELETE FROM credentials WHERE vault_id = ?').run(id);
       this.sql('DELETE FROM vaults WHERE id = ?').run(id);
-    })();
+    });
   }
   async addCredential(rec: CredentialRecord): Promise<void> {
     this.sql(`INSERT INTO credentials (id, vault_id, target, display_name, scheme, sealed, expires_at, created_at, updated_at)
@@ -270,23 +320,25 @@ export class SqliteStore implements Store {
       .all(vaultId) as Row[]).map((r) => s(r.id));
   }
   async deleteSession(id: string): Promise<void> {
-    this.db.transaction(() => {
+    this.tx(() => {
       this.sql('DELETE FROM calls WHERE session_id = ?').run(id);
       this.sql('DELETE FROM sessions WHERE id = ?').run(id);
-    })();
+    });
   }
 
   // ---- calls
   async addCall(rec: CallRecord): Promise<void> {
-    this.sql(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(rec.id, rec.sessionId, rec.via, rec.tool, JSON.stringify(rec.arguments),
+    const values = [rec.id, rec.sessionId, rec.via, rec.tool, JSON.stringify(rec.arguments),
       rec.outcome, rec.crash ? JSON.stringify(rec.crash) : null, JSON.stringify(rec.model), rec.stderrTail,
-      JSON.stringify(rec.egress), rec.durationMs, rec.startedAt, rec.approval ? JSON.stringify(rec.approval) : null);
+      JSON.stringify(rec.egress), rec.durationMs, rec.startedAt, rec.approval ? JSON.stringify(rec.approval) : null];
+    return this.hold(() => this.sql(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...values));
   }
   async finishCall(rec: CallRecord): Promise<void> {
-    this.sql(`UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ? WHERE id = ?`)
-      .run(rec.outcome, rec.crash ? JSON.stringify(rec.crash) : null, JSON.stringify(rec.model), rec.stderrTail,
-        JSON.stringify(rec.egress), rec.durationMs, rec.approval ? JSON.stringify(rec.approval) : null, rec.id);
+    const values = [rec.outcome, rec.crash ? JSON.stringify(rec.crash) : null, JSON.stringify(rec.model), rec.stderrTail,
+      JSON.stringify(rec.egress), rec.durationMs, rec.approval ? JSON.stringify(rec.approval) : null, rec.id];
+    return this.hold(() => this.sql(`UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ? WHERE id = ?`)
+      .run(...values));
   }
   async getCall(sessionId: string, id: string): Promise<CallRecord | null> {
     const row = this.sql('SELECT * FROM calls WHERE session_id = ? AND id = ?').get(sessionId, id) as Row | undefined;
@@ -338,7 +390,9 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.commitHeld();
+    this.db.close();
   }
 
   /** One page of a table ordered by `key`, optionally filtered; fetches one extra row to know if more follow. */
