@@ -8,12 +8,14 @@ declare module 'autocannon' {
     duration?: number;
     headers?: Record<string, string>;
     body?: string;
+    expectBody?: string;
   }
   interface Result {
     '2xx': number;
     non2xx: number;
     errors: number;
     timeouts: number;
+    mismatches: number;
     latency: { p50: number; average: number; p99: number };
     requests: { average: number; total: number };
   }

@@ -49,6 +49,8 @@ const TS_ECHO_REMOTE = 'http://127.0.0.1:9/mcp';
 interface Contestant {
   name: string;
   url: string;
+  /** What it answers the bench's request (filled in by `checkAnswers`); every answer under load must be it. */
+  answer?: string;
   /** The tool's name as this endpoint publishes it (a session's names come from tool-names.ts). */
   tool: string;
 }
@@ -117,6 +119,9 @@ export async function startPlatform(dataDir: string): Promise<{ packageSession: 
   const echo = typeScriptEcho();
   const platform = await Platform.open({
     dataDir, runtime, sealingKey: randomBytes(32),
+    // A session may run as many calls at once as mcp.serve's host does (by default it runs half the pool, so
+    // that one session cannot take every worker), and hold the 32 connections' calls waiting: the same work.
+    admission: { sessionConcurrency: 2, sessionQueue: 64, agentConcurrency: 2, agentQueue: 128 },
     remote: { tools: async (url) => { if (url === TS_ECHO_REMOTE) return echo; throw new Error(`no such bench server: ${url}`); } },
   });
   const server = await SubakoServer.start({ platform, port: 0 });
@@ -156,13 +161,14 @@ export function loadGenerator(): { run: (task: LoadTask) => Promise<LoadFigures>
 }
 
 /** One call by hand before any load: each endpoint must answer the pre-formed request with the echo. */
-async function checkAnswers(contestant: Contestant): Promise<void> {
+async function checkAnswers(contestant: Contestant): Promise<Contestant> {
   const { body, headers } = request(contestant.tool);
   const response = await fetch(contestant.url, { method: 'POST', headers, body });
   const text = await response.text();
   if (response.status !== 200 || !text.includes('hello') || text.includes('"isError":true')) {
     throw new Error(`${contestant.name} did not answer the bench's tools/call: ${response.status} ${text.slice(0, 300)}`);
   }
+  return { ...contestant, answer: text };
 }
 
 const median = (xs: number[]): number => {
@@ -172,9 +178,11 @@ const median = (xs: number[]): number => {
 };
 
 /** Rates per contestant and connection count, each round's run of every contestant taken back to back. */
+export { checkAnswers };
+
 export async function measure(contestants: Contestant[], run: (task: LoadTask) => Promise<LoadFigures>): Promise<Map<string, Measured[]>> {
   const figures = new Map<string, Measured[]>();
-  const task = (c: Contestant, connections: number, seconds: number): LoadTask => ({ url: c.url, connections, seconds, ...request(c.tool) });
+  const task = (c: Contestant, connections: number, seconds: number): LoadTask => ({ url: c.url, connections, seconds, ...request(c.tool), expectBody: c.answer! });
   for (const c of contestants) await run(task(c, 8, 1)); // warm up: JIT, pools, caches
   for (let round = 0; round < ROUNDS; round += 1) {
     // Rotate the order, so that no contestant always runs right after the same neighbour.
@@ -185,8 +193,8 @@ export async function measure(contestants: Contestant[], run: (task: LoadTask) =
         const loaded = await run(task(c, connections, SECONDS));
         const used = process.cpuUsage(cpu);
         const result = { ...loaded, cpuMicros: (used.user + used.system) / Math.max(1, loaded.rate * SECONDS) };
-        if (result.errors > 0 || result.non2xx > 0) {
-          throw new Error(`${c.name} at ${connections} connections: ${result.errors} errors, ${result.non2xx} answers not 2xx`);
+        if (result.errors > 0 || result.non2xx > 0 || result.mismatches > 0) {
+          throw new Error(`${c.name} at ${connections} connections: ${result.errors} errors, ${result.non2xx} answers not 2xx, ${result.mismatches} answers not the echo`);
         }
         const key = `${c.name}@${connections}`;
         figures.set(key, [...(figures.get(key) ?? []), result]);
@@ -267,8 +275,9 @@ export async function endpointPeersBench(host: FunctionHost, loaded: LoadedPacka
         { name: 'mcp.serve, echo package', url: packageUrl, tool: 'echo' },
         platform.packageSession,
       ].filter((c) => c.name === OFFICIAL || ONLY === undefined || c.name.includes(ONLY));
-      for (const c of contestants) await checkAnswers(c);
-      return rows(contestants, await measure(contestants, load.run));
+      const checked: Contestant[] = [];
+      for (const c of contestants) checked.push(await checkAnswers(c));
+      return rows(checked, await measure(checked, load.run));
     }));
   } finally {
     load.close();

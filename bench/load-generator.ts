@@ -12,6 +12,8 @@ export interface LoadTask {
   seconds: number;
   body: string;
   headers: Record<string, string>;
+  /** The one answer every request must get (the endpoints answer a fixed request the same way each time). */
+  expectBody: string;
 }
 
 export interface LoadFigures {
@@ -20,6 +22,8 @@ export interface LoadFigures {
   p50Ms: number;
   errors: number;
   non2xx: number;
+  /** 2xx answers that were not the expected one (a JSON-RPC error, such as a refusal, still comes as 200). */
+  mismatches: number;
 }
 
 async function run(task: LoadTask): Promise<LoadFigures> {
@@ -31,9 +35,10 @@ async function run(task: LoadTask): Promise<LoadFigures> {
     duration: task.seconds,
     headers: task.headers,
     body: task.body,
+    expectBody: task.expectBody,
   });
-  const ok = result['2xx'];
-  return { rate: ok / task.seconds, p50Ms: result.latency.p50, errors: result.errors + result.timeouts, non2xx: result.non2xx };
+  const ok = result['2xx'] - result.mismatches;
+  return { rate: ok / task.seconds, p50Ms: result.latency.p50, errors: result.errors + result.timeouts, non2xx: result.non2xx, mismatches: result.mismatches };
 }
 
 process.on('message', (task: LoadTask) => {
