@@ -16,6 +16,8 @@ import { sample, summarize, type Summary } from './stats.js';
 import { egressBench } from './egress.js';
 import { endpointBench } from './endpoint.js';
 import { natsBench } from './nats.js';
+import { endpointPeersBench } from './endpoint-peers.js';
+import { coldStartBench } from './cold-start.js';
 import { peersBench } from './peers/index.js';
 import { soakBench } from './soak.js';
 
@@ -153,6 +155,8 @@ async function main(): Promise<void> {
     add({ name: `discovery: examples/packages/${name}`, value: discovery.durationMs, unit: 'ms' });
   }
   await coldHost.close();
+  // 4b. The first call of the example package just loaded, warm and in fresh processes (cache empty, filled).
+  for (const row of await coldStartBench()) add(row);
 
   // 5. A naive host: a new Node process per call with node:wasi.
   const naive = await naiveBench(request.line, Number(process.env.BENCH_NAIVE_RUNS ?? 20));
@@ -161,6 +165,8 @@ async function main(): Promise<void> {
   // 6. Egress overhead, and 7. the MCP endpoint (each adds its own rows).
   for (const row of await egressBench(host, scratch)) add(row);
   for (const row of await endpointBench(host, loaded, call.p50)) add(row);
+  // 7b. The same endpoint against the official SDK's own server, driven by autocannon from outside.
+  for (const row of await endpointPeersBench(host, loaded)) add(row);
 
   // 10. Calls through NATS to workers against in process (its own rows; needs the machine's NATS server).
   for (const row of await natsBench()) add(row);

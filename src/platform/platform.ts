@@ -105,7 +105,8 @@ export class Platform {
     };
     this.agents = new AgentService(store, volumes, stopCalls);
     this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
-    this.sessions = new SessionService(store, volumes, stopCalls, this.clock);
+    // The embedded store has no other writer, so live sessions can be kept by token (sessions.ts).
+    this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog(store, this.admission, callTimeoutMs);

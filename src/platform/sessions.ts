@@ -29,8 +29,23 @@ export interface SessionInput {
   ttl_seconds?: number;
 }
 
+/** How many live sessions `byToken` keeps in memory; past it the oldest looked up is forgotten first. */
+export const SESSION_TOKEN_CACHE_SIZE = 10_000;
+
 export class SessionService {
   private readonly goneListeners: ((sessionId: string) => void)[] = [];
+  /**
+   * Live sessions by token hash, so that a call through a session URL needs no store round trip to find its
+   * session. A record never changes once written (its expiry included), so what is kept stays true until the
+   * session goes: expiry is checked against the clock on every hit, and a deletion or expiry (every path
+   * ends in `notifyGone`) drops the entry before anything else is told. Only for a store no other process
+   * writes (the embedded one): a replica beside us could delete a session without telling this cache.
+   */
+  private readonly tokenCache: Map<string, SessionRecord> | null;
+  /** The token hash of each cached session, to drop it by id. */
+  private readonly cachedHashById = new Map<string, string>();
+  /** Bumped by every `notifyGone`: a lookup that raced with one does not cache what it read. */
+  private goneEpoch = 0;
 
   constructor(
     private readonly store: Store,
@@ -38,7 +53,11 @@ export class SessionService {
     private readonly stopCalls: StopCalls = stopNoCalls,
     /** Decides expiry: tests move it forward instead of sleeping out a TTL. */
     private readonly clock: Clock = systemClock,
-  ) {}
+    /** `cacheByToken`: keep live sessions in memory (only when no other process writes the store). */
+    options: { cacheByToken?: boolean } = {},
+  ) {
+    this.tokenCache = options.cacheByToken ? new Map() : null;
+  }
 
   /** Called with a session's id when it is deleted or expires (caches drop what they hold for it). */
   onGone(listener: (sessionId: string) => void): void {
@@ -46,7 +65,16 @@ export class SessionService {
   }
 
   notifyGone(sessionId: string): void {
+    this.goneEpoch += 1;
+    this.forgetToken(sessionId);
     for (const listener of this.goneListeners) listener(sessionId);
+  }
+
+  private forgetToken(sessionId: string): void {
+    const hash = this.cachedHashById.get(sessionId);
+    if (hash === undefined) return;
+    this.cachedHashById.delete(sessionId);
+    this.tokenCache?.delete(hash);
   }
 
   async create(agentId: string, input: SessionInput): Promise<{ session: SessionRecord; token: string }> {
@@ -82,8 +110,29 @@ export class SessionService {
 
   /** The live session a token opens, or null. */
   async byToken(token: string): Promise<SessionRecord | null> {
-    const session = await this.store.findSessionByTokenHash(hashSecret(token));
-    return session && !isExpired(session, this.clock.now()) ? session : null;
+    const hash = hashSecret(token);
+    const cached = this.tokenCache?.get(hash);
+    if (cached !== undefined) {
+      if (!isExpired(cached, this.clock.now())) return cached;
+      // Expired: refused now, whether or not the sweeper has removed it yet.
+      this.forgetToken(cached.id);
+      return null;
+    }
+    const epoch = this.goneEpoch;
+    const session = await this.store.findSessionByTokenHash(hash);
+    if (!session || isExpired(session, this.clock.now())) return null;
+    if (this.tokenCache && epoch === this.goneEpoch) this.remember(hash, session);
+    return session;
+  }
+
+  private remember(hash: string, session: SessionRecord): void {
+    const cache = this.tokenCache!;
+    if (cache.size >= SESSION_TOKEN_CACHE_SIZE) {
+      const oldest = cache.values().next().value as SessionRecord;
+      this.forgetToken(oldest.id);
+    }
+    cache.set(hash, session);
+    this.cachedHashById.set(session.id, hash);
   }
 
   async list(agentId: string, page: PageRequest): Promise<Page<SessionRecord>> {

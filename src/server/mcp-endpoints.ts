@@ -2,7 +2,8 @@
  * Each session's MCP endpoint: the session's tools as the platform built them (each call logged and admitted
  * there: see platform/agent-toolbox.ts), served over Streamable HTTP for both protocol eras by mcp/'s toolbox
  * handler. This file only adapts: handlers are kept per session, rebuilt when the session's toolbox is
- * (remote tool lists refresh), and dropped when the session goes.
+ * (remote tool lists refresh), and dropped when the session goes. A handler replaced by a rebuild is closed
+ * once the requests it is serving have been answered: closing it at once would abort them.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createToolboxHandler, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
@@ -11,6 +12,10 @@ import type { AgentToolbox, Platform, SessionRecord } from '../platform/index.js
 interface Served {
   box: AgentToolbox;
   handler: ToolboxHandler;
+  /** Requests this handler is serving now. */
+  inFlight: number;
+  /** Replaced by a rebuild: closed when its last request is answered. */
+  retired: boolean;
 }
 
 export class SessionMcpEndpoints {
@@ -24,15 +29,27 @@ export class SessionMcpEndpoints {
     const box = await this.platform.toolboxes.forSession(session);
     let served = this.served.get(session.id);
     if (!served || served.box !== box) {
-      if (served) void served.handler.close().catch(() => undefined);
+      if (served) this.retire(served);
       const handler = createToolboxHandler(box.entry('mcp'), {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
       });
-      served = { box, handler };
+      served = { box, handler, inFlight: 0, retired: false };
       this.served.set(session.id, served);
     }
-    await served.handler.handleNode(req, res);
+    const serving = served;
+    serving.inFlight += 1;
+    try {
+      await serving.handler.handleNode(req, res);
+    } finally {
+      serving.inFlight -= 1;
+      if (serving.retired && serving.inFlight === 0) void serving.handler.close().catch(() => undefined);
+    }
+  }
+
+  private retire(served: Served): void {
+    served.retired = true;
+    if (served.inFlight === 0) void served.handler.close().catch(() => undefined);
   }
 
   drop(sessionId: string): void {
