@@ -6,11 +6,17 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS, migrationSql } from './migrations.js';
 import { ConflictError } from './errors.js';
 import type {
-  AgentCall, AgentRecord, AgentSpec, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
+  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 
-type Row = Record<string, unknown>;
+import {
+  decodeCursor, encodeCursor, listKey as listKeyWith, s, toAgent, toAgentVersion, toApiKey, toCall, toCredential, toIdempotency,
+  toPackage, toSession, toSkill, toVault, type Row,
+} from './store-rows.js';
+
+/** Name then ordinal, in text order: SQLite text holds the NUL separator, which sorts before any name character. */
+const listKey = (name: string, seq: number): string => listKeyWith(name, seq, '\u0000');
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -401,7 +407,7 @@ export class SqliteStore implements Store {
   // ---- idempotency
   async getIdempotent(scope: string): Promise<IdempotencyRecord | null> {
     const row = this.sql('SELECT * FROM idempotency WHERE scope = ?').get(scope) as Row | undefined;
-    return row ? { scope: s(row.scope), requestHash: s(row.request_hash), status: Number(row.status), body: JSON.parse(s(row.body)), createdAt: s(row.created_at) } : null;
+    return row ? toIdempotency(row) : null;
   }
   async putIdempotent(rec: IdempotencyRecord): Promise<void> {
     this.sql('INSERT OR REPLACE INTO idempotency (scope, request_hash, status, body, created_at) VALUES (?, ?, ?, ?, ?)')
@@ -430,14 +436,6 @@ export class SqliteStore implements Store {
   }
 }
 
-function toApiKey(row: Row): ApiKeyRecord {
-  return {
-    id: s(row.id), name: s(row.name), hash: s(row.hash), prefix: s(row.prefix), scope: row.scope === 'read' ? 'read' : 'admin',
-    createdAt: s(row.created_at), lastUsedAt: row.last_used_at === null ? null : s(row.last_used_at),
-    revokedAt: row.revoked_at === null ? null : s(row.revoked_at),
-  };
-}
-
 function migrate(db: Database.Database): void {
   const current = db.pragma('user_version', { simple: true }) as number;
   for (const migration of MIGRATIONS) {
@@ -449,62 +447,3 @@ function migrate(db: Database.Database): void {
   }
 }
 
-/** Name then ordinal, in text order: the NUL separator sorts before any name character. */
-function listKey(name: string, seq: number): string {
-  return `${name}\u0000${String(seq).padStart(10, '0')}`;
-}
-
-// List keys hold a NUL, so cursors of list_key tables travel base64url-encoded; id cursors travel as they are.
-function encodeCursor(key: string, value: string): string {
-  return key === 'list_key' ? Buffer.from(value, 'utf8').toString('base64url') : value;
-}
-function decodeCursor(key: string, cursor: string): string {
-  return key === 'list_key' ? Buffer.from(cursor, 'base64url').toString('utf8') : cursor;
-}
-
-const s = (v: unknown): string => String(v);
-const j = <T>(v: unknown): T => JSON.parse(String(v)) as T;
-
-function toPackage(row: Row): PackageRecord {
-  return {
-    name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),
-    digest: s(row.digest), manifest: j(row.manifest), tools: j(row.tools), createdAt: s(row.created_at),
-  };
-}
-function toSkill(row: Row): SkillRecord {
-  return {
-    name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),
-    digest: s(row.digest), createdAt: s(row.created_at),
-  };
-}
-function toAgent(row: Row): AgentRecord {
-  return { id: s(row.id), name: s(row.name), currentVersion: Number(row.current_version), createdAt: s(row.created_at), updatedAt: s(row.updated_at) };
-}
-function toAgentVersion(row: Row): AgentVersionRecord {
-  return { agentId: s(row.agent_id), version: Number(row.version), spec: j<AgentSpec>(row.spec), createdAt: s(row.created_at) };
-}
-function toVault(row: Row): VaultRecord {
-  return { id: s(row.id), name: s(row.name), createdAt: s(row.created_at) };
-}
-function toCredential(row: Row): CredentialRecord {
-  return {
-    id: s(row.id), vaultId: s(row.vault_id), target: s(row.target), displayName: s(row.display_name),
-    scheme: s(row.scheme) as CredentialRecord['scheme'], sealed: s(row.sealed),
-    expiresAt: row.expires_at === null ? null : s(row.expires_at), createdAt: s(row.created_at), updatedAt: s(row.updated_at),
-  };
-}
-function toSession(row: Row): SessionRecord {
-  return {
-    id: s(row.id), agentId: s(row.agent_id), agentVersion: Number(row.agent_version), tokenHash: s(row.token_hash),
-    vaultIds: j(row.vault_ids), createdAt: s(row.created_at), expiresAt: s(row.expires_at),
-  };
-}
-function toCall(row: Row): CallRecord {
-  return {
-    id: s(row.id), sessionId: s(row.session_id), via: s(row.via) as CallRecord['via'], tool: s(row.tool),
-    arguments: j(row.arguments), outcome: s(row.outcome) as CallRecord['outcome'],
-    crash: row.crash === null ? null : j(row.crash), model: j(row.model), stderrTail: s(row.stderr_tail),
-    egress: j(row.egress), durationMs: row.duration_ms === null ? null : Number(row.duration_ms), startedAt: s(row.started_at),
-    ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
-  };
-}

@@ -1,7 +1,6 @@
 /**
  * Rows to records, and list keys and cursors, for the SQL stores. Both back ends keep the same columns
  * (migrations.ts) with JSON as text, so one set of mappers reads either's rows.
- * (sqlite-store.ts still has its own copies; they are the same rules and can be folded into these.)
  */
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
