@@ -102,7 +102,7 @@ export async function callFunctionTool(
   let end: Awaited<ReturnType<GuestConversation['finish']>>;
   try {
     try {
-      answer = await conversation.attach(handle, request, true);
+      answer = await conversation.attach(handle, request, true, true);
     } catch (err) {
       if (!(err instanceof ConversationCrashed)) throw err;
     }

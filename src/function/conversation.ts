@@ -64,6 +64,10 @@ export class GuestConversation {
   private ended = false;
   /** Ids this conversation asked, so a repeated answer is told apart from a stray one. */
   private readonly asked = new Set<string | number>();
+  /** The sandbox gives end of file itself at the last answer (`RunRequest.endStdinAfterAnswer`). */
+  private sandboxEndsStdin = false;
+  /** The last request's answer was read: stdin has ended or is ending. */
+  private lastAnswered = false;
 
   /** `progress`: the call wants progress; the guest's `notifications/progress` lines go to it, the rest are ignored. */
   constructor(private readonly exitGraceMs: number, private readonly progress?: ProgressRelay) {}
@@ -77,10 +81,13 @@ export class GuestConversation {
   /**
    * Binds the run; `first` is the request already placed on stdin when the run was started. `last`: no
    * request follows, so stdin closes the moment its answer is read (as `finish` would, a few turns of the
-   * event loop later: the guest's wait for end of file is on the call's path).
+   * event loop later: the guest's wait for end of file is on the call's path). `sandboxEndsStdin`: the run
+   * was started with `endStdinAfterAnswer` for `first`, so the sandbox has given end of file by the time the
+   * answer is read here, and closing it again would only cost a message across the sandbox's boundary.
    */
-  attach(handle: RunHandle, first: OutgoingRequest, last = false): Promise<unknown> {
+  attach(handle: RunHandle, first: OutgoingRequest, last = false, sandboxEndsStdin = false): Promise<unknown> {
     this.handle = handle;
+    this.sandboxEndsStdin = last && sandboxEndsStdin;
     const answered = this.expect(first, last);
     void handle.result.then((run) => this.onRunEnded(run));
     return answered;
@@ -97,7 +104,7 @@ export class GuestConversation {
   /** Closes stdin and waits for the module to exit within the grace period; classifies the whole run. */
   async finish(): Promise<ConversationEnd> {
     const handle = this.handle!;
-    handle.closeStdin();
+    if (!(this.sandboxEndsStdin && this.lastAnswered)) handle.closeStdin();
     let timer: NodeJS.Timeout | undefined;
     if (!this.crashed && !this.ended) {
       timer = setTimeout(() => {
@@ -140,7 +147,10 @@ export class GuestConversation {
           return this.fail(crash(CrashReason.resultType, `the module answered with resultType ${JSON.stringify(resultType)}; only "complete" is accepted`));
         }
         this.pending = null;
-        if (pending.last) this.handle?.closeStdin();
+        if (pending.last) {
+          this.lastAnswered = true;
+          if (!this.sandboxEndsStdin) this.handle?.closeStdin();
+        }
         pending.resolve(message.result);
       }
     }

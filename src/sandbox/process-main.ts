@@ -29,6 +29,9 @@ interface ChildRun {
   /** The run's write budget, which bridged imports are told the rest of. */
   budgetBytes: number;
   bridgeCalls: Map<number, (reply: ProcessBridgeReply) => void>;
+  /** Stdout received from the worker and not yet sent on (see `holdStdout`). */
+  heldStdout: Uint8Array[];
+  flushScheduled: boolean;
 }
 
 const runs = new Map<number, ChildRun>();
@@ -71,7 +74,7 @@ function start(message: Extract<ToSandbox, { t: 'run' }>, module: CompiledModule
       limits: message.limits,
       stdin: message.stdin ?? undefined,
       endStdinAfterAnswer: message.endStdinAfterAnswer,
-      onStdout: (bytes) => send({ t: 'stdout', runId, bytes }),
+      onStdout: (bytes) => holdStdout(runId, run, bytes),
       bridge: message.http ? { http: (payload, context) => bridged(runId, run, payload, context) } : undefined,
     });
   } catch (error) {
@@ -87,7 +90,8 @@ function start(message: Extract<ToSandbox, { t: 'run' }>, module: CompiledModule
   handle.result.then(
     (result) => {
       runs.delete(runId);
-      send({ t: 'done', runId, result });
+      const stdout = takeHeldStdout(run);
+      send(stdout ? { t: 'done', runId, result, stdout } : { t: 'done', runId, result });
     },
     (error: unknown) => {
       runs.delete(runId);
@@ -97,8 +101,36 @@ function start(message: Extract<ToSandbox, { t: 'run' }>, module: CompiledModule
   );
 }
 
+/**
+ * Stdout is sent on at the end of the event loop's turn, not as each chunk comes: a guest's answer and its
+ * exit usually reach this thread together, and then the answer travels inside the `done` message — one
+ * message across the process boundary per call instead of two. A guest still running (waiting for stdin,
+ * or past its answer) has its output sent on within the same turn, so the parent's conversation sees it as
+ * before (to stop a guest that broke the protocol, to start the grace period after the answer).
+ */
+function holdStdout(runId: number, run: ChildRun, bytes: Uint8Array): void {
+  run.heldStdout.push(bytes);
+  if (run.flushScheduled) return;
+  run.flushScheduled = true;
+  setImmediate(() => {
+    run.flushScheduled = false;
+    const held = takeHeldStdout(run);
+    if (held && runs.get(runId) === run) send({ t: 'stdout', runId, bytes: held });
+  });
+}
+
+function takeHeldStdout(run: ChildRun): Uint8Array | null {
+  const held = run.heldStdout;
+  if (held.length === 0) return null;
+  run.heldStdout = [];
+  return held.length === 1 ? held[0] : Buffer.concat(held);
+}
+
 /** A bridged import: the guest waits in its worker while the parent serves the request. */
 function bridged(runId: number, run: ChildRun, payload: Uint8Array, context: RunContext): Promise<Uint8Array> {
+  // What the guest wrote before it called reaches the parent before the request does.
+  const held = takeHeldStdout(run);
+  if (held) send({ t: 'stdout', runId, bytes: held });
   const callId = ++nextCallId;
   const budgetLeft = Math.max(0, run.budgetBytes - context.writeBudget.used());
   return new Promise<Uint8Array>((resolve, reject) => {
@@ -115,6 +147,7 @@ function bridged(runId: number, run: ChildRun, payload: Uint8Array, context: Run
 function onRun(message: Extract<ToSandbox, { t: 'run' }>): void {
   const run: ChildRun = {
     handle: null, stdin: [], stdinClosed: false, killed: null, budgetBytes: message.limits.writeBudgetBytes, bridgeCalls: new Map(),
+    heldStdout: [], flushScheduled: false,
   };
   runs.set(message.runId, run);
   const ready = compiled.get(message.moduleId);

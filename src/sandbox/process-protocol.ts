@@ -3,8 +3,9 @@
  * structured-clone serialization so bytes cross as bytes). Runs and modules are named by ids the parent
  * gives; a message about a run the other side no longer knows is dropped.
  *
- * A call without `subako_http` costs four messages: `run` (with the request already on stdin), `stdout`
- * (the answer), `close` (end of file on stdin) and `done`.
+ * A call without `subako_http` costs two messages: `run` (with the request already on stdin, and end of
+ * file given by the sandbox after the answer) and `done` (with the answer, when the guest exited in the same
+ * turn of this process's event loop as it answered; else the answer comes first, as `stdout`).
  */
 import type { PreopenSpec } from '../wasi/index.js';
 import type { RunLimits, RunResult } from './types.js';
@@ -46,6 +47,7 @@ export type FromSandbox =
   | { t: 'stdout'; runId: number; bytes: Uint8Array }
   /** The guest blocks in a bridged import until `reply`; `budgetLeft` is what its write budget still holds. */
   | { t: 'bridge'; runId: number; callId: number; channel: string; payload: Uint8Array; budgetLeft: number }
-  | { t: 'done'; runId: number; result: RunResult }
+  /** `stdout`: what the guest wrote that was not sent on yet, delivered before the result. */
+  | { t: 'done'; runId: number; result: RunResult; stdout?: Uint8Array }
   /** The pool refused the run outright (closed, or its workers cannot start). */
   | { t: 'refused'; runId: number; code: string; message: string };

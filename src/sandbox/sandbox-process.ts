@@ -260,6 +260,7 @@ export class SandboxProcess implements Sandbox {
         const run = child.runs.get(message.runId);
         if (!run) return;
         child.runs.delete(message.runId);
+        if (message.t === 'done' && message.stdout) run.onStdout(message.stdout);
         if (message.t === 'done') run.completed(message.result);
         else run.reject(new SandboxError(message.code, message.message));
         this.pump();
