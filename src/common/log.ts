@@ -4,6 +4,11 @@
  *
  * The level comes from SUBAKO_LOG_LEVEL; without it, `info`, or `silent` when running under Node's test
  * runner (it sets NODE_TEST_CONTEXT in the processes it starts), so tests stay quiet unless asked otherwise.
+ *
+ * Lines are buffered, not written one system call each: the access log writes a line per request, and on a
+ * busy server a write per line was a tenth of the process's CPU. The buffer goes out when it holds 8 KiB,
+ * every 250 ms, at exit, and at once after a line at `error` or above (errors are read now, and the lines
+ * before them come first, in order). A process killed with SIGKILL loses at most the last 250 ms of info lines.
  */
 import { pino, type DestinationStream } from 'pino';
 
@@ -21,7 +26,7 @@ export interface Logger {
 
 export interface LoggerOptions {
   level?: LogLevel;
-  /** Where lines go (default: stderr, written synchronously so a crash loses none). */
+  /** Where lines go (default: stderr, buffered; see above). */
   destination?: DestinationStream;
 }
 
@@ -33,13 +38,34 @@ export function defaultLogLevel(env: NodeJS.ProcessEnv = process.env): LogLevel 
   return env.NODE_TEST_CONTEXT !== undefined ? 'silent' : 'info';
 }
 
+/** Below sonic-boom's largest single write (16 KiB), as it requires. */
+const BUFFER_BYTES = 8 * 1024;
+const FLUSH_EVERY_MS = 250;
+
+let stderrLines: DestinationStream | null = null;
+
+/** The process's one buffered stderr destination (one buffer, one exit hook, however many loggers). */
+function bufferedStderr(): DestinationStream {
+  if (stderrLines) return stderrLines;
+  const buffered = pino.destination({ dest: 2, sync: true, minLength: BUFFER_BYTES, periodicFlush: FLUSH_EVERY_MS });
+  process.once('exit', () => buffered.flushSync());
+  const urgent: DestinationStream = {
+    write(line: string) {
+      buffered.write(line);
+      buffered.flushSync();
+    },
+  };
+  stderrLines = pino.multistream([{ level: 'trace', stream: buffered }, { level: 'error', stream: urgent }], { dedupe: true });
+  return stderrLines;
+}
+
 /** Errors go under `err` (pino's serializer keeps type, message, stack and code). */
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
     { level: options.level ?? defaultLogLevel(), base: { name: 'subako' }, serializers: { err: pino.stdSerializers.err } },
-    options.destination ?? pino.destination({ dest: 2, sync: true }),
+    options.destination ?? bufferedStderr(),
   );
 }
 
 /** A logger that writes nothing. */
-export const silentLogger: Logger = createLogger({ level: 'silent' });
+export const silentLogger: Logger = createLogger({ level: 'silent', destination: { write: () => undefined } });
