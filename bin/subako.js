@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // The `subako` command: a thin launcher for the compiled CLI.
-import { main } from '../dist/src/cli/main.js';
+import { main, unexpectedErrorText } from '../dist/src/cli/main.js';
 
 main(process.argv).then(
   (code) => { process.exitCode = code; },
-  (err) => { console.error(err?.stack ?? String(err)); process.exitCode = 1; },
+  (err) => {
+    process.stderr.write(unexpectedErrorText(err, process.argv.includes('--debug') || process.env.SUBAKO_DEBUG === '1'));
+    process.exitCode = 1;
+  },
 );

@@ -96,6 +96,17 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`subako: ${err.message}\n`);
       return EXIT_FAILED;
     }
-    throw err;
+    process.stderr.write(unexpectedErrorText(err, argv.includes('--debug') || process.env.SUBAKO_DEBUG === '1'));
+    return EXIT_FAILED;
   }
+}
+
+/**
+ * What a person sees of an error no command turned into its own message: one line with what went wrong and
+ * how to see more; the stack only when asked (SUBAKO_DEBUG=1, or a command's own `--debug`).
+ */
+export function unexpectedErrorText(err: unknown, debug: boolean): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const line = `subako: ${message.split('\n')[0] || 'an unexpected error'}${debug ? '' : ' (run it again with SUBAKO_DEBUG=1 to see where it failed)'}\n`;
+  return debug && err instanceof Error && err.stack ? `${line}${err.stack}\n` : line;
 }

@@ -41,3 +41,21 @@ describe('an unknown command is a usage error that names it', () => {
     assert.equal(unknownCommandIn(['toString']), 'toString');
   });
 });
+
+describe('an error no command explains is one line, its stack only when asked', () => {
+  test('subako mcp call --url "" exits 1 with one line naming what is wrong and how to see more', () => {
+    const ran = subako('mcp', 'call', '--url', '', 'echo');
+    assert.equal(ran.status, 1, ran.stderr);
+    assert.equal(ran.stderr, 'subako: "" is not a URL (run it again with SUBAKO_DEBUG=1 to see where it failed)\n');
+  });
+
+  test('with SUBAKO_DEBUG=1 the stack follows the line', () => {
+    const ran = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'mcp', 'call', '--url', '', 'echo'], {
+      cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, SUBAKO_DEBUG: '1' },
+    });
+    assert.equal(ran.status, 1);
+    const [line, ...stack] = ran.stderr.split('\n');
+    assert.equal(line, 'subako: "" is not a URL');
+    assert.match(stack.join('\n'), /\n {4}at /);
+  });
+});
