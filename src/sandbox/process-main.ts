@@ -173,6 +173,10 @@ process.on('message', (message: ToSandbox) => {
       return compile(message.moduleId, message.bytes, message.memoryBytes);
     case 'run':
       return onRun(message);
+    case 'forget':
+      // A compile still under way is left to finish: its waiter in the parent was never dropped.
+      if (compiled.delete(message.moduleId)) modules.delete(message.moduleId);
+      return;
     case 'stdin': {
       const run = runs.get(message.runId);
       if (!run) return;

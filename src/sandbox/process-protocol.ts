@@ -34,6 +34,8 @@ export type ToSandbox =
       http: boolean;
       endStdinAfterAnswer?: string | number;
     }
+  /** Drop this compiled module (the parent compiles it again before it is next run). */
+  | { t: 'forget'; moduleId: number }
   | { t: 'stdin'; runId: number; bytes: Uint8Array }
   | { t: 'close'; runId: number }
   | { t: 'kill'; runId: number; reason: string }

@@ -39,6 +39,12 @@ export interface SandboxProcessOptions {
   size?: number;
   /** Compiled modules each worker keeps; default 32. */
   moduleCacheSize?: number;
+  /**
+   * Compiled modules the sandbox process holds, default 64: past it, the one run least recently (and not
+   * running now) is dropped there and compiled again from its bytes when it next runs. Without a bound every
+   * package version ever uploaded, accepted or not, would keep its machine code in the sandbox process.
+   */
+  heldModules?: number;
   /** Node flags for the sandbox process (for example a heap limit); it inherits none of this process's. */
   execArgv?: string[];
   /** Told when a sandbox process ends unexpectedly, after its runs were ended. */
@@ -52,7 +58,7 @@ class Child {
   readonly process: ChildProcess;
   /** Runs sent to this process and not yet reported done. */
   readonly runs = new Map<number, ProcessRun>();
-  /** Modules sent to this process to compile, with what it answered. */
+  /** Modules sent to this process to compile, with what it answered; in the order they were last run. */
   readonly compiles = new Map<number, Promise<boolean>>();
   readonly compileWaiters = new Map<number, { resolve(importsHttp: boolean): void; reject(error: Error): void }>();
   readonly stderr = new ByteTail(CHILD_STDERR_TAIL);
@@ -91,6 +97,7 @@ class Child {
 export class SandboxProcess implements Sandbox {
   private readonly size: number;
   private readonly moduleCacheSize: number;
+  private readonly heldModules: number;
   private readonly execArgv: string[];
   private readonly onCrash?: (reason: string) => void;
   private child: Child;
@@ -112,10 +119,16 @@ export class SandboxProcess implements Sandbox {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`a sandbox needs at least one worker, not ${size}`);
     this.size = size;
     this.moduleCacheSize = Math.max(1, options.moduleCacheSize ?? 32);
+    this.heldModules = Math.max(1, options.heldModules ?? 64);
     this.execArgv = options.execArgv ?? [];
     this.onCrash = options.onCrash;
     this.preparedCache = options.preparedCache;
     this.child = this.spawn();
+  }
+
+  /** Compiled modules the sandbox process holds now (or is compiling). */
+  get modulesHeld(): number {
+    return this.child.compiles.size;
   }
 
   /** The sandbox process's id (a new one after a crash). */
@@ -209,14 +222,37 @@ export class SandboxProcess implements Sandbox {
   /** Asks `child` to compile module `id` once; resolves with whether it imports `subako_http`. */
   private compileIn(child: Child, id: number): Promise<boolean> {
     let compiling = child.compiles.get(id);
-    if (compiling) return compiling;
+    if (compiling) {
+      // Last run now: to the end of the order.
+      child.compiles.delete(id);
+      child.compiles.set(id, compiling);
+      return compiling;
+    }
     const prepared = this.modules.get(id)!;
     compiling = new Promise<boolean>((resolve, reject) => child.compileWaiters.set(id, { resolve, reject }));
     child.compiles.set(id, compiling);
     this.hold();
     compiling.then(() => this.release(), () => this.release());
     child.send({ t: 'compile', moduleId: id, bytes: prepared.bytes, memoryBytes: prepared.memoryBytes });
+    this.dropIdleModules(child);
     return compiling;
+  }
+
+  /**
+   * Past `heldModules`, the child drops the modules run least recently that no run holds and none waits on
+   * (looked at as a module is compiled, and as a run ends, when one may have stopped being in use).
+   */
+  private dropIdleModules(child: Child): void {
+    if (child.compiles.size <= this.heldModules) return;
+    const inUse = new Set<number>();
+    for (const run of child.runs.values()) inUse.add(run.module.id);
+    for (const run of this.queue) inUse.add(run.module.id);
+    for (const id of child.compiles.keys()) {
+      if (child.compiles.size <= this.heldModules) return;
+      if (inUse.has(id) || child.compileWaiters.has(id)) continue;
+      child.compiles.delete(id);
+      child.send({ t: 'forget', moduleId: id });
+    }
   }
 
   private pump(): void {
@@ -241,6 +277,7 @@ export class SandboxProcess implements Sandbox {
       case 'compiled':
         child.compileWaiters.get(message.moduleId)?.resolve(message.importsHttp);
         child.compileWaiters.delete(message.moduleId);
+        this.dropIdleModules(child);
         return;
       case 'compile_failed':
         child.compiles.delete(message.moduleId);
@@ -264,6 +301,7 @@ export class SandboxProcess implements Sandbox {
         if (message.t === 'done') run.completed(message.result);
         else run.reject(new SandboxError(message.code, message.message));
         this.pump();
+        this.dropIdleModules(child);
       }
     }
   }

@@ -24,6 +24,24 @@ afterEach(async () => {
 const TABLE_BOMB = `(module ${'(table 10000000 funcref) '.repeat(4)}(memory (export "memory") 1) (func (export "_start")))`;
 
 describe('guests in a sandbox process', () => {
+  test('the sandbox process holds at most heldModules compiled modules; one dropped is compiled again when it runs', async () => {
+    sandbox = new SandboxProcess({ size: 1, heldModules: 2 });
+    // Three modules of the same code, each with a custom section of its own: three distinct modules.
+    const bytes = cGuest('echo-lines');
+    const variant = (n: number) => Buffer.concat([bytes, Buffer.from([0, 3, 2]), Buffer.from(`m${n}`)]);
+    const modules = await Promise.all([0, 1, 2].map((n) => sandbox!.compile(variant(n), { memoryBytes: 64 * MIB })));
+    assert.ok(sandbox.modulesHeld <= 2, `held ${sandbox.modulesHeld} after compiling three`);
+    // Each in turn, twice: every run is served whether its module was held or dropped and compiled again.
+    for (let round = 0; round < 2; round++) {
+      for (const [n, module] of modules.entries()) {
+        const { result, stdout } = await runToEnd(sandbox, module, {}, `r${round} m${n}\n`);
+        assert.deepEqual(result.outcome, { kind: 'exit', code: 0 });
+        assert.equal(stdout, `1:r${round} m${n}\n`);
+        assert.ok(sandbox.modulesHeld <= 2, `held ${sandbox.modulesHeld}`);
+      }
+    }
+  });
+
   test('a guest runs in a process of its own, not this one', async () => {
     sandbox = new SandboxProcess({ size: 1 });
     const echo = await sandbox.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
