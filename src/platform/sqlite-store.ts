@@ -37,6 +37,9 @@ export class SqliteStore implements Store {
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     migrate(this.db);
+    // A data directory's file is one process's at a time: whoever held a lease in it before this open has
+    // stopped, so its calls left running are marked at once rather than a lease's length later.
+    this.db.prepare('DELETE FROM instance_leases').run();
   }
 
   /**
