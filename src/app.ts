@@ -14,7 +14,7 @@ import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
-  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
+  bootstrapIfFresh, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
@@ -149,8 +149,7 @@ export function bundledExamplesDir(): string {
   return fileURLToPath(new URL('../../examples/packages', import.meta.url));
 }
 
-/** Bounds of a lease: shorter would let a busy event loop lose it; longer leaves a dead replica's calls `running` for an hour. */
-const LEASE_MIN_MS = 1_000;
+/** The longest lease taken from the environment: longer would leave a dead replica's calls `running` for over an hour. */
 const LEASE_MAX_MS = 3_600_000;
 
 /**
@@ -161,10 +160,10 @@ function leaseFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   const text = env.SUBAKO_INSTANCE_LEASE_MS;
   if (text === undefined || text === '') return undefined;
   const ms = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
-  if (!(ms >= LEASE_MIN_MS && ms <= LEASE_MAX_MS)) {
+  if (!(ms >= MIN_INSTANCE_LEASE_MS && ms <= LEASE_MAX_MS)) {
     throw new ValidationError([{
       code: 'config.instance_lease_ms',
-      message: `SUBAKO_INSTANCE_LEASE_MS must be a whole number of milliseconds from ${LEASE_MIN_MS} to ${LEASE_MAX_MS} (got ${JSON.stringify(text)})`,
+      message: `SUBAKO_INSTANCE_LEASE_MS must be a whole number of milliseconds from ${MIN_INSTANCE_LEASE_MS} to ${LEASE_MAX_MS} (got ${JSON.stringify(text)})`,
     }]);
   }
   return ms;

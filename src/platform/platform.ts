@@ -23,6 +23,7 @@ import { ApiKeys } from './api-keys.js';
 import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './call-admission.js';
 import { CallLog } from './call-log.js';
 import { Approvals } from './approvals.js';
+import { ValidationError } from '../errors.js';
 import { newId } from './ids.js';
 import { checkSealingKey } from './sealing-key-check.js';
 import { sweepLeftovers } from './leftovers.js';
@@ -40,6 +41,8 @@ import { Volumes } from './volumes.js';
 
 /** How long a process's lease lasts unless `instanceLeaseMs` says otherwise. */
 export const DEFAULT_INSTANCE_LEASE_MS = 30_000;
+/** Shorter, and a busy event loop could miss its renewals and have its live calls marked interrupted. */
+export const MIN_INSTANCE_LEASE_MS = 1_000;
 
 export interface PlatformOptions {
   dataDir: string;
@@ -101,6 +104,7 @@ export class Platform {
   readonly instanceId = newId('ins');
   private sweeper: NodeJS.Timeout | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
+  private leaseTick: Promise<void> | null = null;
   private closed = false;
 
   private constructor(
@@ -148,6 +152,13 @@ export class Platform {
   }
 
   static async open(options: PlatformOptions): Promise<Platform> {
+    const leaseMs = options.instanceLeaseMs ?? DEFAULT_INSTANCE_LEASE_MS;
+    if (!Number.isInteger(leaseMs) || leaseMs < MIN_INSTANCE_LEASE_MS) {
+      throw new ValidationError([{
+        code: 'config.instance_lease_ms',
+        message: `the instance lease must be a whole number of milliseconds, at least ${MIN_INSTANCE_LEASE_MS} (got ${leaseMs})`,
+      }]);
+    }
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
     for (const dir of ['sessions', 'agents']) {
@@ -161,7 +172,6 @@ export class Platform {
     const store = options.store
       ?? (options.database ? await PostgresStore.open(options.database) : new SqliteStore(join(options.dataDir, 'subako.db')));
     const platform = new Platform(store, options, new Volumes(volumesDir), packageBlobs, skillBlobs);
-    const leaseMs = options.instanceLeaseMs ?? DEFAULT_INSTANCE_LEASE_MS;
     try {
       // Before anything is written: a process holding another key would seal what the others cannot open.
       await checkSealingKey(store, options.sealingKey);
@@ -193,18 +203,21 @@ export class Platform {
     // in time); each tick also ends the calls of processes whose lease ran out meanwhile.
     const leaseLog = platform.log.child({ component: 'instance-lease' });
     const renewEvery = Math.max(1, Math.floor(leaseMs / 3));
+    const tick = async (): Promise<void> => {
+      try {
+        await store.renewInstanceLease(platform.instanceId, leaseMs);
+      } catch (err) {
+        leaseLog.error({ err }, `renewing this process's lease failed; it is tried again in ${renewEvery} ms`);
+        return;
+      }
+      await store.interruptOrphanedCalls().catch((err: unknown) => {
+        leaseLog.error({ err }, `marking the calls of stopped processes interrupted failed; it is tried again in ${renewEvery} ms`);
+      });
+    };
     platform.leaseTimer = setInterval(() => {
-      void (async () => {
-        try {
-          await store.renewInstanceLease(platform.instanceId, leaseMs);
-        } catch (err) {
-          leaseLog.error({ err }, `renewing this process's lease failed; it is tried again in ${renewEvery} ms`);
-          return;
-        }
-        await store.interruptOrphanedCalls().catch((err: unknown) => {
-          leaseLog.error({ err }, `marking the calls of stopped processes interrupted failed; it is tried again in ${renewEvery} ms`);
-        });
-      })();
+      // A tick still running (a slow database) is not doubled; close waits for it.
+      if (platform.leaseTick) return;
+      platform.leaseTick = tick().finally(() => { platform.leaseTick = null; });
     }, renewEvery);
     platform.leaseTimer.unref();
     return platform;
@@ -219,6 +232,7 @@ export class Platform {
     this.approvals.close();
     await this.calls.drain(graceMs);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
+    await this.leaseTick;
     // Calls the grace period did not see end are this process's to mark; none should be left. A database
     // gone by now must not keep the rest from closing: the lease then runs out, and another process marks them.
     await this.store.releaseInstance(this.instanceId).catch((err: unknown) => {

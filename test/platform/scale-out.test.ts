@@ -16,6 +16,8 @@ import { join } from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Objm } from '@nats-io/obj';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startServer } from '../../src/app.js';
+import { ValidationError } from '../../src/errors.js';
 import { packBundle } from '../../src/package/index.js';
 import { natsSubjects } from '../../src/platform/nats-calls.js';
 import { makeApi, probePackageDir, skillDir, spawnServe, tempDir, TEST_KEY, type Api, type ChildServer } from '../server/helpers/harness.js';
@@ -234,5 +236,25 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
     assert.equal(new Set(calls.map((c) => c.id)).size, calls.length, 'no call listed twice');
     assert.equal(calls.length, 2 * CALLS_PER_REPLICA + 1 + 1 + made, 'the earlier calls, the slow one, and those made while waiting');
     assert.deepEqual(calls.filter((c) => c.outcome === 'running'), [], 'none left running');
+  });
+});
+
+describe('the instance lease, as a setting', () => {
+  it('is refused, naming what would do, when it is not a whole number of milliseconds from 1000', async () => {
+    const dataDir = tempDir();
+    try {
+      for (const text of ['5', 'soon', '2.5']) {
+        await assert.rejects(startServer({ dataDir, port: 0, examplesDir: null, env: { ...TEST_KEY, SUBAKO_INSTANCE_LEASE_MS: text } }), (err: unknown) => {
+          assert.ok(err instanceof ValidationError);
+          assert.equal(err.problems[0].code, 'config.instance_lease_ms');
+          assert.equal(err.problems[0].message, `SUBAKO_INSTANCE_LEASE_MS must be a whole number of milliseconds from 1000 to 3600000 (got ${JSON.stringify(text)})`);
+          return true;
+        });
+      }
+      await assert.rejects(startServer({ dataDir, port: 0, examplesDir: null, env: TEST_KEY, instanceLeaseMs: 10 }),
+        /the instance lease must be a whole number of milliseconds, at least 1000 \(got 10\)/);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
