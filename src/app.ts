@@ -10,10 +10,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallLimits } from './config.js';
 import { sealingKey } from './common/index.js';
+import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
-  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
+  bootstrapIfFresh, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
@@ -52,6 +53,11 @@ export interface StartOptions {
   nats?: { url: string; prefix?: string };
   /** The volumes' root; `<data-dir>/volumes` by default. With NATS, a shared mount the workers see too. */
   volumesDir?: string;
+  /**
+   * How long this process's lease in the database lasts (PlatformOptions.instanceLeaseMs); when absent,
+   * SUBAKO_INSTANCE_LEASE_MS in `env`, else 30 s.
+   */
+  instanceLeaseMs?: number;
 }
 
 export interface Started {
@@ -67,6 +73,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
+  const instanceLeaseMs = options.instanceLeaseMs ?? leaseFromEnv(env);
   // One worker per core, at least two; the call limits are sized from the same number.
   const workers = options.workers ?? Math.max(2, availableParallelism());
   const admission = { ...defaultCallAdmissionLimits(workers), ...defined(options.admission ?? {}) };
@@ -82,13 +89,18 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
+  let skillBlobs: NatsBlobStore | undefined;
   const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
   if (options.nats) {
     try {
       const prefix = options.nats.prefix ?? 'subako';
       // Once connected, the replica keeps trying to reconnect for ever; calls made meanwhile fail as `unavailable`.
       const nc = await connectNats(options.nats.url, 'subako-serve');
-      packageBlobs = await NatsBlobStore.open(nc, natsSubjects(prefix).packagesBucket).catch(async (err: unknown) => {
+      const subjects = natsSubjects(prefix);
+      // Packages and skills each in a bucket of their own: a skill uploaded through one replica is there for all.
+      [packageBlobs, skillBlobs] = await Promise.all([
+        NatsBlobStore.open(nc, subjects.packagesBucket), NatsBlobStore.open(nc, subjects.skillsBucket),
+      ]).catch(async (err: unknown) => {
         await nc.close();
         throw err;
       });
@@ -102,7 +114,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
   try {
     platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
       database: options.database,
-      packageBlobs, volumesDir,
+      packageBlobs, skillBlobs, volumesDir,
+      ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),
       // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
       ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),
       ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
@@ -134,6 +147,26 @@ export async function startServer(options: StartOptions): Promise<Started> {
 /** Where the repository's example packages are, from this compiled file (dist/src/app.js). */
 export function bundledExamplesDir(): string {
   return fileURLToPath(new URL('../../examples/packages', import.meta.url));
+}
+
+/** The longest lease taken from the environment: longer would leave a dead replica's calls `running` for over an hour. */
+const LEASE_MAX_MS = 3_600_000;
+
+/**
+ * SUBAKO_INSTANCE_LEASE_MS, checked. Read here until `subako serve` has a flag of its own for it (config.ts
+ * holds the other settings).
+ */
+function leaseFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.SUBAKO_INSTANCE_LEASE_MS;
+  if (text === undefined || text === '') return undefined;
+  const ms = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
+  if (!(ms >= MIN_INSTANCE_LEASE_MS && ms <= LEASE_MAX_MS)) {
+    throw new ValidationError([{
+      code: 'config.instance_lease_ms',
+      message: `SUBAKO_INSTANCE_LEASE_MS must be a whole number of milliseconds from ${MIN_INSTANCE_LEASE_MS} to ${LEASE_MAX_MS} (got ${JSON.stringify(text)})`,
+    }]);
+  }
+  return ms;
 }
 
 function defined<T extends object>(input: T): Partial<T> {

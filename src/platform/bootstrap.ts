@@ -17,7 +17,15 @@ export interface FirstStart {
   agentId: string | null;
 }
 
-export async function bootstrapIfFresh(platform: Platform, examplesDir: string | null): Promise<FirstStart | null> {
+/**
+ * Replicas starting at once on a fresh database take turns here (the store's exclusive lock): the first makes
+ * the key, the examples and the demo agent; the others then find a key and do nothing.
+ */
+export function bootstrapIfFresh(platform: Platform, examplesDir: string | null): Promise<FirstStart | null> {
+  return platform.store.exclusively('first start', () => firstStart(platform, examplesDir));
+}
+
+async function firstStart(platform: Platform, examplesDir: string | null): Promise<FirstStart | null> {
   if (await platform.apiKeys.any()) return null;
   const packages: string[] = [];
   const skipped: string[] = [];

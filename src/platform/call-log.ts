@@ -2,8 +2,8 @@
  * Every call a session makes runs through here and is recorded, whichever entry point made it (REST, the
  * session's MCP endpoint, in-process code): a session's tools are wrapped once by `withCallLog`, and every
  * entry point calls those tools. Each call is recorded
- * first as `running` (so a call cut off by a crash of the server still leaves a record, marked interrupted at
- * the next start), then with its outcome, what the model saw, the stderr tail, the egress log and the time.
+ * first as `running` (so a call cut off by a crash of the server still leaves a record, marked interrupted
+ * once the lease of the process that ran it runs out: platform.ts), then with its outcome, what the model saw, the stderr tail, the egress log and the time.
  * Arguments and text are redacted before they are stored. The log also counts calls in flight so a
  * shutdown can wait for them.
  *
@@ -80,6 +80,8 @@ export class CallLog {
     private readonly store: Store,
     readonly admission: CallAdmission,
     private readonly callTimeoutMs: number,
+    /** The platform process recording the calls: each record names it, so only a process whose lease ran out has its calls marked interrupted. */
+    private readonly instanceId?: string,
     /** Where each call is published as it is recorded and as it ends (the live stream listens). */
     readonly events: CallEvents = new CallEvents(),
   ) {}
@@ -207,7 +209,7 @@ export class CallLog {
 
   /** Every write of a call's record goes through these two: the store first, then the live stream. */
   private async logStart(record: CallRecord, agentId: string): Promise<void> {
-    await this.store.addCall(record);
+    await this.store.addCall(this.instanceId === undefined ? record : { ...record, instanceId: this.instanceId });
     this.agentOfCall.set(record.id, agentId);
     this.events.publish(record, agentId);
   }

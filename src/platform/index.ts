@@ -2,7 +2,7 @@
  * platform/: agents, sessions (volumes), vaults, the call log, the session tool pipeline and the store
  * behind them. What server/ (and the composition root) may use of it.
  */
-export { Platform, type PlatformOptions } from './platform.js';
+export { Platform, DEFAULT_INSTANCE_LEASE_MS, MIN_INSTANCE_LEASE_MS, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
 export type { PackageRuntime } from './package-runtime.js';

@@ -157,4 +157,34 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE api_keys ADD COLUMN revoked_at TEXT;
     `,
   },
+  {
+    version: 4,
+    description: 'several processes on one database: which instance runs each call, instance leases, settings',
+    // A lease's expiry is a time of the database's own clock on PostgreSQL (timestamptz, compared with now()),
+    // so replicas whose clocks disagree still agree on whose lease ran out; SQLite has one process and its clock.
+    sql: `
+      ALTER TABLE calls ADD COLUMN instance_id TEXT;
+      CREATE INDEX calls_instance ON calls(instance_id);
+      CREATE TABLE instance_leases (
+        id TEXT PRIMARY KEY,
+        expires_at TEXT NOT NULL
+      );
+      CREATE TABLE settings (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+    postgres: `
+      ALTER TABLE calls ADD COLUMN instance_id TEXT COLLATE "C";
+      CREATE INDEX calls_instance ON calls(instance_id);
+      CREATE TABLE instance_leases (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        expires_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE TABLE settings (
+        name TEXT COLLATE "C" PRIMARY KEY,
+        value TEXT COLLATE "C" NOT NULL
+      );
+    `,
+  },
 ];

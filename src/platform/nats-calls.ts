@@ -28,6 +28,8 @@ export interface NatsSubjects {
   cancel: string;
   /** The object store bucket holding package bundles. */
   packagesBucket: string;
+  /** The object store bucket holding skill bundles (every replica mounts the same skills). */
+  skillsBucket: string;
 }
 
 const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
@@ -35,7 +37,7 @@ const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
 /** `prefix` names a deployment (and, in tests, one run): its subjects and its bucket. */
 export function natsSubjects(prefix: string): NatsSubjects {
   if (!PREFIX.test(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be 1-64 of A-Z, a-z, 0-9, "_" and "-"`);
-  return { calls: `${prefix}.calls`, cancel: `${prefix}.cancel`, packagesBucket: `${prefix}_packages` };
+  return { calls: `${prefix}.calls`, cancel: `${prefix}.cancel`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills` };
 }
 
 /** Egress as it travels: everything but the credentials in the open, the credentials sealed. */

@@ -1,8 +1,14 @@
 /**
  * The platform, assembled: one Store, the data directory's content stores and volumes, and the services on
- * top. The HTTP layer talks to this object only. `open` prepares the data directory and marks calls that a
- * previous process left running as interrupted; `close` stops the sweeper, lets calls in flight finish,
- * stops the workers and closes the store.
+ * top. The HTTP layer talks to this object only. `open` prepares the data directory, checks the sealing key
+ * against the database's, and takes this process's lease; `close` stops the sweeper, lets calls in flight
+ * finish, drops the lease, stops the workers and closes the store.
+ *
+ * Several processes may share one database (API replicas on PostgreSQL). Each is an instance with an id of its
+ * own, made at open; the call log records it with every call. An instance holds a lease in the database and
+ * renews it on a timer; a call left `running` is marked interrupted only once the lease of the instance
+ * running it has run out (its process died), never while that instance lives, so a replica that (re)starts
+ * leaves the others' calls alone. SQLite runs the same code with one instance at a time.
  */
 import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -17,6 +23,9 @@ import { ApiKeys } from './api-keys.js';
 import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './call-admission.js';
 import { CallLog } from './call-log.js';
 import { Approvals } from './approvals.js';
+import { ValidationError } from '../errors.js';
+import { newId } from './ids.js';
+import { checkSealingKey } from './sealing-key-check.js';
 import { sweepLeftovers } from './leftovers.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
@@ -29,6 +38,11 @@ import type { Store } from './store.js';
 import { VaultService } from './vaults.js';
 import { VolumeBrowser } from './volume-browser.js';
 import { Volumes } from './volumes.js';
+
+/** How long a process's lease lasts unless `instanceLeaseMs` says otherwise. */
+export const DEFAULT_INSTANCE_LEASE_MS = 30_000;
+/** Shorter, and a busy event loop could miss its renewals and have its live calls marked interrupted. */
+export const MIN_INSTANCE_LEASE_MS = 1_000;
 
 export interface PlatformOptions {
   dataDir: string;
@@ -50,6 +64,13 @@ export interface PlatformOptions {
   database?: Secret;
   /** Where package bundles are kept (scale-out: the NATS object store); `<data-dir>/packages/blobs` otherwise. */
   packageBlobs?: BlobStore;
+  /** Where skill bundles are kept (scale-out: the NATS object store, a bucket of their own); `<skills-dir>/blobs` otherwise. */
+  skillBlobs?: BlobStore;
+  /**
+   * How long this process's lease lasts, in ms: its calls left `running` are marked interrupted by another
+   * process this long after it stopped renewing (renewed every third of it). 30 s by default.
+   */
+  instanceLeaseMs?: number;
   /** The volumes' root (scale-out: a shared POSIX mount the workers see too); `<data-dir>/volumes` otherwise. */
   volumesDir?: string;
   /** Where skills are unpacked and their sets assembled (scale-out: on the shared mount); `<data-dir>/skills` otherwise. */
@@ -79,7 +100,11 @@ export class Platform {
   readonly admission: CallAdmission;
   readonly clock: Clock;
   readonly log: Logger;
+  /** This process, as the call log and the leases name it (random, made at open). */
+  readonly instanceId = newId('ins');
   private sweeper: NodeJS.Timeout | null = null;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  private leaseTick: Promise<void> | null = null;
   private closed = false;
 
   private constructor(
@@ -109,7 +134,7 @@ export class Platform {
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
-    this.calls = new CallLog(store, this.admission, callTimeoutMs);
+    this.calls = new CallLog(store, this.admission, callTimeoutMs, this.instanceId);
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
     this.approvals = new Approvals({ key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
     // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
@@ -127,6 +152,13 @@ export class Platform {
   }
 
   static async open(options: PlatformOptions): Promise<Platform> {
+    const leaseMs = options.instanceLeaseMs ?? DEFAULT_INSTANCE_LEASE_MS;
+    if (!Number.isInteger(leaseMs) || leaseMs < MIN_INSTANCE_LEASE_MS) {
+      throw new ValidationError([{
+        code: 'config.instance_lease_ms',
+        message: `the instance lease must be a whole number of milliseconds, at least ${MIN_INSTANCE_LEASE_MS} (got ${leaseMs})`,
+      }]);
+    }
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
     for (const dir of ['sessions', 'agents']) {
@@ -134,16 +166,20 @@ export class Platform {
     }
     const limits = options.bundleLimits ?? DEFAULT_BUNDLE_LIMITS;
     const packageBlobs = new ContentStore(join(options.dataDir, 'packages'), limits, options.packageBlobs);
-    const skillBlobs = new ContentStore(options.skillsDir ?? join(options.dataDir, 'skills'), limits);
+    const skillBlobs = new ContentStore(options.skillsDir ?? join(options.dataDir, 'skills'), limits, options.skillBlobs);
     await packageBlobs.init();
     await skillBlobs.init();
     const store = options.store
       ?? (options.database ? await PostgresStore.open(options.database) : new SqliteStore(join(options.dataDir, 'subako.db')));
     const platform = new Platform(store, options, new Volumes(volumesDir), packageBlobs, skillBlobs);
     try {
+      // Before anything is written: a process holding another key would seal what the others cannot open.
+      await checkSealingKey(store, options.sealingKey);
       // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
       await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));
-      await store.interruptRunningCalls();
+      // The lease first, so that no call this process records is ever an orphan in another's eyes.
+      await store.renewInstanceLease(platform.instanceId, leaseMs);
+      await store.interruptOrphanedCalls();
       await platform.sessions.sweepExpired();
     } catch (err) {
       // A store this opened is closed again: a PostgreSQL pool left open would keep a failed start from exiting.
@@ -163,6 +199,27 @@ export class Platform {
       chore('idempotency records', () => store.pruneIdempotent(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
     }, interval);
     platform.sweeper.unref();
+    // Renewed well before it runs out (a renewal may fail once, the database busy, and the next one still be
+    // in time); each tick also ends the calls of processes whose lease ran out meanwhile.
+    const leaseLog = platform.log.child({ component: 'instance-lease' });
+    const renewEvery = Math.max(1, Math.floor(leaseMs / 3));
+    const tick = async (): Promise<void> => {
+      try {
+        await store.renewInstanceLease(platform.instanceId, leaseMs);
+      } catch (err) {
+        leaseLog.error({ err }, `renewing this process's lease failed; it is tried again in ${renewEvery} ms`);
+        return;
+      }
+      await store.interruptOrphanedCalls().catch((err: unknown) => {
+        leaseLog.error({ err }, `marking the calls of stopped processes interrupted failed; it is tried again in ${renewEvery} ms`);
+      });
+    };
+    platform.leaseTimer = setInterval(() => {
+      // A tick still running (a slow database) is not doubled; close waits for it.
+      if (platform.leaseTick) return;
+      platform.leaseTick = tick().finally(() => { platform.leaseTick = null; });
+    }, renewEvery);
+    platform.leaseTimer.unref();
     return platform;
   }
 
@@ -174,6 +231,13 @@ export class Platform {
     // Nobody can decide a held call any more: it ends now rather than holding the shutdown to its deadline.
     this.approvals.close();
     await this.calls.drain(graceMs);
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    await this.leaseTick;
+    // Calls the grace period did not see end are this process's to mark; none should be left. A database
+    // gone by now must not keep the rest from closing: the lease then runs out, and another process marks them.
+    await this.store.releaseInstance(this.instanceId).catch((err: unknown) => {
+      this.log.error({ err }, "dropping this process's lease failed; its calls left running are marked interrupted once the lease runs out");
+    });
     await this.options.runtime.close();
     await this.store.close();
   }

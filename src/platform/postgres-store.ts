@@ -16,7 +16,7 @@ import { ValidationError } from '../errors.js';
 import { MIGRATIONS, migrationSql, type Migration } from './migrations.js';
 import { ConflictError, StoreUnavailableError } from './errors.js';
 import {
-  type Row, decodeCursor, encodeCursor, json, jsonOrNull, listKey, s, toAgent, toApiKey, toAgentVersion, toCall, toCredential,
+  INTERRUPTED_CRASH, type Row, decodeCursor, encodeCursor, json, jsonOrNull, listKey, s, toAgent, toApiKey, toAgentVersion, toCall, toCredential,
   toIdempotency, toPackage, toSession, toSkill, toVault,
 } from './store-rows.js';
 import type {
@@ -408,10 +408,10 @@ export class PostgresStore implements Store {
 
   // ---- calls
   async addCall(rec: CallRecord): Promise<void> {
-    await this.q(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments),
+    await this.q(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments),
       rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt,
-      jsonOrNull(rec.approval)]);
+      jsonOrNull(rec.approval), rec.instanceId ?? null]);
   }
   async finishCall(rec: CallRecord): Promise<void> {
     await this.q('UPDATE calls SET outcome = $1, crash = $2, model = $3, stderr_tail = $4, egress = $5, duration_ms = $6, approval = $7 WHERE id = $8',
@@ -449,9 +449,60 @@ export class PostgresStore implements Store {
     const row = await this.one('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = $1', [id]);
     return row ? { call: toCall(row), agentId: s(row.agent_id) } : null;
   }
-  async interruptRunningCalls(): Promise<number> {
-    const crash = json({ reason: 'interrupted', message: 'the server stopped before the call finished' });
-    return (await this.q(`UPDATE calls SET outcome = 'crash', crash = $1 WHERE outcome = 'running'`, [crash])).rowCount ?? 0;
+
+  // ---- instances (several replicas on one database)
+  async renewInstanceLease(instanceId: string, leaseMs: number): Promise<void> {
+    await this.q(`INSERT INTO instance_leases (id, expires_at) VALUES ($1, now() + $2 * interval '1 millisecond')
+      ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at`, [instanceId, leaseMs]);
+  }
+  async interruptOrphanedCalls(): Promise<number> {
+    // One transaction, so now() is one instant for both statements: a lease is either live for both or expired for both.
+    return this.tx(async (db) => {
+      const { rowCount } = await db.query(`UPDATE calls SET outcome = 'crash', crash = $1 WHERE outcome = 'running' AND (instance_id IS NULL
+        OR NOT EXISTS (SELECT 1 FROM instance_leases l WHERE l.id = calls.instance_id AND l.expires_at > now()))`, [INTERRUPTED_CRASH]);
+      await db.query('DELETE FROM instance_leases WHERE expires_at <= now()');
+      return rowCount ?? 0;
+    });
+  }
+  async releaseInstance(instanceId: string): Promise<number> {
+    return this.tx(async (db) => {
+      const { rowCount } = await db.query(`UPDATE calls SET outcome = 'crash', crash = $1 WHERE outcome = 'running' AND instance_id = $2`,
+        [INTERRUPTED_CRASH, instanceId]);
+      await db.query('DELETE FROM instance_leases WHERE id = $1', [instanceId]);
+      return rowCount ?? 0;
+    });
+  }
+
+  // ---- settings and exclusive work
+  async claimSetting(name: string, value: string): Promise<string> {
+    await this.q('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, value]);
+    return s((await this.one('SELECT value FROM settings WHERE name = $1', [name]))?.value);
+  }
+  async exclusively<T>(name: string, work: () => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw unavailableOr(err);
+    }
+    let broken: Error | undefined;
+    const onLost = (err: Error): void => { broken = err; };
+    client.on('error', onLost);
+    try {
+      // A session lock on a connection of its own, held while `work` runs on the pool's others. If that
+      // connection drops, PostgreSQL releases the lock with it.
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [`exclusive:${name}`]).catch((err: unknown) => { throw unavailableOr(err); });
+      try {
+        return await work();
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`exclusive:${name}`]).catch((err: unknown) => {
+          broken = err instanceof Error ? err : new Error(String(err));
+        });
+      }
+    } finally {
+      client.off('error', onLost);
+      client.release(broken);
+    }
   }
 
   // ---- idempotency

@@ -11,12 +11,15 @@ import type {
 } from './store.js';
 
 import {
-  decodeCursor, encodeCursor, listKey as listKeyWith, s, toAgent, toAgentVersion, toApiKey, toCall, toCredential, toIdempotency,
+  INTERRUPTED_CRASH, decodeCursor, encodeCursor, listKey as listKeyWith, s, toAgent, toAgentVersion, toApiKey, toCall, toCredential, toIdempotency,
   toPackage, toSession, toSkill, toVault, type Row,
 } from './store-rows.js';
 
 /** Name then ordinal, in text order: SQLite text holds the NUL separator, which sorts before any name character. */
 const listKey = (name: string, seq: number): string => listKeyWith(name, seq, '\u0000');
+
+/** The end of each queue of `exclusively` work, by file and name. */
+const exclusiveTails = new Map<string, Promise<void>>();
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -27,13 +30,16 @@ export class SqliteStore implements Store {
    */
   private readonly statements = new Map<string, Database.Statement>();
 
-  constructor(file: string) {
+  constructor(private readonly file: string) {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');
     migrate(this.db);
+    // A data directory's file is one process's at a time: whoever held a lease in it before this open has
+    // stopped, so its calls left running are marked at once rather than a lease's length later.
+    this.db.prepare('DELETE FROM instance_leases').run();
   }
 
   /**
@@ -358,9 +364,9 @@ export class SqliteStore implements Store {
   async addCall(rec: CallRecord): Promise<void> {
     const values = [rec.id, rec.sessionId, rec.via, rec.tool, JSON.stringify(rec.arguments),
       rec.outcome, rec.crash ? JSON.stringify(rec.crash) : null, JSON.stringify(rec.model), rec.stderrTail,
-      JSON.stringify(rec.egress), rec.durationMs, rec.startedAt, rec.approval ? JSON.stringify(rec.approval) : null];
-    return this.hold(() => this.sql(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...values));
+      JSON.stringify(rec.egress), rec.durationMs, rec.startedAt, rec.approval ? JSON.stringify(rec.approval) : null, rec.instanceId ?? null];
+    return this.hold(() => this.sql(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...values));
   }
   async finishCall(rec: CallRecord): Promise<void> {
     const values = [rec.outcome, rec.crash ? JSON.stringify(rec.crash) : null, JSON.stringify(rec.model), rec.stderrTail,
@@ -399,9 +405,53 @@ export class SqliteStore implements Store {
     const row = this.sql('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?').get(id) as Row | undefined;
     return row ? { call: toCall(row), agentId: s(row.agent_id) } : null;
   }
-  async interruptRunningCalls(): Promise<number> {
-    const crash = JSON.stringify({ reason: 'interrupted', message: 'the server stopped before the call finished' });
-    return this.sql(`UPDATE calls SET outcome = 'crash', crash = ? WHERE outcome = 'running'`).run(crash).changes;
+
+  // ---- instances: one process at a time here, but the same rules as on PostgreSQL (one code path)
+  async renewInstanceLease(instanceId: string, leaseMs: number): Promise<void> {
+    this.sql('INSERT INTO instance_leases (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at')
+      .run(instanceId, new Date(Date.now() + leaseMs).toISOString());
+  }
+  async interruptOrphanedCalls(): Promise<number> {
+    const now = new Date().toISOString();
+    return this.tx(() => {
+      const { changes } = this.sql(`UPDATE calls SET outcome = 'crash', crash = ? WHERE outcome = 'running' AND (instance_id IS NULL
+        OR NOT EXISTS (SELECT 1 FROM instance_leases l WHERE l.id = calls.instance_id AND l.expires_at > ?))`).run(INTERRUPTED_CRASH, now);
+      this.sql('DELETE FROM instance_leases WHERE expires_at <= ?').run(now);
+      return changes;
+    });
+  }
+  async releaseInstance(instanceId: string): Promise<number> {
+    return this.tx(() => {
+      const { changes } = this.sql(`UPDATE calls SET outcome = 'crash', crash = ? WHERE outcome = 'running' AND instance_id = ?`)
+        .run(INTERRUPTED_CRASH, instanceId);
+      this.sql('DELETE FROM instance_leases WHERE id = ?').run(instanceId);
+      return changes;
+    });
+  }
+
+  // ---- settings and exclusive work
+  async claimSetting(name: string, value: string): Promise<string> {
+    this.sql('INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)').run(name, value);
+    return s((this.sql('SELECT value FROM settings WHERE name = ?').get(name) as Row).value);
+  }
+  /**
+   * One process uses a data directory's file, so taking turns within this process is enough: stores opened on
+   * the same file here (a test's "second process") queue behind each other.
+   */
+  async exclusively<T>(name: string, work: () => Promise<T>): Promise<T> {
+    const key = `${this.file}\u0000${name}`;
+    const before = exclusiveTails.get(key) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => { done = resolve; });
+    const tail = before.then(() => mine);
+    exclusiveTails.set(key, tail);
+    await before;
+    try {
+      return await work();
+    } finally {
+      done();
+      if (exclusiveTails.get(key) === tail) exclusiveTails.delete(key);
+    }
   }
 
   // ---- idempotency

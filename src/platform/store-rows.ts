@@ -2,6 +2,7 @@
  * Rows to records, and list keys and cursors, for the SQL stores. Both back ends keep the same columns
  * (migrations.ts) with JSON as text, so one set of mappers reads either's rows.
  */
+import { CrashReason } from '../function/index.js';
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
   SkillRecord, VaultRecord,
@@ -79,8 +80,12 @@ export function toCall(row: Row): CallRecord {
     crash: row.crash === null ? null : j(row.crash), model: j(row.model), stderrTail: s(row.stderr_tail),
     egress: j(row.egress), durationMs: row.duration_ms === null ? null : Number(row.duration_ms), startedAt: s(row.started_at),
     ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
+    ...(row.instance_id === null || row.instance_id === undefined ? {} : { instanceId: s(row.instance_id) }),
   };
 }
+
+/** The crash a call left `running` by a process that is gone is marked with (function/crash.ts's reason). */
+export const INTERRUPTED_CRASH = json({ reason: CrashReason.interrupted, message: 'the server running the call stopped before it finished' });
 export function toIdempotency(row: Row): IdempotencyRecord {
   return { scope: s(row.scope), requestHash: s(row.request_hash), status: Number(row.status), body: j(row.body), createdAt: s(row.created_at) };
 }

@@ -188,6 +188,11 @@ export interface CallRecord {
   startedAt: string;
   /** Present for calls of a `require_approval` tool. */
   approval?: CallApproval;
+  /**
+   * The platform process that runs the call (platform.ts): while its lease holds, the call is left to it; once
+   * the lease runs out, any process marks the call interrupted. Absent on calls recorded before instances were.
+   */
+  instanceId?: string;
 }
 
 /** Which calls a search across sessions keeps; each field given narrows it. */
@@ -283,8 +288,27 @@ export interface Store {
   /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */
   findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>>;
   findCall(id: string): Promise<AgentCall | null>;
-  /** Marks calls left `running` by a previous process as crashed (reason `interrupted`); returns how many. */
-  interruptRunningCalls(): Promise<number>;
+
+  /**
+   * Starts or renews a platform process's lease: it holds for `leaseMs` from now. On PostgreSQL "now" is the
+   * database's clock, so replicas whose own clocks disagree still agree on whose lease has run out.
+   */
+  renewInstanceLease(instanceId: string, leaseMs: number): Promise<void>;
+  /**
+   * Marks as crashed (reason `interrupted`) the calls left `running` by processes whose lease has run out (or
+   * that name none, from before leases), and drops the leases that ran out; returns how many calls.
+   */
+  interruptOrphanedCalls(): Promise<number>;
+  /** A clean close: the process's calls still `running` are marked interrupted and its lease is dropped; returns how many calls. */
+  releaseInstance(instanceId: string): Promise<number>;
+
+  /** A setting's value, written first when the database has none: the first writer's value is the one kept and answered. */
+  claimSetting(name: string, value: string): Promise<string>;
+  /**
+   * Runs `work` while no other process on this database runs work under the same `name` (PostgreSQL: an
+   * advisory lock; SQLite has one process, so it just runs).
+   */
+  exclusively<T>(name: string, work: () => Promise<T>): Promise<T>;
 
   getIdempotent(scope: string): Promise<IdempotencyRecord | null>;
   putIdempotent(rec: IdempotencyRecord): Promise<void>;

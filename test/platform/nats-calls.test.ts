@@ -49,9 +49,9 @@ describe('volume paths on the bus', () => {
   });
 });
 
-describe('subjects and the bucket', () => {
+describe('subjects and the buckets', () => {
   it('are named by the deployment\'s prefix', () => {
-    assert.deepEqual(natsSubjects('run_1'), { calls: 'run_1.calls', cancel: 'run_1.cancel', packagesBucket: 'run_1_packages' });
+    assert.deepEqual(natsSubjects('run_1'), { calls: 'run_1.calls', cancel: 'run_1.cancel', packagesBucket: 'run_1_packages', skillsBucket: 'run_1_skills' });
   });
 
   it('a prefix that is not one subject token is refused', () => {

@@ -425,19 +425,82 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual((await store.findCalls({ tool: 'nothing' }, { limit: 10 })).items, []);
     });
 
-    it('marks calls a dead process left running as interrupted crashes, only those, and keeps them across reopening', async () => {
+    it('marks calls left running by a process with no lease (or from before leases) as interrupted crashes, only those, across reopening', async () => {
       const handle = await fresh();
       const { session } = await agentWithSession(handle.store);
-      const running = [call(session.id), call(session.id)];
-      const done = call(session.id, { outcome: 'ok', durationMs: 3 });
+      const running = [call(session.id), call(session.id, { instanceId: 'ins_gone' })];
+      const done = call(session.id, { outcome: 'ok', durationMs: 3, instanceId: 'ins_gone' });
       for (const rec of [...running, done]) await handle.store.addCall(rec);
       await handle.store.close();
       const reopened = await handle.reopen();
-      assert.equal(await reopened.interruptRunningCalls(), 2);
-      assert.equal(await reopened.interruptRunningCalls(), 0);
+      assert.equal(await reopened.interruptOrphanedCalls(), 2);
+      assert.equal(await reopened.interruptOrphanedCalls(), 0);
       const calls = (await reopened.listCalls(session.id, { limit: 10 })).items;
       assert.deepEqual(calls.map((c) => [c.outcome, c.crash?.reason ?? null]), [['crash', 'interrupted'], ['crash', 'interrupted'], ['ok', null]]);
+      assert.match(calls[0].crash!.message, /the server running the call stopped before it finished/);
       assert.deepEqual(calls[2], done);
+    });
+
+    it('of two processes on one database, marks only the running calls of the one whose lease ran out', async () => {
+      const handle = await fresh();
+      const other = await handle.reopen();
+      const { session } = await agentWithSession(handle.store);
+      await handle.store.renewInstanceLease('ins_live', 60_000);
+      await other.renewInstanceLease('ins_dead', 0);
+      const live = call(session.id, { instanceId: 'ins_live' });
+      const dead = call(session.id, { instanceId: 'ins_dead' });
+      const deadDone = call(session.id, { instanceId: 'ins_dead', outcome: 'ok', durationMs: 1 });
+      for (const rec of [live, dead, deadDone]) await handle.store.addCall(rec);
+      assert.deepEqual(await handle.store.getCall(session.id, live.id), live, 'the instance is kept with the call');
+      // Either process may look: the answer is the same, and only the expired lease's running call is marked.
+      assert.equal(await other.interruptOrphanedCalls(), 1);
+      assert.equal(await handle.store.interruptOrphanedCalls(), 0);
+      assert.equal((await handle.store.getCall(session.id, live.id))?.outcome, 'running');
+      assert.deepEqual(await handle.store.getCall(session.id, dead.id), { ...dead, outcome: 'crash', crash: { reason: 'interrupted', message: 'the server running the call stopped before it finished' } });
+      assert.deepEqual(await handle.store.getCall(session.id, deadDone.id), deadDone);
+      // A process that renews in time keeps its calls; one that closes cleanly marks its own left running.
+      await handle.store.renewInstanceLease('ins_live', 60_000);
+      assert.equal(await other.interruptOrphanedCalls(), 0);
+      assert.equal(await handle.store.releaseInstance('ins_live'), 1);
+      assert.equal((await other.getCall(session.id, live.id))?.crash?.reason, 'interrupted');
+      // Its lease is gone with it: a call still naming it is an orphan now.
+      const late = call(session.id, { instanceId: 'ins_live' });
+      await handle.store.addCall(late);
+      assert.equal(await other.interruptOrphanedCalls(), 1);
+    });
+
+    it('keeps the first value of a setting whoever claims it after, across reopening', async () => {
+      const handle = await fresh();
+      const other = await handle.reopen();
+      const [a, b] = await Promise.all([handle.store.claimSetting('check', 'first'), other.claimSetting('check', 'second')]);
+      assert.equal(a, b, 'two claims at once agree on one value');
+      assert.equal(await handle.store.claimSetting('check', 'third'), a);
+      assert.equal(await handle.store.claimSetting('another', 'x'), 'x');
+      await handle.store.close();
+      assert.equal(await (await handle.reopen()).claimSetting('check', 'fourth'), a);
+    });
+
+    it('runs exclusive work of one name one at a time across two stores on one database, and answers what the work answers', async () => {
+      const handle = await fresh();
+      const other = await handle.reopen();
+      await warm(handle.store);
+      await warm(other);
+      const log: string[] = [];
+      const work = (who: string) => async () => {
+        log.push(`${who} in`);
+        await new Promise((r) => setTimeout(r, 50));
+        log.push(`${who} out`);
+        return who;
+      };
+      const answers = await Promise.all([handle.store.exclusively('first start', work('a')), other.exclusively('first start', work('b'))]);
+      assert.deepEqual(answers, ['a', 'b']);
+      assert.ok(
+        JSON.stringify(log) === JSON.stringify(['a in', 'a out', 'b in', 'b out']) || JSON.stringify(log) === JSON.stringify(['b in', 'b out', 'a in', 'a out']),
+        `one after the other: ${log.join(', ')}`,
+      );
+      // Work that throws lets the next one in, and its error is the caller's.
+      await assert.rejects(handle.store.exclusively('first start', async () => { throw new Error('boom'); }), /boom/);
+      assert.equal(await other.exclusively('first start', async () => 'after'), 'after');
     });
 
     it('keeps idempotency records, replaces one on a second put, and prunes only the older ones', async () => {
