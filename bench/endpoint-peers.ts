@@ -27,6 +27,7 @@ import { pathToFileURL } from 'node:url';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import * as z from 'zod';
+import { createLogger } from '../src/common/index.js';
 import { FunctionHost, type LoadedPackage } from '../src/function/index.js';
 import { defineTool, mcp } from '../src/mcp/index.js';
 import { packBundle } from '../src/package/index.js';
@@ -119,6 +120,8 @@ export async function startPlatform(dataDir: string): Promise<{ packageSession: 
   const echo = typeScriptEcho();
   const platform = await Platform.open({
     dataDir, runtime, sealingKey: randomBytes(32),
+    // The access log is written as `subako serve` writes it, into a sink: the bench's own output stays readable.
+    logger: createLogger({ level: 'info', destination: { write: () => undefined } }),
     // A session may run as many calls at once as mcp.serve's host does (by default it runs half the pool, so
     // that one session cannot take every worker), and hold the 32 connections' calls waiting: the same work.
     admission: { sessionConcurrency: 2, sessionQueue: 64, agentConcurrency: 2, agentQueue: 128 },

@@ -131,13 +131,23 @@ async function shimRunner(module: WebAssembly.Module, stdin: Uint8Array): Promis
   };
 }
 
+/** Calls between resets of a reused Extism plugin (see extismRunner). */
+const EXTISM_RESET_EVERY = 10_000;
+
 async function extismRunner(module: WebAssembly.Module, requestLine: string, reuse: boolean): Promise<Runner> {
   const { default: createPlugin } = await import('@extism/extism');
   const open = () => createPlugin({ wasm: [{ module }] }, { useWasi: false, runInWorker: false });
   const shared: Plugin | null = reuse ? await open() : null;
+  let sinceReset = 0;
   return async () => {
     const plugin = shared ?? await open();
     try {
+      // The SDK numbers the blocks calls allocate and does not reuse the numbers on a plugin that is kept:
+      // its 16,384th call fails ("cannot assign to this block", measured with SDK 2.0); a reset starts again.
+      if (shared && ++sinceReset >= EXTISM_RESET_EVERY) {
+        sinceReset = 0;
+        await shared.reset();
+      }
       const output = await plugin.call('echo', requestLine);
       return output?.bytes().length ?? 0;
     } finally {
