@@ -7,9 +7,10 @@
  * `format` is treated as an annotation (the 2020-12 default vocabulary), since the format plugins are not
  * installed: a value is never refused for its format alone.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { Ajv2019 } from 'ajv/dist/2019.js';
-import { Ajv as AjvDraft7 } from 'ajv/dist/ajv.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Ajv2019 } from 'ajv/dist/2019.js';
+import type { Ajv as AjvDraft7 } from 'ajv/dist/ajv.js';
 import type { ErrorObject, ValidateFunction, Options } from 'ajv';
 import type { JsonSchema } from '../tool.js';
 import { InvalidSchemaError } from './errors.js';
@@ -58,11 +59,16 @@ const ajvOptions: Options = {
 type Dialect = 'draft-07' | '2019-09' | '2020-12';
 const engines: Partial<Record<Dialect, AjvDraft7 | Ajv2019 | Ajv2020>> = {};
 
+/** Each dialect's Ajv is loaded when a schema first needs it: loading all three was most of a fresh CLI's start. */
+const requireAjv = createRequire(import.meta.url);
+
 function engine(dialect: Dialect): AjvDraft7 | Ajv2019 | Ajv2020 {
   const existing = engines[dialect];
   if (existing) return existing;
   const made =
-    dialect === 'draft-07' ? new AjvDraft7(ajvOptions) : dialect === '2019-09' ? new Ajv2019(ajvOptions) : new Ajv2020(ajvOptions);
+    dialect === 'draft-07' ? new (requireAjv('ajv/dist/ajv.js') as { Ajv: typeof AjvDraft7 }).Ajv(ajvOptions)
+      : dialect === '2019-09' ? new (requireAjv('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019(ajvOptions)
+        : new (requireAjv('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(ajvOptions);
   engines[dialect] = made;
   return made;
 }

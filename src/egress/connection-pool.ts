@@ -17,7 +17,8 @@
  * never keeps a process alive.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { buildConnector, Client } from 'undici';
+import { createRequire } from 'node:module';
+import type { buildConnector, Client } from 'undici';
 import type { ResolvedAddress } from './destination.js';
 import type { TlsTrust } from './trust.js';
 
@@ -224,8 +225,17 @@ export class HttpsConnectionPool {
   }
 }
 
+type Undici = typeof import('undici');
+let undiciLibrary: Undici | null = null;
+
+/** undici, loaded with the first request rather than with this module: most hosts' calls make none. */
+function undici(): Undici {
+  undiciLibrary ??= createRequire(import.meta.url)('undici') as Undici;
+  return undiciLibrary;
+}
+
 function newConnector(target: ConnectionTarget): buildConnector.connector {
-  return buildConnector({
+  return undici().buildConnector({
     lookup: pinnedLookup(target.addresses) as never,
     ...(target.trust.secureContext !== undefined ? { secureContext: target.trust.secureContext } : {}),
     rejectUnauthorized: true,
@@ -237,7 +247,7 @@ function newConnector(target: ConnectionTarget): buildConnector.connector {
 function newClient(target: ConnectionTarget, connector: buildConnector.connector, idleMs: number): Client {
   const host = target.hostname.includes(':') ? `[${target.hostname}]` : target.hostname;
   // The request's deadline is its abort signal; undici's own idle timers stay as a backstop.
-  return new Client(`https://${host}:${target.port}`, { connect: connector, pipelining: 1, keepAliveMaxTimeout: idleMs });
+  return new (undici().Client)(`https://${host}:${target.port}`, { connect: connector, pipelining: 1, keepAliveMaxTimeout: idleMs });
 }
 
 /** The process-wide pool bridges use unless given one. */

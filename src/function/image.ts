@@ -3,15 +3,28 @@
  * and at most 2000 px on their long edge (larger ones are downscaled, keeping the aspect ratio).
  * The size is read from the header first, so the renderer can refuse an image before anything decodes it.
  */
-import sharp from 'sharp';
+import { createRequire } from 'node:module';
+import type sharpType from 'sharp';
 import { IMAGE_THREADS, MAX_IMAGE_EDGE, MAX_IMAGE_PIXELS } from './render-limits.js';
 
 export { MAX_IMAGE_EDGE };
 
-// Process-wide settings of libvips: one thread per image operation, so one decode cannot take every core;
-// no operation cache, since every guest image is seen once and a cache would only keep its pixels alive.
-sharp.concurrency(IMAGE_THREADS);
-sharp.cache(false);
+let library: typeof sharpType | null = null;
+
+/**
+ * libvips, loaded with the first image rather than with this module: it is a native library whose loading is
+ * a good part of a fresh `subako call`'s start, and most calls return no image.
+ */
+function sharp(...args: Parameters<typeof sharpType>): ReturnType<typeof sharpType> {
+  if (!library) {
+    library = createRequire(import.meta.url)('sharp') as typeof sharpType;
+    // Process-wide settings of libvips: one thread per image operation, so one decode cannot take every core;
+    // no operation cache, since every guest image is seen once and a cache would only keep its pixels alive.
+    library.concurrency(IMAGE_THREADS);
+    library.cache(false);
+  }
+  return library(...args);
+}
 
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
