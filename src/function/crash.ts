@@ -30,8 +30,9 @@ export const CrashReason = {
    */
   unavailable: 'unavailable',
   /**
-   * Ours: the worker running the call stopped answering mid-call (its process or machine ended). The call is
-   * never retried: it may have had side effects.
+   * Ours: what ran the call went away mid-call — the worker stopped answering (its process or machine ended),
+   * or the server holding the call died (marked at its next start, or by another replica once its lease ran
+   * out). The call is never retried: it may have had side effects.
    */
   interrupted: 'interrupted',
 } as const;
