@@ -6,7 +6,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isSystemError } from '../common/index.js';
-import { packBundle } from '../package/index.js';
+import { PACKAGE_ENTRIES, packBundle } from '../package/index.js';
 import type { Platform } from './platform.js';
 
 export interface FirstStart {
@@ -39,7 +39,9 @@ async function firstStart(platform: Platform, examplesDir: string | null): Promi
       const dir = join(examplesDir, name);
       if (!(await stat(dir).then((s) => s.isDirectory(), () => false))) continue;
       try {
-        const { record } = await platform.packages.upload(await packBundle(dir));
+        // Bundled as `subako pack` bundles it (the manifest, the module, its assets): the example's sources stay
+        // out, so pushing the same example later is the same upload, not a conflicting one.
+        const { record } = await platform.packages.upload(await packBundle(dir, { only: PACKAGE_ENTRIES }));
         packages.push(record.name);
       } catch (err) {
         skipped.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
