@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs every compiled test file (dist/test/**/*.test.js) with Node's own test runner, two files at a
 // time (these machines have two cores). Arguments filter the files by substring: `npm test -- wasi`.
-import { readdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -27,11 +28,22 @@ if (files.length === 0) {
 // takes minutes on a loaded machine, past the two minutes every other file gets; it runs after them, with a
 // timeout of its own, so the others keep theirs.
 const LONG = new Set(['dist/test/readme-run.test.js']);
+// Every temporary directory the tests and the processes they start make goes under one folder of this run
+// (TMPDIR), removed when the run ends: a test killed mid-way, or a child that outlived it, leaves nothing in
+// /tmp. Mode 0711: the PostgreSQL instances of the fault tests run as their own user and must pass through it.
+const scratch = mkdtempSync(join(tmpdir(), 'subako-tests-'));
+chmodSync(scratch, 0o711);
 const run = (group, timeoutMs) => group.length === 0 ? 0 : spawnSync(
   process.execPath,
   ['--test', '--test-concurrency=2', `--test-timeout=${timeoutMs}`, ...group],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env: { ...process.env, TMPDIR: scratch } },
 ).status ?? 1;
-const short = run(files.filter((f) => !LONG.has(f)), 120_000);
-const long = run(files.filter((f) => LONG.has(f)), 30 * 60_000);
-process.exit(short || long);
+let status;
+try {
+  const short = run(files.filter((f) => !LONG.has(f)), 120_000);
+  const long = run(files.filter((f) => LONG.has(f)), 30 * 60_000);
+  status = short || long;
+} finally {
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+}
+process.exit(status);
