@@ -43,6 +43,21 @@ export interface FunctionHostOptions {
 export interface FunctionHostStats extends SandboxStats {
   compileCacheHits: number;
   compileCacheMisses: number;
+  /** Modules compiled and kept: loaded now, or idle and kept in case they are loaded again. */
+  modules: number;
+}
+
+/**
+ * Modules nobody has loaded any more (every LoadedPackage of them unloaded) kept compiled anyway, the ones
+ * unloaded last: a package is discovered at upload, unloaded, and loaded again by its first call. Past this,
+ * the oldest is released in the sandbox, so refused uploads and replaced builds do not pile up.
+ */
+const IDLE_MODULES = 16;
+
+interface CompiledEntry {
+  handle: Promise<ModuleHandle>;
+  /** LoadedPackages of this module not unloaded yet. */
+  loads: number;
 }
 
 export class FunctionHost {
@@ -50,7 +65,10 @@ export class FunctionHost {
   private readonly sandbox: Sandbox;
   /** Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same. */
   private readonly connections = new HttpsConnectionPool();
-  private readonly compiled = new Map<string, Promise<ModuleHandle>>();
+  private readonly compiled = new Map<string, CompiledEntry>();
+  /** Digests of compiled modules no load holds, oldest first (at most IDLE_MODULES). */
+  private readonly idle = new Set<string>();
+  private readonly unloaded = new WeakSet<LoadedPackage>();
   /** Loads that found their bytes compiled already, and loads that compiled them. */
   private readonly compileCache = { hits: 0, misses: 0 };
 
@@ -63,24 +81,61 @@ export class FunctionHost {
       : new SandboxProcess({ size, execArgv: options.sandboxExecArgv, onCrash: options.onSandboxCrash, preparedCache });
   }
 
-  /** Compiles the module once per distinct bytes; later loads of the same bytes share it. */
+  /**
+   * Compiles the module once per distinct bytes; later loads of the same bytes share it. A load that will not
+   * be called again is given back with `unload`, so the sandbox can let the module go.
+   */
   async load(source: PackageSource): Promise<LoadedPackage> {
     const digest = createHash('sha256').update(source.moduleBytes).digest('hex');
-    let compiling = this.compiled.get(digest);
-    if (compiling) this.compileCache.hits += 1;
+    let entry = this.compiled.get(digest);
+    if (entry) this.compileCache.hits += 1;
     else {
       this.compileCache.misses += 1;
-      compiling = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes, digest });
-      this.compiled.set(digest, compiling);
+      const handle = this.sandbox.compile(source.moduleBytes, { memoryBytes: this.limits.memoryBytes, digest });
+      const made: CompiledEntry = { handle, loads: 0 };
+      entry = made;
+      this.compiled.set(digest, made);
       // A module that failed to compile is not cached: the next load reports the failure afresh.
-      compiling.catch(() => this.compiled.delete(digest));
+      handle.catch(() => {
+        if (this.compiled.get(digest) === made) this.compiled.delete(digest);
+        this.idle.delete(digest);
+      });
     }
-    return { source, digest, module: await compiling };
+    entry.loads += 1;
+    this.idle.delete(digest);
+    try {
+      return { source, digest, module: await entry.handle };
+    } catch (error) {
+      entry.loads -= 1;
+      throw error;
+    }
+  }
+
+  /**
+   * This load will not be called again. Its module stays compiled while another load holds it, and for a
+   * while after the last is given back (IDLE_MODULES); then the sandbox releases it.
+   */
+  unload(loaded: LoadedPackage): void {
+    const entry = this.compiled.get(loaded.digest);
+    if (!entry || this.unloaded.has(loaded)) return;
+    this.unloaded.add(loaded);
+    entry.loads -= 1;
+    if (entry.loads > 0) return;
+    this.idle.add(loaded.digest);
+    for (const digest of this.idle) {
+      if (this.idle.size <= IDLE_MODULES) break;
+      const oldest = this.compiled.get(digest)!;
+      this.idle.delete(digest);
+      this.compiled.delete(digest);
+      void oldest.handle.then((module) => this.sandbox.release(module), () => undefined);
+    }
   }
 
   /** A read-only look at the sandbox's workers and the compile cache, for metrics. */
   stats(): FunctionHostStats {
-    return { ...this.sandbox.stats(), compileCacheHits: this.compileCache.hits, compileCacheMisses: this.compileCache.misses };
+    return {
+      ...this.sandbox.stats(), compileCacheHits: this.compileCache.hits, compileCacheMisses: this.compileCache.misses, modules: this.compiled.size,
+    };
   }
 
   discover(loaded: LoadedPackage): Promise<DiscoveryResult> {

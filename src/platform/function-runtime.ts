@@ -48,8 +48,14 @@ export class FunctionRuntime implements PackageRuntime {
   }
 
   async discover(pkg: StoredPackageRef) {
-    // Discovery runs on the upload's staging directory, so it is never cached by digest.
-    return this.host.discover(await this.loadFrom(pkg));
+    // Discovery runs on the upload's staging directory, so it is never cached by digest; its load is given
+    // back at once (the module stays compiled a while, for the first call of a package that was accepted).
+    const loaded = await this.loadFrom(pkg);
+    try {
+      return await this.host.discover(loaded);
+    } finally {
+      this.host.unload(loaded);
+    }
   }
 
   async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox> {

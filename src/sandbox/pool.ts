@@ -67,6 +67,9 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
     }
   }
 
+  /** Nothing to let go here: a compiled module lives in its handle, and in the workers' own bounded caches. */
+  release(_module: ModuleHandle): void {}
+
   stats(): SandboxStats {
     return { workers: this.slots.length, busy: this.running.size, queued: this.ahead.size + this.queue.length };
   }

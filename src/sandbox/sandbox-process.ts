@@ -74,7 +74,7 @@ class Child {
       env: { SUBAKO_SANDBOX_WORKERS: String(size), SUBAKO_SANDBOX_MODULE_CACHE: String(moduleCacheSize) },
     });
     this.process.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
-    // Not what keeps this process alive: a run's deadline timer or a pending compile does (see `hold`).
+    // Not what keeps this process alive: a run's deadline timer or a pending compile does (see `holdOpen`).
     this.process.unref();
     this.process.channel?.unref();
     (this.process.stderr as (NodeJS.ReadableStream & { unref?: () => void }) | null)?.unref?.();
@@ -101,8 +101,10 @@ export class SandboxProcess implements Sandbox {
   private readonly execArgv: string[];
   private readonly onCrash?: (reason: string) => void;
   private child: Child;
-  /** Every module compiled through this sandbox, kept to compile again in a new process. */
+  /** Every module compiled through this sandbox and not released, kept to compile again in a new process. */
   private readonly modules = new Map<number, PreparedModule>();
+  /** Released modules that a run still held or waited for when released: gone once none does. */
+  private readonly released = new Set<number>();
   private readonly queue: ProcessRun[] = [];
   private nextRunId = 0;
   private closed = false;
@@ -172,6 +174,12 @@ export class SandboxProcess implements Sandbox {
     return run;
   }
 
+  release(module: ModuleHandle): void {
+    if (!this.modules.has(module.id)) return;
+    this.released.add(module.id);
+    this.purgeReleased(this.child);
+  }
+
   /** Ends every run (outcome `killed`) and stops the sandbox process. Safe to call more than once. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -196,11 +204,12 @@ export class SandboxProcess implements Sandbox {
     if (child && killReason !== null) child.send({ t: 'kill', runId: run.id, reason: killReason });
   }
 
-  hold(): void {
+  /** Something waits on the child (a run, a compile): its channel keeps this process alive until it ends. */
+  holdOpen(): void {
     if (this.holds++ === 0) this.child.process.channel?.ref();
   }
 
-  release(): void {
+  releaseHold(): void {
     if (--this.holds === 0) this.child.process.channel?.unref();
   }
 
@@ -231,11 +240,25 @@ export class SandboxProcess implements Sandbox {
     const prepared = this.modules.get(id)!;
     compiling = new Promise<boolean>((resolve, reject) => child.compileWaiters.set(id, { resolve, reject }));
     child.compiles.set(id, compiling);
-    this.hold();
-    compiling.then(() => this.release(), () => this.release());
+    this.holdOpen();
+    compiling.then(() => this.releaseHold(), () => this.releaseHold());
     child.send({ t: 'compile', moduleId: id, bytes: prepared.bytes, memoryBytes: prepared.memoryBytes });
     this.dropIdleModules(child);
     return compiling;
+  }
+
+  /** Modules that a run holds in the child or waits for here. */
+  private modulesInUse(child: Child): Set<number> {
+    const inUse = new Set<number>();
+    for (const run of child.runs.values()) inUse.add(run.module.id);
+    for (const run of this.queue) inUse.add(run.module.id);
+    return inUse;
+  }
+
+  /** The child drops a compiled module (compiled again from its bytes if it is run later). */
+  private forgetIn(child: Child, id: number): void {
+    child.compiles.delete(id);
+    child.send({ t: 'forget', moduleId: id });
   }
 
   /**
@@ -244,14 +267,23 @@ export class SandboxProcess implements Sandbox {
    */
   private dropIdleModules(child: Child): void {
     if (child.compiles.size <= this.heldModules) return;
-    const inUse = new Set<number>();
-    for (const run of child.runs.values()) inUse.add(run.module.id);
-    for (const run of this.queue) inUse.add(run.module.id);
+    const inUse = this.modulesInUse(child);
     for (const id of child.compiles.keys()) {
       if (child.compiles.size <= this.heldModules) return;
       if (inUse.has(id) || child.compileWaiters.has(id)) continue;
-      child.compiles.delete(id);
-      child.send({ t: 'forget', moduleId: id });
+      this.forgetIn(child, id);
+    }
+  }
+
+  /** Released modules no run uses any more: their bytes go here, their code in the child. */
+  private purgeReleased(child: Child): void {
+    if (this.released.size === 0) return;
+    const inUse = this.modulesInUse(child);
+    for (const id of [...this.released]) {
+      if (inUse.has(id) || child.compileWaiters.has(id)) continue;
+      this.released.delete(id);
+      this.modules.delete(id);
+      if (child.compiles.has(id)) this.forgetIn(child, id);
     }
   }
 
@@ -278,6 +310,7 @@ export class SandboxProcess implements Sandbox {
         child.compileWaiters.get(message.moduleId)?.resolve(message.importsHttp);
         child.compileWaiters.delete(message.moduleId);
         this.dropIdleModules(child);
+        this.purgeReleased(child);
         return;
       case 'compile_failed':
         child.compiles.delete(message.moduleId);
@@ -302,6 +335,7 @@ export class SandboxProcess implements Sandbox {
         else run.reject(new SandboxError(message.code, message.message));
         this.pump();
         this.dropIdleModules(child);
+        this.purgeReleased(child);
       }
     }
   }
@@ -359,7 +393,7 @@ class ProcessRun implements RunHandle {
     const { timeoutMs } = request.limits;
     this.deadlineAt = timeoutMs <= MAX_TIMER_MS ? this.createdAt + timeoutMs : Infinity;
     this.arm(this.deadlineAt);
-    sandbox.hold();
+    sandbox.holdOpen();
   }
 
   writeStdin(bytes: Uint8Array): void {
@@ -496,6 +530,6 @@ class ProcessRun implements RunHandle {
     clearTimeout(this.timer);
     this.stdin.length = 0;
     this.ended.end();
-    this.sandbox.release();
+    this.sandbox.releaseHold();
   }
 }

@@ -128,6 +128,11 @@ export interface CompiledModule extends ModuleHandle {
 export interface Sandbox {
   compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle>;
   run(module: ModuleHandle, request: RunRequest): RunHandle;
+  /**
+   * The module will not be run again: what the sandbox keeps of it (its bytes, its compiled code) may go.
+   * A run already started or waiting finishes first.
+   */
+  release(module: ModuleHandle): void;
   close(): Promise<void>;
   /** A read-only look at the workers and the runs waiting for one, for metrics. */
   stats(): SandboxStats;

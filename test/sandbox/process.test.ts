@@ -42,6 +42,22 @@ describe('guests in a sandbox process', () => {
     }
   });
 
+  test('a released module goes once no run holds it; a run started before the release finishes', async () => {
+    sandbox = new SandboxProcess({ size: 1 });
+    const echo = await sandbox.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+    assert.equal(sandbox.modulesHeld, 1);
+    // A run waiting for the rest of its stdin holds the module through the release.
+    const running = start(sandbox, echo, { stdin: Buffer.from('first\n') });
+    await until(() => running.stdoutSoFar().length > 0);
+    sandbox.release(echo);
+    assert.equal(sandbox.modulesHeld, 1, 'held by the run');
+    running.handle.closeStdin();
+    const { result } = await running.finished;
+    assert.deepEqual(result.outcome, { kind: 'exit', code: 0 });
+    await until(() => sandbox!.modulesHeld === 0);
+    assert.throws(() => sandbox!.run(echo, { args: [], env: [], preopens: [], limits: limits() }), /not compiled by this sandbox/);
+  });
+
   test('a guest runs in a process of its own, not this one', async () => {
     sandbox = new SandboxProcess({ size: 1 });
     const echo = await sandbox.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
