@@ -184,7 +184,8 @@ describe('/metrics and the access log of a real subako serve', () => {
     await fetch(`${server.url}/v1/health?api_key=${server.apiKey}`);
     await fetch(`${server.url}/v1/no/such/${token}`, { headers: { authorization: `Bearer ${readKey}` } });
     await makeApi(server.url, readKey).call('GET', `/v1/sessions/${session.id}`);
-    await new Promise((r) => setTimeout(r, 200));
+    // Log lines are buffered (out within 250 ms): wait for the last request's line, bounded.
+    for (let i = 0; i < 100 && !server.stderr().includes('"route":"/v1/sessions/{id}"'); i++) await new Promise((r) => setTimeout(r, 50));
 
     const written = server.stderr();
     const lines = written.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
