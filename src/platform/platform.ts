@@ -58,6 +58,8 @@ export interface PlatformOptions {
   clock?: Clock;
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
   logger?: Logger;
+  /** How often a replica holding calls for approval looks for decisions made on another; 250 ms by default. */
+  approvalPollMs?: number;
 }
 
 export class Platform {
@@ -111,7 +113,7 @@ export class Platform {
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog(store, this.admission, callTimeoutMs);
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
-    this.approvals = new Approvals({ key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
+    this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock, pollMs: options.approvalPollMs });
     // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
@@ -161,6 +163,8 @@ export class Platform {
       chore('expired sessions', () => platform.sessions.sweepExpired());
       chore('trash', () => platform.volumes.emptyTrash());
       chore('idempotency records', () => store.pruneIdempotent(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
+      // Decided approvals are kept a day (a late second decision is told 409, not 404); spent ids as long.
+      chore('approvals', () => store.pruneApprovals(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
     }, interval);
     platform.sweeper.unref();
     return platform;
