@@ -13,7 +13,7 @@ import { sealingKey } from './common/index.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
-  bootstrapIfFresh, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
+  bootstrapIfFresh, CallEventRelay, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
@@ -82,6 +82,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
+  /** With NATS, the live call stream of every replica is relayed to the others once the platform is open. */
+  let relayCalls: ((events: Platform['calls']['events']) => void) | undefined;
   const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
   if (options.nats) {
     try {
@@ -93,6 +95,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
         throw err;
       });
       runtime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
+      relayCalls = (events) => void CallEventRelay.start(nc, prefix, events);
     } catch (err) {
       await local.close();
       throw err;
@@ -110,6 +113,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
     await runtime.close();
     throw err;
   }
+  relayCalls?.(platform.calls.events);
   let server: SubakoServer;
   try {
     server = await SubakoServer.start({
