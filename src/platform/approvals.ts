@@ -177,7 +177,9 @@ export class Approvals {
     if (!(await this.store.decideApproval(id, ending, { sessionId, openAt: decidedAt }))) {
       const rec = await this.store.getApproval(id);
       if (!rec || rec.sessionId !== sessionId) throw new NotFoundError(`pending approval ${id} of session ${sessionId}`);
-      throw new ConflictError(`approval ${id} was already decided (${rec.decision ?? 'expired'}); an approval is decided once`, 'approval_decided');
+      if (rec.decision !== null) throw new ConflictError(`approval ${id} was already decided (${rec.decision}); an approval is decided once`, 'approval_decided');
+      const why = rec.expiresAt <= decidedAt ? `it expired at ${rec.expiresAt}` : 'its call is no longer waiting: the server holding it stopped';
+      throw new ConflictError(`approval ${id} can no longer be decided (${why})`, 'approval_decided');
     }
     const verdict = verdictOf(id, ending);
     // Held here: the call wakes now (held elsewhere, its replica's next poll finds the decision).

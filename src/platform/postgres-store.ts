@@ -503,7 +503,8 @@ export class PostgresStore implements Store {
     // bound (it guards against a flood, it is not a quota), but never a queue of them.
     const { rowCount } = await this.q(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
-      WHERE (SELECT COUNT(*) FROM approvals WHERE session_id = $2 AND decision IS NULL AND expires_at > $13) < $14`,
+      WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
+        WHERE a.session_id = $2 AND a.decision IS NULL AND a.expires_at > $13 AND c.outcome = 'running') < $14`,
     [rec.id, rec.sessionId, rec.callId, rec.tool, json(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
       rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, now, maxPerSession]);
     return rowCount === 1;
@@ -513,16 +514,19 @@ export class PostgresStore implements Store {
     return row ? toHeldApproval(row) : null;
   }
   async pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]> {
+    const pending = `SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
+      WHERE a.decision IS NULL AND a.expires_at > $1 AND c.outcome = 'running'`;
     const rows = sessionId === undefined
-      ? await this.all('SELECT * FROM approvals WHERE decision IS NULL AND expires_at > $1 ORDER BY id', [now])
-      : await this.all('SELECT * FROM approvals WHERE session_id = $2 AND decision IS NULL AND expires_at > $1 ORDER BY id', [now, sessionId]);
+      ? await this.all(`${pending} ORDER BY a.id`, [now])
+      : await this.all(`${pending} AND a.session_id = $2 ORDER BY a.id`, [now, sessionId]);
     return rows.map(toHeldApproval);
   }
   async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
     // Under READ COMMITTED a second UPDATE of the row waits for the first to commit, then re-checks
     // `decision IS NULL` on the row as it now is: it changes nothing, and the second decider is told so.
     const { rowCount } = await this.q(`UPDATE approvals SET decision = $1, decided_by = $2, decided_at = $3, reason = $4
-      WHERE id = $5 AND decision IS NULL AND ($6::text IS NULL OR session_id = $6) AND ($7::text IS NULL OR expires_at > $7)`,
+      WHERE id = $5 AND decision IS NULL AND ($6::text IS NULL OR session_id = $6)
+        AND ($7::text IS NULL OR (expires_at > $7 AND EXISTS (SELECT 1 FROM calls c WHERE c.id = approvals.call_id AND c.outcome = 'running')))`,
     [decision.decision, decision.decidedBy, decision.decidedAt, decision.reason, id, only.sessionId ?? null, only.openAt ?? null]);
     return rowCount === 1;
   }

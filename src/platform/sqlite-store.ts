@@ -442,7 +442,8 @@ export class SqliteStore implements Store {
     // One statement: the count and the insert cannot be split by another writer.
     return this.sql(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-      WHERE (SELECT COUNT(*) FROM approvals WHERE session_id = ? AND decision IS NULL AND expires_at > ?) < ?`)
+      WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
+        WHERE a.session_id = ? AND a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running') < ?`)
       .run(rec.id, rec.sessionId, rec.callId, rec.tool, JSON.stringify(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
         rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, rec.sessionId, now, maxPerSession).changes === 1;
   }
@@ -451,14 +452,17 @@ export class SqliteStore implements Store {
     return row ? toHeldApproval(row) : null;
   }
   async pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]> {
+    const pending = `SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
+      WHERE a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running'`;
     const rows = sessionId === undefined
-      ? this.sql('SELECT * FROM approvals WHERE decision IS NULL AND expires_at > ? ORDER BY id').all(now)
-      : this.sql('SELECT * FROM approvals WHERE session_id = ? AND decision IS NULL AND expires_at > ? ORDER BY id').all(sessionId, now);
+      ? this.sql(`${pending} ORDER BY a.id`).all(now)
+      : this.sql(`${pending} AND a.session_id = ? ORDER BY a.id`).all(now, sessionId);
     return (rows as Row[]).map(toHeldApproval);
   }
   async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
     return this.sql(`UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ?, reason = ?
-      WHERE id = ? AND decision IS NULL AND (? IS NULL OR session_id = ?) AND (? IS NULL OR expires_at > ?)`)
+      WHERE id = ? AND decision IS NULL AND (? IS NULL OR session_id = ?)
+        AND (? IS NULL OR (expires_at > ? AND EXISTS (SELECT 1 FROM calls c WHERE c.id = approvals.call_id AND c.outcome = 'running')))`)
       .run(decision.decision, decision.decidedBy, decision.decidedAt, decision.reason, id,
         only.sessionId ?? null, only.sessionId ?? null, only.openAt ?? null, only.openAt ?? null).changes === 1;
   }

@@ -294,17 +294,21 @@ export interface Store {
 
   // ---- approvals, shared by the replicas (approvals.ts)
   /**
-   * Records a call held for a decision, unless its session already has `maxPerSession` pending (not yet past
-   * their expiry at `now`): answers whether it was recorded.
+   * An approval is *open* while it is undecided, not past its expiry, and its call is still `running`: a call
+   * whose holder died is marked interrupted (interruptRunningCalls), and its approval is then no longer open,
+   * whoever's process it was.
+   *
+   * Records a call held for a decision, unless its session already has `maxPerSession` open: answers whether
+   * it was recorded. (Its call's record follows it; it counts, and is listed, from then on.)
    */
   holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean>;
   getApproval(id: string): Promise<HeldApprovalRecord | null>;
-  /** The approvals still pending and not past their expiry at `now`, of one session or of all, oldest first. */
+  /** The approvals open at `now`, of one session or of all, oldest first. */
   pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]>;
   /**
-   * Decides a pending approval in one conditional write, so that of two deciders (on two replicas) exactly one
-   * wins: answers whether this decision is the one. `only.sessionId`: it must belong to that session;
-   * `only.openAt`: it must not be past its expiry at that time.
+   * Decides an undecided approval in one conditional write, so that of two deciders (on two replicas) exactly
+   * one wins: answers whether this decision is the one. `only.sessionId`: it must belong to that session;
+   * `only.openAt`: it must be open at that time (a person's decision; its holder's own endings need not).
    */
   decideApproval(id: string, decision: ApprovalDecision, only?: { sessionId?: string; openAt?: string }): Promise<boolean>;
   /** Of these approvals, those decided (with their record) or gone (null: their session was deleted). */

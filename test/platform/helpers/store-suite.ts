@@ -478,20 +478,26 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       createdAt: iso(0), expiresAt: iso(60_000), holder: 'inst_a', decision: null, decidedBy: null, decidedAt: null, reason: null, ...extra,
     });
     const approve = (at: number): ApprovalDecision => ({ decision: 'approved', decidedBy: 'key_1', decidedAt: iso(at), reason: null });
+    /** Holds an approval as the platform does: the approval, then its call's `running` record. */
+    const hold = async (store: Store, rec: HeldApprovalRecord, max = 16, now = iso(0)): Promise<boolean> => {
+      const held = await store.holdApproval(rec, max, now);
+      if (held) await store.addCall(call(rec.sessionId, { id: rec.callId, approval: { id: rec.id, asked: 'api', decision: 'pending', decidedBy: null, decidedAt: null } }));
+      return held;
+    };
 
     it('holds approvals up to a bound per session, and lists the pending ones not past their expiry, oldest first', async () => {
       const { store } = await fresh();
       const { session } = await agentWithSession(store);
       const other = await agentWithSession(store);
       const first = held(session.id);
-      assert.equal(await store.holdApproval(first, 2, iso(0)), true);
+      assert.equal(await hold(store, first, 2), true);
       assert.deepEqual(await store.getApproval(first.id), first, 'back as it went in');
       const stale = held(session.id, { expiresAt: iso(10) });
-      assert.equal(await store.holdApproval(stale, 2, iso(0)), true);
-      assert.equal(await store.holdApproval(held(session.id), 2, iso(0)), false, 'the session holds two pending');
-      assert.equal(await store.holdApproval(held(session.id), 2, iso(20)), true, 'one of them is past its expiry: it no longer counts');
+      assert.equal(await hold(store, stale, 2), true);
+      assert.equal(await hold(store, held(session.id), 2), false, 'the session holds two pending');
+      assert.equal(await hold(store, held(session.id), 2, iso(20)), true, 'one of them is past its expiry: it no longer counts');
       const theirs = held(other.session.id);
-      assert.equal(await store.holdApproval(theirs, 2, iso(20)), true, 'the bound is per session');
+      assert.equal(await hold(store, theirs, 2, iso(20)), true, 'the bound is per session');
       const pending = await store.pendingApprovals(iso(20), session.id);
       assert.equal(pending.length, 2);
       assert.deepEqual(pending[0], first);
@@ -505,7 +511,7 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       const { store } = await fresh();
       const { session } = await agentWithSession(store);
       const rec = held(session.id);
-      await store.holdApproval(rec, 16, iso(0));
+      await hold(store, rec);
       assert.equal(await store.decideApproval(rec.id, approve(1), { sessionId: 'ses_other' }), false, 'not in another session');
       assert.equal(await store.decideApproval(rec.id, approve(1), { openAt: iso(60_000) }), false, 'not once it expired');
       await warm(store);
@@ -521,12 +527,27 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal(await store.decideApproval('apr_none', approve(3)), false);
     });
 
+    it('an approval whose call no longer runs (its holder died) is not listed, counted or decidable by a person', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      const orphan = held(session.id);
+      await hold(store, orphan, 1);
+      assert.equal((await store.pendingApprovals(iso(1))).length, 1);
+      assert.equal(await store.interruptRunningCalls(), 1);
+      assert.deepEqual(await store.pendingApprovals(iso(1)), []);
+      assert.equal(await hold(store, held(session.id), 1), true, 'it no longer takes the session\'s one place');
+      assert.equal(await store.decideApproval(orphan.id, approve(2), { sessionId: session.id, openAt: iso(2) }), false);
+      const stopped: ApprovalDecision = { decision: 'stopped', decidedBy: null, decidedAt: iso(3), reason: 'the server shut down' };
+      assert.equal(await store.decideApproval(orphan.id, stopped), true, 'a holder\'s own ending is written all the same');
+      assert.deepEqual(await store.getApproval(orphan.id), { ...orphan, ...stopped });
+    });
+
     it('tells a holder which of its approvals were decided, or went with their deleted session', async () => {
       const { store } = await fresh();
       const one = await agentWithSession(store);
       const two = await agentWithSession(store);
       const [pending, decided, gone] = [held(one.session.id), held(one.session.id), held(two.session.id)];
-      for (const rec of [pending, decided, gone]) await store.holdApproval(rec, 16, iso(0));
+      for (const rec of [pending, decided, gone]) await hold(store, rec);
       assert.deepEqual(await store.settledApprovals([pending.id, decided.id, gone.id]), []);
       await store.decideApproval(decided.id, approve(5));
       await store.deleteSession(two.session.id);
@@ -550,8 +571,8 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal(racing.filter(Boolean).length, 1);
       const old = held(session.id, { expiresAt: iso(100) });
       const recent = held(session.id, { expiresAt: iso(300) });
-      await store.holdApproval(old, 16, iso(0));
-      await store.holdApproval(recent, 16, iso(0));
+      await hold(store, old);
+      await hold(store, recent);
       await store.pruneApprovals(iso(200));
       assert.equal(await store.getApproval(old.id), null);
       assert.ok(await store.getApproval(recent.id));
