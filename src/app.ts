@@ -14,7 +14,7 @@ import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
-  type PlatformOptions, type PackageRuntime, type RemoteMcp,
+  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
 
@@ -83,7 +83,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
   /** With NATS, the live call stream of every replica is relayed to the others once the platform is open. */
-  let relayCalls: ((events: Platform['calls']['events']) => void) | undefined;
+  let relayCalls: ((events: CallEvents) => void) | undefined;
   const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
   if (options.nats) {
     try {

@@ -58,8 +58,6 @@ export interface PlatformOptions {
   clock?: Clock;
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
   logger?: Logger;
-  /** How often a replica holding calls for approval looks for decisions made on another; 250 ms by default. */
-  approvalPollMs?: number;
 }
 
 export class Platform {
@@ -113,7 +111,7 @@ export class Platform {
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog(store, this.admission, callTimeoutMs);
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
-    this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock, pollMs: options.approvalPollMs });
+    this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
     // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
