@@ -14,8 +14,8 @@ import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
-  bootstrapIfFresh, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
-  type PlatformOptions, type PackageRuntime, type RemoteMcp,
+  bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
+  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
 
@@ -90,6 +90,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
   let skillBlobs: NatsBlobStore | undefined;
+  /** With NATS, the live call stream of every replica is relayed to the others once the platform is open. */
+  let relayCalls: ((events: CallEvents) => void) | undefined;
   const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
   if (options.nats) {
     try {
@@ -105,6 +107,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
         throw err;
       });
       runtime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
+      relayCalls = (events) => void CallEventRelay.start(nc, prefix, events);
     } catch (err) {
       await local.close();
       throw err;
@@ -123,6 +126,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
     await runtime.close();
     throw err;
   }
+  relayCalls?.(platform.calls.events);
   let server: SubakoServer;
   try {
     server = await SubakoServer.start({

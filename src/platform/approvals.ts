@@ -11,11 +11,21 @@
  *   canonical JSON and an expiry, bound to the session as authenticated data. The retried request carries the
  *   answer and the state back. The state opens only for this session, names only this tool and these
  *   arguments, and its id is good once: a replayed, altered, forged or stale approval ends the call `denied`.
- *   Ids not yet redeemed are held in memory, so a restart refuses every approval issued before it.
+ *   Nothing is stored when it is issued (the seal is the proof, and every replica holds the key); its id is
+ *   stored when it is used (`redeemed_approvals`, one insert that fails for an id already there), so a replay
+ *   is refused on whichever replica it lands, and across a restart, until the approval expired anyway.
  * - **Anyone with an API key** (every other caller: REST, the library, clients without elicitation, 2025-era
- *   clients): the call is held — in memory, as the call itself is — and listed for its session until someone
- *   approves or denies it through the API, or its deadline passes (then it is `denied`, reason `expired`). A
- *   held call takes no turn of its session's or agent's: it waits for a person, not for a worker.
+ *   clients): the call is held by the replica it arrived at, and recorded in the store (`approvals`), where every
+ *   replica lists it for its session until someone approves or denies it through the API, or its deadline passes
+ *   (then it is `denied`, reason `expired`). A held call takes no turn of its session's or agent's: it waits for a
+ *   person, not for a worker.
+ *
+ * Across replicas, the store decides: every ending of a held call (a decision through the API on any replica;
+ * the holder's deadline, its caller going away, its shutdown) is one conditional write that succeeds only while
+ * the approval is pending, so exactly one ending wins, and a second decision is told it came too late (409). The
+ * holding replica learns of a decision made elsewhere by polling its held approvals (one query for all of them,
+ * every `pollMs`, only while it holds any); a decision made on the holder itself wakes the call at once. An
+ * approval whose session was deleted (on any replica) is gone with it, and its held call ends `stopped`.
  *
  * Either way the decision is kept with the call's record (`CallRecord.approval`: how it was asked, what was
  * decided, by which API key, when), so the call log is the audit trail. A session token never decides: the
@@ -28,7 +38,7 @@ import type { CallerInput } from '../tool.js';
 import { CallRefusedError, RETRY_AFTER_MS } from './call-admission.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { newId } from './ids.js';
-import type { CallApproval } from './store.js';
+import type { ApprovalDecision, CallApproval, HeldApprovalRecord, Store } from './store.js';
 
 /** The key of the one input request an approval asks (and of its answer in the retried request). */
 export const APPROVAL_INPUT_KEY = 'approval';
@@ -36,18 +46,16 @@ export const APPROVAL_INPUT_KEY = 'approval';
 /** Calls one session may have held for a decision at once; past it, calls are refused like a full queue. */
 export const MAX_HELD_PER_SESSION = 16;
 
-/**
- * Elicited approvals not yet redeemed, per session and across sessions; past either, the oldest is forgotten
- * first (its retry is refused), so one session asking without end cannot push out another session's.
- */
-const MAX_ISSUED_PER_SESSION = 64;
-const MAX_ISSUED = 10_000;
-
-/** Decisions remembered so a second decision on the same approval is told it came too late (409, not 404). */
-const REMEMBERED_DECISIONS = 1_024;
+/** How often a replica holding calls asks the store whether any was decided elsewhere. */
+export const DEFAULT_APPROVAL_POLL_MS = 250;
 
 /** How long an elicitation's message may grow with the arguments it shows. */
 const MAX_MESSAGE_CHARS = 2_000;
+
+/** The reasons a held call is stopped with; the one for a caller gone ends it `cancelled`, the others `stopped`. */
+const CALLER_GONE = 'its caller went away';
+const SESSION_GONE = 'its session was deleted';
+const SHUT_DOWN = 'the server shut down';
 
 /** A call held for a decision through the API, as the API lists it. */
 export interface PendingApproval {
@@ -72,22 +80,30 @@ export type Verdict =
  * the call is admitted: `redeem()` verifies and uses it up in one step), or wait for a decision on a held call.
  */
 export type ApprovalPlan =
-  | { kind: 'redeem'; redeem(): Verdict }
+  | { kind: 'redeem'; redeem(): Promise<Verdict> }
   | { kind: 'hold'; approval: CallApproval; decided: Promise<Verdict> };
 
 export interface ApprovalsOptions {
+  /** Where held approvals and spent approval ids are kept: the store every replica shares. */
+  store: Store;
   /** The platform's 32-byte sealing key (the state a client carries is sealed with it). */
   key: Buffer;
   /** How long a held call waits for a decision, and how long an elicited approval stays good. */
   windowMs: number;
   /** What expiry is decided against; the system clock by default. */
   clock?: Clock;
+  /** This process among the replicas, recorded as the holder of the calls it holds; a new id by default. */
+  instance?: string;
+  /** How often held approvals are checked for a decision made on another replica; 250 ms by default. */
+  pollMs?: number;
 }
 
 interface Held {
-  pending: PendingApproval;
-  approval: CallApproval;
-  settle(verdict: Verdict): void;
+  sessionId: string;
+  /** Set once this process has started to end it (a write in flight): it is not ended twice from here. */
+  ending: boolean;
+  /** Wakes the call with its verdict, once; later calls do nothing. */
+  finish(verdict: Verdict): void;
 }
 
 /** The sealed content of a `requestState`. */
@@ -102,14 +118,20 @@ interface SealedApproval {
 }
 
 export class Approvals {
+  /** The calls this process holds (their callers wait here), by approval id. */
   private readonly held = new Map<string, Held>();
-  /** Elicited approvals not yet redeemed: id to its session and expiry, oldest first. */
-  private readonly issued = new Map<string, { sessionId: string; expiresAt: number }>();
-  private readonly decided = new Map<string, string>();
   private readonly clock: Clock;
+  private readonly store: Store;
+  readonly instance: string;
+  private readonly pollMs: number;
+  private poller: NodeJS.Timeout | null = null;
+  private polling = false;
 
   constructor(private readonly options: ApprovalsOptions) {
     this.clock = options.clock ?? systemClock;
+    this.store = options.store;
+    this.instance = options.instance ?? newId('inst');
+    this.pollMs = options.pollMs ?? DEFAULT_APPROVAL_POLL_MS;
   }
 
   get windowMs(): number {
@@ -117,14 +139,14 @@ export class Approvals {
   }
 
   /**
-   * How this call gets its approval. Throws ToolInputRequiredError to ask the client's person (nothing is
+   * How this call gets its approval. Rejects with ToolInputRequiredError to ask the client's person (nothing is
    * recorded: the call happens on the retry), and CallRefusedError when the session already has as many calls
    * held as it may.
    */
-  plan(
+  async plan(
     sessionId: string, tool: string, args: Record<string, unknown>,
     context: { callId: string; input?: CallerInput; secrets: readonly string[]; signal?: AbortSignal },
-  ): ApprovalPlan {
+  ): Promise<ApprovalPlan> {
     const { input } = context;
     if (input?.requestState !== undefined) {
       const state = input.requestState;
@@ -135,61 +157,54 @@ export class Approvals {
     return this.hold(sessionId, tool, args, context);
   }
 
-  /** The calls of a session (or of every session) held for a decision, oldest first. */
-  list(sessionId?: string): PendingApproval[] {
-    return [...this.held.values()].filter((h) => sessionId === undefined || h.pending.sessionId === sessionId).map((h) => h.pending);
+  /** The calls of a session (or of every session) held for a decision, on any replica, oldest first. */
+  async list(sessionId?: string): Promise<PendingApproval[]> {
+    return (await this.store.pendingApprovals(this.isoNow(), sessionId)).map((rec) => ({
+      id: rec.id, sessionId: rec.sessionId, callId: rec.callId, tool: rec.tool, arguments: rec.arguments,
+      createdAt: rec.createdAt, expiresAt: rec.expiresAt,
+    }));
   }
 
   /**
-   * Decides a held call. `by`: the deciding API key's id, kept in the call's record. Throws NotFoundError for an
-   * approval this session never had held, ConflictError for one already decided (or ended at its deadline).
+   * Decides a held call, whichever replica holds it. `by`: the deciding API key's id, kept in the call's record.
+   * Throws NotFoundError for an approval this session never had held, ConflictError for one already decided (or
+   * ended at its deadline, or while its decision was being made elsewhere).
    */
-  decide(sessionId: string, id: string, decision: 'approve' | 'deny', by: string): CallApproval {
-    const held = this.held.get(id);
-    if (!held || held.pending.sessionId !== sessionId) {
-      const earlier = this.decided.get(`${sessionId}/${id}`);
-      if (earlier) throw new ConflictError(`approval ${id} was already decided (${earlier}); an approval is decided once`, 'approval_decided');
-      throw new NotFoundError(`pending approval ${id} of session ${sessionId}`);
-    }
+  async decide(sessionId: string, id: string, decision: 'approve' | 'deny', by: string): Promise<CallApproval> {
     const approved = decision === 'approve';
-    const approval: CallApproval = {
-      ...held.approval, decision: approved ? 'approved' : 'denied', decidedBy: by, decidedAt: this.isoNow(),
-      ...(approved ? {} : { reason: 'denied through the API' }),
-    };
-    held.settle(approved
-      ? { run: true, approval }
-      : { run: false, approval, ending: 'denied', message: `a person denied this call (approval ${id})` });
-    return approval;
+    const decidedAt = this.isoNow();
+    const ending: ApprovalDecision = { decision: approved ? 'approved' : 'denied', decidedBy: by, decidedAt, reason: approved ? null : 'denied through the API' };
+    if (!(await this.store.decideApproval(id, ending, { sessionId, openAt: decidedAt }))) {
+      const rec = await this.store.getApproval(id);
+      if (!rec || rec.sessionId !== sessionId) throw new NotFoundError(`pending approval ${id} of session ${sessionId}`);
+      if (rec.decision !== null) throw new ConflictError(`approval ${id} was already decided (${rec.decision}); an approval is decided once`, 'approval_decided');
+      const why = rec.expiresAt <= decidedAt ? `it expired at ${rec.expiresAt}` : 'its call is no longer waiting: the server holding it stopped';
+      throw new ConflictError(`approval ${id} can no longer be decided (${why})`, 'approval_decided');
+    }
+    const verdict = verdictOf(id, ending);
+    // Held here: the call wakes now (held elsewhere, its replica's next poll finds the decision).
+    this.held.get(id)?.finish(verdict);
+    return verdict.approval;
   }
 
-  /** Ends the held calls of a session that went away; their elicited approvals stop being good. */
+  /** Ends the held calls of a session that went away (its approvals went with it, from the store). */
   dropSession(sessionId: string): void {
-    for (const held of [...this.held.values()]) {
-      if (held.pending.sessionId !== sessionId) continue;
-      const approval: CallApproval = { ...held.approval, decision: 'stopped', decidedAt: this.isoNow(), reason: 'its session was deleted' };
-      held.settle({ run: false, approval, ending: 'stopped', message: 'its session was deleted while it waited for approval' });
+    for (const [id, held] of [...this.held]) {
+      if (held.sessionId === sessionId) held.finish(verdictOf(id, { decision: 'stopped', decidedBy: null, decidedAt: this.isoNow(), reason: SESSION_GONE }));
     }
-    for (const [id, entry] of this.issued) if (entry.sessionId === sessionId) this.issued.delete(id);
   }
 
   /** Ends every held call (the server is shutting down): nobody can decide them any more. */
   close(): void {
-    for (const held of [...this.held.values()]) {
-      const approval: CallApproval = { ...held.approval, decision: 'stopped', decidedAt: this.isoNow(), reason: 'the server shut down' };
-      held.settle({ run: false, approval, ending: 'stopped', message: 'the server shut down while it waited for approval' });
-    }
+    this.stopPolling();
+    for (const id of [...this.held.keys()]) void this.end(id, { decision: 'stopped', decidedBy: null, decidedAt: this.isoNow(), reason: SHUT_DOWN });
   }
 
   /** The first round: an elicitation asking the client's person, and the sealed approval the retry must carry. */
   private ask(sessionId: string, tool: string, args: Record<string, unknown>, secrets: readonly string[]): ToolInputRequiredError {
-    this.forgetExpired();
     const id = newId('apr');
     const expiresAt = this.clock.now() + this.options.windowMs;
     const state: SealedApproval = { v: 1, id, tool, args: argumentsDigest(args), exp: expiresAt };
-    const ofSession = [...this.issued].filter(([, entry]) => entry.sessionId === sessionId).map(([key]) => key);
-    for (const old of ofSession.slice(0, Math.max(0, ofSession.length + 1 - MAX_ISSUED_PER_SESSION))) this.issued.delete(old);
-    this.issued.set(id, { sessionId, expiresAt });
-    while (this.issued.size > MAX_ISSUED) this.issued.delete(this.issued.keys().next().value as string);
     const shown = redactText(JSON.stringify(redactArguments(args, secrets)), secrets);
     const elicitation: Elicitation = {
       message: clip(`The agent asks to call the tool ${tool} with these arguments: ${shown}. Approve this one call?`),
@@ -203,8 +218,8 @@ export class Approvals {
     return new ToolInputRequiredError(`the call to ${tool} needs a person's approval`, { [APPROVAL_INPUT_KEY]: elicitation }, sealed);
   }
 
-  /** The retry: the state must open for this session and name this call, unused and in time; then the answer counts. */
-  private redeem(sessionId: string, tool: string, args: Record<string, unknown>, requestState: string, answer: unknown): Verdict {
+  /** The retry: the state must open for this session and name this call, in time and unused; then the answer counts. */
+  private async redeem(sessionId: string, tool: string, args: Record<string, unknown>, requestState: string, answer: unknown): Promise<Verdict> {
     const refuse = (id: string, reason: string, decision: CallApproval['decision'] = 'invalid'): Verdict => ({
       run: false, ending: 'denied', message: `it was not approved: ${reason}`,
       approval: { id, asked: 'elicitation', decision, decidedBy: null, decidedAt: this.isoNow(), reason },
@@ -218,12 +233,13 @@ export class Approvals {
     }
     if (state.tool !== tool) return refuse(state.id, `the approval it carried was given for the tool ${state.tool}, not ${tool}`);
     if (state.args !== argumentsDigest(args)) return refuse(state.id, 'the approval it carried was given for other arguments');
-    const issued = this.issued.get(state.id);
-    if (!issued) return refuse(state.id, 'the approval it carried was already used, or this server no longer holds it (an approval is good for one call)');
-    // From here the approval is spent, whatever the answer: a second retry with it is a replay.
-    this.issued.delete(state.id);
+    // A stale approval is refused before it is spent: it can never be used again anyway, and nothing is stored for it.
     if (state.exp <= this.clock.now()) {
       return refuse(state.id, `the approval it carried expired (it is good for ${this.options.windowMs} ms)`, 'expired');
+    }
+    // From here the approval is spent, whatever the answer: a second retry with it, on any replica, is a replay.
+    if (!(await this.store.redeemApproval(state.id, new Date(state.exp).toISOString()))) {
+      return refuse(state.id, 'the approval it carried was already used, or this server no longer holds it (an approval is good for one call)');
     }
     const response = answer as { action?: unknown; content?: { approve?: unknown } } | undefined;
     if (response?.action === 'accept' && response.content?.approve === true) {
@@ -234,62 +250,125 @@ export class Approvals {
     return refuse(state.id, why, 'denied');
   }
 
-  private hold(
+  private async hold(
     sessionId: string, tool: string, args: Record<string, unknown>,
     context: { callId: string; secrets: readonly string[]; signal?: AbortSignal },
-  ): ApprovalPlan {
-    const held = this.list(sessionId).length;
-    if (held >= MAX_HELD_PER_SESSION) {
-      throw new CallRefusedError('session', RETRY_AFTER_MS,
-        `session ${sessionId} already has ${held} calls waiting for approval (at most ${MAX_HELD_PER_SESSION}); decide them, or retry after ${RETRY_AFTER_MS / 1000} s`);
-    }
+  ): Promise<ApprovalPlan> {
     const id = newId('apr');
     const now = this.clock.now();
     const approval: CallApproval = { id, asked: 'api', decision: 'pending', decidedBy: null, decidedAt: null };
-    const pending: PendingApproval = {
+    const record: HeldApprovalRecord = {
       id, sessionId, callId: context.callId, tool, arguments: redactArguments(args, context.secrets),
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.options.windowMs).toISOString(),
+      holder: this.instance, decision: null, decidedBy: null, decidedAt: null, reason: null,
     };
-    let settle!: (verdict: Verdict) => void;
+    if (!(await this.store.holdApproval(record, MAX_HELD_PER_SESSION, record.createdAt))) {
+      throw new CallRefusedError('session', RETRY_AFTER_MS,
+        `session ${sessionId} already has ${MAX_HELD_PER_SESSION} calls waiting for approval (at most ${MAX_HELD_PER_SESSION}); decide them, or retry after ${RETRY_AFTER_MS / 1000} s`);
+    }
+    const stop = (reason: string, decision: ApprovalDecision['decision'] = 'stopped') =>
+      void this.end(id, { decision, decidedBy: null, decidedAt: this.isoNow(), reason });
+    const timer = setTimeout(() => stop(`nobody decided within ${this.options.windowMs} ms`, 'expired'), this.options.windowMs);
+    const onAbort = () => stop(CALLER_GONE);
     const decided = new Promise<Verdict>((resolve) => {
-      const timer = setTimeout(() => {
-        const reason = `nobody decided within ${this.options.windowMs} ms`;
-        settle({ run: false, ending: 'denied', message: `a person did not approve it: ${reason}`, approval: { ...approval, decision: 'expired', decidedAt: this.isoNow(), reason } });
-      }, this.options.windowMs);
-      const onAbort = () => settle({
-        run: false, ending: 'cancelled', message: 'its caller went away while it waited for approval',
-        approval: { ...approval, decision: 'stopped', decidedAt: this.isoNow(), reason: 'its caller went away' },
+      this.held.set(id, {
+        sessionId, ending: false,
+        finish: (verdict) => {
+          if (!this.held.delete(id)) return;
+          clearTimeout(timer);
+          context.signal?.removeEventListener('abort', onAbort);
+          if (this.held.size === 0) this.stopPolling();
+          resolve(verdict);
+        },
       });
-      context.signal?.addEventListener('abort', onAbort, { once: true });
-      settle = (verdict) => {
-        if (!this.held.delete(id)) return;
-        clearTimeout(timer);
-        context.signal?.removeEventListener('abort', onAbort);
-        this.remember(sessionId, id, verdict.approval.decision);
-        resolve(verdict);
-      };
     });
-    this.held.set(id, { pending, approval, settle });
-    if (context.signal?.aborted) settle({ run: false, ending: 'cancelled', message: 'its caller went away', approval: { ...approval, decision: 'stopped', decidedAt: this.isoNow(), reason: 'its caller went away' } });
+    context.signal?.addEventListener('abort', onAbort, { once: true });
+    this.startPolling();
+    if (context.signal?.aborted) onAbort();
     return { kind: 'hold', approval, decided };
   }
 
-  private remember(sessionId: string, id: string, decision: string): void {
-    this.decided.set(`${sessionId}/${id}`, decision);
-    while (this.decided.size > REMEMBERED_DECISIONS) this.decided.delete(this.decided.keys().next().value as string);
+  /**
+   * Ends a held call from this process (its deadline, its caller gone, a shutdown): the ending is written only if
+   * the approval is still pending; if a decision won meanwhile (on any replica), that decision is the verdict.
+   * Every ending written from here leaves the call unrun, so when the store cannot be reached the call ends
+   * as decided here: it fails closed.
+   */
+  private async end(id: string, ending: ApprovalDecision): Promise<void> {
+    const held = this.held.get(id);
+    if (!held || held.ending) return;
+    held.ending = true;
+    let verdict = verdictOf(id, ending);
+    try {
+      if (!(await this.store.decideApproval(id, ending))) {
+        const rec = await this.store.getApproval(id);
+        if (rec === null) verdict = verdictOf(id, { ...ending, decision: 'stopped', reason: SESSION_GONE });
+        else if (rec.decision !== null) verdict = verdictOf(id, recordedEnding(rec));
+      }
+    } catch {
+      // The store is unreachable: the ending decided here stands (nothing runs).
+    }
+    held.finish(verdict);
   }
 
-  /** Issued approvals expire in the order they were issued (one window for all): drop from the oldest. */
-  private forgetExpired(): void {
-    const now = this.clock.now();
-    for (const [id, entry] of this.issued) {
-      if (entry.expiresAt > now) break;
-      this.issued.delete(id);
+  private startPolling(): void {
+    if (this.poller !== null) return;
+    this.poller = setInterval(() => void this.poll(), this.pollMs);
+    // Held calls keep their callers' requests open, so the process is kept alive by those, not by this.
+    this.poller.unref();
+  }
+
+  private stopPolling(): void {
+    if (this.poller !== null) clearInterval(this.poller);
+    this.poller = null;
+  }
+
+  /** One query for every call held here: those decided elsewhere (or gone with their session) wake with that. */
+  private async poll(): Promise<void> {
+    if (this.polling || this.held.size === 0) return;
+    this.polling = true;
+    try {
+      for (const { id, record } of await this.store.settledApprovals([...this.held.keys()])) {
+        const ending = record === null ? { decision: 'stopped' as const, decidedBy: null, decidedAt: this.isoNow(), reason: SESSION_GONE } : recordedEnding(record);
+        this.held.get(id)?.finish(verdictOf(id, ending));
+      }
+    } catch {
+      // The store is unreachable just now: the next tick asks again, and each held call still ends at its deadline.
+    } finally {
+      this.polling = false;
     }
   }
 
   private isoNow(): string {
     return new Date(this.clock.now()).toISOString();
+  }
+}
+
+/** A decided record's ending (only called for one whose decision is set). */
+function recordedEnding(rec: HeldApprovalRecord): ApprovalDecision {
+  return { decision: rec.decision ?? 'stopped', decidedBy: rec.decidedBy, decidedAt: rec.decidedAt ?? rec.expiresAt, reason: rec.reason };
+}
+
+/**
+ * What a held call's ending means for it, the same on every replica whoever wrote it: approved, it runs; denied
+ * or expired, it ends `denied`; stopped because its caller went away, `cancelled`; otherwise `stopped`.
+ */
+export function verdictOf(id: string, ending: ApprovalDecision): Verdict {
+  const approval: CallApproval = {
+    id, asked: 'api', decision: ending.decision, decidedBy: ending.decidedBy, decidedAt: ending.decidedAt,
+    ...(ending.reason !== null && ending.decision !== 'approved' ? { reason: ending.reason } : {}),
+  };
+  switch (ending.decision) {
+    case 'approved':
+      return { run: true, approval };
+    case 'denied':
+      return { run: false, approval, ending: 'denied', message: `a person denied this call (approval ${id})` };
+    case 'expired':
+      return { run: false, approval, ending: 'denied', message: `a person did not approve it: ${ending.reason ?? 'nobody decided in time'}` };
+    case 'stopped': {
+      const reason = ending.reason ?? SHUT_DOWN;
+      return { run: false, approval, ending: reason === CALLER_GONE ? 'cancelled' : 'stopped', message: `${reason} while it waited for approval` };
+    }
   }
 }
 

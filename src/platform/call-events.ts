@@ -6,6 +6,11 @@
  * comes from another process (the `epoch` differs), is told so and reloads the list instead.
  *
  * Subscribers are bounded: a feed that anyone holding a key can open must not grow without limit.
+ *
+ * With several replicas and NATS, each replica's relay (nats-events.ts) feeds the calls other replicas record
+ * into this feed too, tagged with their `origin`, so a stream on any replica hears every replica's calls.
+ * Observers (the server's metrics, the relay itself) hear only this process's own: a call is counted once,
+ * by the replica that ran it, and a relayed event is never relayed back out.
  */
 import { randomBytes } from 'node:crypto';
 import type { CallRecord } from './store.js';
@@ -19,6 +24,8 @@ export interface CallEvent {
   call: CallRecord;
   /** The agent of the call's session (calls are filtered by it; the record names only the session). */
   agentId: string;
+  /** The replica that recorded it (its feed's `epoch`), when that is not this process: a relayed event. */
+  origin?: string;
 }
 
 export type CallEventListener = (event: CallEvent) => void;
@@ -48,15 +55,16 @@ export class CallEvents {
     return this.seq;
   }
 
-  publish(call: CallRecord, agentId: string): void {
+  /** `origin`: the replica that recorded the call, for one relayed from another (absent for this process's own). */
+  publish(call: CallRecord, agentId: string, origin?: string): void {
     this.seq += 1;
-    const event: CallEvent = { seq: this.seq, bytes: JSON.stringify(call).length, call, agentId };
+    const event: CallEvent = { seq: this.seq, bytes: JSON.stringify(call).length, call, agentId, ...(origin !== undefined ? { origin } : {}) };
     this.kept.push(event);
     this.keptBytes += event.bytes;
     while (this.kept.length > this.keep || (this.keptBytes > this.keepBytes && this.kept.length > 1)) {
       this.keptBytes -= (this.kept.shift() as CallEvent).bytes;
     }
-    for (const listener of [...this.observers, ...this.listeners]) listener(event);
+    for (const listener of [...(origin === undefined ? this.observers : []), ...this.listeners]) listener(event);
   }
 
   /** Adds a listener; returns its unsubscribe, or null when as many subscribers as allowed already listen. */
@@ -67,8 +75,9 @@ export class CallEvents {
   }
 
   /**
-   * Adds an in-process observer (the server's metrics): unlike a subscriber it is the server's own, one per
-   * server, so it does not take one of the bounded subscribers' places. Returns its removal.
+   * Adds an in-process observer (the server's metrics, the relay to other replicas): unlike a subscriber it is
+   * the server's own, one per server, so it does not take one of the bounded subscribers' places; and it hears
+   * only the calls of this process, not those relayed from other replicas. Returns its removal.
    */
   observe(listener: CallEventListener): () => void {
     this.observers.add(listener);

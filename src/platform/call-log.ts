@@ -132,14 +132,14 @@ export class CallLog {
   ): Promise<LoggedCall> {
     const callId = newId('call');
     // Throws before anything is recorded when the client's person is to be asked, or too many calls are held.
-    const plan = approvals?.plan(session.id, name, args, { callId, input, secrets, signal });
+    const plan = await approvals?.plan(session.id, name, args, { callId, input, secrets, signal });
     if (plan?.kind === 'hold') return this.runHeld(session, via, name, tool, args, secrets, callId, plan, signal, progress);
     // Throws before anything is recorded when the call may not even wait (CallRefusedError).
     const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
     this.inFlight += 1;
     try {
       // The approval a retry carries is used up only once the call is admitted: a refused call keeps it.
-      const verdict = plan?.redeem();
+      const verdict = await plan?.redeem();
       const record: CallRecord = {
         id: callId, sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),

@@ -24,3 +24,4 @@ export { NatsRuntime, type NatsRuntimeOptions } from './nats-runtime.js';
 export { NatsWorker, type NatsWorkerOptions } from './nats-worker.js';
 export { natsSubjects, type NatsSubjects } from './nats-calls.js';
 export { connectNats } from './nats-connect.js';
+export { CallEventRelay } from './nats-events.js';

@@ -187,4 +187,32 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    description: 'approvals: calls held for a decision and spent approval ids, shared by replicas',
+    sql: `
+      CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        holder TEXT NOT NULL,
+        decision TEXT,
+        decided_by TEXT,
+        decided_at TEXT,
+        reason TEXT
+      );
+      CREATE INDEX approvals_session ON approvals(session_id, id);
+      CREATE INDEX approvals_expiry ON approvals(expires_at);
+      -- Elicited approvals are sealed into the request state, not stored; what is stored is that one was used.
+      CREATE TABLE redeemed_approvals (
+        id TEXT PRIMARY KEY,
+        expires_at TEXT NOT NULL
+      );
+      CREATE INDEX redeemed_approvals_expiry ON redeemed_approvals(expires_at);
+    `,
+  },
 ];

@@ -6,6 +6,7 @@
  *   replica ──call──▶ <prefix>.calls (queue group "workers", one subscription per free slot, max 1 message)
  *   worker  ──accepted, then alive every HEARTBEAT_MS (and progress), then outcome──▶ the call's reply inbox
  *   replica ──cancel──▶ <prefix>.cancel (every worker; the one running the call stops it)
+ *   replica ──each call record it writes──▶ <prefix>.events (every other replica's live stream; nats-events.ts)
  *
  * Credentials never cross the bus in the clear: the vault headers a call's egress needs are sealed with the
  * shared sealing key (AES-256-GCM, common/seal.ts), the call id bound as additional data, so a sealed value
@@ -30,6 +31,8 @@ export interface NatsSubjects {
   packagesBucket: string;
   /** The object store bucket holding skill bundles (every replica mounts the same skills). */
   skillsBucket: string;
+  /** Where each replica publishes the call records it writes, for the others' live streams (nats-events.ts). */
+  events: string;
 }
 
 const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
@@ -37,7 +40,7 @@ const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
 /** `prefix` names a deployment (and, in tests, one run): its subjects and its bucket. */
 export function natsSubjects(prefix: string): NatsSubjects {
   if (!PREFIX.test(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be 1-64 of A-Z, a-z, 0-9, "_" and "-"`);
-  return { calls: `${prefix}.calls`, cancel: `${prefix}.cancel`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills` };
+  return { calls: `${prefix}.calls`, cancel: `${prefix}.cancel`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills`, events: `${prefix}.events` };
 }
 
 /** Egress as it travels: everything but the credentials in the open, the credentials sealed. */

@@ -136,7 +136,7 @@ export class Platform {
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog(store, this.admission, callTimeoutMs, this.instanceId);
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
-    this.approvals = new Approvals({ key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
+    this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
     // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
@@ -197,6 +197,8 @@ export class Platform {
       chore('expired sessions', () => platform.sessions.sweepExpired());
       chore('trash', () => platform.volumes.emptyTrash());
       chore('idempotency records', () => store.pruneIdempotent(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
+      // Decided approvals are kept a day (a late second decision is told 409, not 404); spent ids as long.
+      chore('approvals', () => store.pruneApprovals(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
     }, interval);
     platform.sweeper.unref();
     // Renewed well before it runs out (a renewal may fail once, the database busy, and the next one still be

@@ -23,6 +23,8 @@ import type {
   AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
+import type { ApprovalDecision, HeldApprovalRecord } from './store.js';
+import { toHeldApproval } from './store-rows.js';
 
 /** PostgreSQL text cannot hold NUL (SQLite's separator); U+0001 sorts before every name character too. */
 const LIST_KEY_SEPARATOR = '\u0001';
@@ -544,6 +546,54 @@ export class PostgresStore implements Store {
     const kept = rows.slice(0, page.limit);
     const last = kept[kept.length - 1];
     return { items: kept.map(map), next_cursor: more && last ? encodeCursor(key, s(last[key])) : null };
+  }
+
+  // ---- approvals, shared by the replicas
+  async holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean> {
+    // One statement; two replicas holding for one session at the very same moment may both count below the
+    // bound (it guards against a flood, it is not a quota), but never a queue of them.
+    const { rowCount } = await this.q(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
+      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+      WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
+        WHERE a.session_id = $2 AND a.decision IS NULL AND a.expires_at > $13 AND c.outcome = 'running') < $14`,
+    [rec.id, rec.sessionId, rec.callId, rec.tool, json(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
+      rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, now, maxPerSession]);
+    return rowCount === 1;
+  }
+  async getApproval(id: string): Promise<HeldApprovalRecord | null> {
+    const row = await this.one('SELECT * FROM approvals WHERE id = $1', [id]);
+    return row ? toHeldApproval(row) : null;
+  }
+  async pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]> {
+    const pending = `SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
+      WHERE a.decision IS NULL AND a.expires_at > $1 AND c.outcome = 'running'`;
+    const rows = sessionId === undefined
+      ? await this.all(`${pending} ORDER BY a.id`, [now])
+      : await this.all(`${pending} AND a.session_id = $2 ORDER BY a.id`, [now, sessionId]);
+    return rows.map(toHeldApproval);
+  }
+  async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
+    // Under READ COMMITTED a second UPDATE of the row waits for the first to commit, then re-checks
+    // `decision IS NULL` on the row as it now is: it changes nothing, and the second decider is told so.
+    const { rowCount } = await this.q(`UPDATE approvals SET decision = $1, decided_by = $2, decided_at = $3, reason = $4
+      WHERE id = $5 AND decision IS NULL AND ($6::text IS NULL OR session_id = $6)
+        AND ($7::text IS NULL OR (expires_at > $7 AND EXISTS (SELECT 1 FROM calls c WHERE c.id = approvals.call_id AND c.outcome = 'running')))`,
+    [decision.decision, decision.decidedBy, decision.decidedAt, decision.reason, id, only.sessionId ?? null, only.openAt ?? null]);
+    return rowCount === 1;
+  }
+  async settledApprovals(ids: readonly string[]): Promise<{ id: string; record: HeldApprovalRecord | null }[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.all(`SELECT held.id AS held_id, a.* FROM unnest($1::text[]) AS held(id) LEFT JOIN approvals a ON a.id = held.id
+      WHERE a.id IS NULL OR a.decision IS NOT NULL`, [ids]);
+    return rows.map((row) => ({ id: s(row.held_id), record: row.id === null ? null : toHeldApproval(row) }));
+  }
+  async redeemApproval(id: string, expiresAt: string): Promise<boolean> {
+    const { rowCount } = await this.q('INSERT INTO redeemed_approvals (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, expiresAt]);
+    return rowCount === 1;
+  }
+  async pruneApprovals(expiredBefore: string): Promise<void> {
+    await this.q('DELETE FROM approvals WHERE expires_at < $1', [expiredBefore]);
+    await this.q('DELETE FROM redeemed_approvals WHERE expires_at < $1', [expiredBefore]);
   }
 }
 

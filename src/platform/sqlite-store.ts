@@ -9,6 +9,8 @@ import type {
   AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
+import type { ApprovalDecision, HeldApprovalRecord } from './store.js';
+import { toHeldApproval } from './store-rows.js';
 
 import {
   INTERRUPTED_CRASH, decodeCursor, encodeCursor, listKey as listKeyWith, s, toAgent, toAgentVersion, toApiKey, toCall, toCredential, toIdempotency,
@@ -483,6 +485,51 @@ export class SqliteStore implements Store {
     const kept = rows.slice(0, page.limit);
     const last = kept[kept.length - 1];
     return { items: kept.map(map), next_cursor: more && last ? encodeCursor(key, s(last[key])) : null };
+  }
+
+  // ---- approvals, shared by the replicas (here there is one; the same contract all the same)
+  async holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean> {
+    // One statement: the count and the insert cannot be split by another writer.
+    return this.sql(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
+      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+      WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
+        WHERE a.session_id = ? AND a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running') < ?`)
+      .run(rec.id, rec.sessionId, rec.callId, rec.tool, JSON.stringify(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
+        rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, rec.sessionId, now, maxPerSession).changes === 1;
+  }
+  async getApproval(id: string): Promise<HeldApprovalRecord | null> {
+    const row = this.sql('SELECT * FROM approvals WHERE id = ?').get(id) as Row | undefined;
+    return row ? toHeldApproval(row) : null;
+  }
+  async pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]> {
+    const pending = `SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
+      WHERE a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running'`;
+    const rows = sessionId === undefined
+      ? this.sql(`${pending} ORDER BY a.id`).all(now)
+      : this.sql(`${pending} AND a.session_id = ? ORDER BY a.id`).all(now, sessionId);
+    return (rows as Row[]).map(toHeldApproval);
+  }
+  async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
+    return this.sql(`UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ?, reason = ?
+      WHERE id = ? AND decision IS NULL AND (? IS NULL OR session_id = ?)
+        AND (? IS NULL OR (expires_at > ? AND EXISTS (SELECT 1 FROM calls c WHERE c.id = approvals.call_id AND c.outcome = 'running')))`)
+      .run(decision.decision, decision.decidedBy, decision.decidedAt, decision.reason, id,
+        only.sessionId ?? null, only.sessionId ?? null, only.openAt ?? null, only.openAt ?? null).changes === 1;
+  }
+  async settledApprovals(ids: readonly string[]): Promise<{ id: string; record: HeldApprovalRecord | null }[]> {
+    if (ids.length === 0) return [];
+    const rows = this.sql(`SELECT held.value AS held_id, a.* FROM json_each(?) AS held LEFT JOIN approvals a ON a.id = held.value
+      WHERE a.id IS NULL OR a.decision IS NOT NULL`).all(JSON.stringify(ids)) as Row[];
+    return rows.map((row) => ({ id: s(row.held_id), record: row.id === null ? null : toHeldApproval(row) }));
+  }
+  async redeemApproval(id: string, expiresAt: string): Promise<boolean> {
+    return this.sql('INSERT INTO redeemed_approvals (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING').run(id, expiresAt).changes === 1;
+  }
+  async pruneApprovals(expiredBefore: string): Promise<void> {
+    this.tx(() => {
+      this.sql('DELETE FROM approvals WHERE expires_at < ?').run(expiredBefore);
+      this.sql('DELETE FROM redeemed_approvals WHERE expires_at < ?').run(expiredBefore);
+    });
   }
 }
 

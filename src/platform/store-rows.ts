@@ -7,6 +7,7 @@ import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
   SkillRecord, VaultRecord,
 } from './store.js';
+import type { HeldApprovalRecord } from './store.js';
 
 export type Row = Record<string, unknown>;
 
@@ -88,4 +89,13 @@ export function toCall(row: Row): CallRecord {
 export const INTERRUPTED_CRASH = json({ reason: CrashReason.interrupted, message: 'the server running the call stopped before it finished' });
 export function toIdempotency(row: Row): IdempotencyRecord {
   return { scope: s(row.scope), requestHash: s(row.request_hash), status: Number(row.status), body: j(row.body), createdAt: s(row.created_at) };
+}
+export function toHeldApproval(row: Row): HeldApprovalRecord {
+  const orNull = (v: unknown): string | null => (v === null || v === undefined ? null : s(v));
+  return {
+    id: s(row.id), sessionId: s(row.session_id), callId: s(row.call_id), tool: s(row.tool), arguments: j(row.arguments),
+    createdAt: s(row.created_at), expiresAt: s(row.expires_at), holder: s(row.holder),
+    decision: orNull(row.decision) as HeldApprovalRecord['decision'], decidedBy: orNull(row.decided_by), decidedAt: orNull(row.decided_at),
+    reason: orNull(row.reason),
+  };
 }

@@ -315,4 +315,64 @@ export interface Store {
   pruneIdempotent(olderThan: string): Promise<void>;
 
   close(): Promise<void>;
+
+  // ---- approvals, shared by the replicas (approvals.ts)
+  /**
+   * An approval is *open* while it is undecided, not past its expiry, and its call is still `running`: a call
+   * whose holder died is marked interrupted (interruptOrphanedCalls), and its approval is then no longer open,
+   * whoever's process it was.
+   *
+   * Records a call held for a decision, unless its session already has `maxPerSession` open: answers whether
+   * it was recorded. (Its call's record follows it; it counts, and is listed, from then on.)
+   */
+  holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean>;
+  getApproval(id: string): Promise<HeldApprovalRecord | null>;
+  /** The approvals open at `now`, of one session or of all, oldest first. */
+  pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]>;
+  /**
+   * Decides an undecided approval in one conditional write, so that of two deciders (on two replicas) exactly
+   * one wins: answers whether this decision is the one. `only.sessionId`: it must belong to that session;
+   * `only.openAt`: it must be open at that time (a person's decision; its holder's own endings need not).
+   */
+  decideApproval(id: string, decision: ApprovalDecision, only?: { sessionId?: string; openAt?: string }): Promise<boolean>;
+  /** Of these approvals, those decided (with their record) or gone (null: their session was deleted). */
+  settledApprovals(ids: readonly string[]): Promise<{ id: string; record: HeldApprovalRecord | null }[]>;
+  /**
+   * Spends an elicited approval's id: answers true the first time, on whichever replica, and false ever after
+   * (until it is pruned, which is after it expired). `expiresAt`: when the approval stops being good anyway.
+   */
+  redeemApproval(id: string, expiresAt: string): Promise<boolean>;
+  /** Forgets approvals and spent approval ids whose expiry is before `expiredBefore`. */
+  pruneApprovals(expiredBefore: string): Promise<void>;
+}
+
+/** How a held approval ended, as the replicas share it. */
+export interface ApprovalDecision {
+  decision: 'approved' | 'denied' | 'expired' | 'stopped';
+  decidedBy: string | null;
+  decidedAt: string;
+  reason: string | null;
+}
+
+/**
+ * A call held for a person's decision through the API, in the store so that every replica lists it and any can
+ * decide it; the replica whose caller waits (`holder`) runs it once approved.
+ */
+export interface HeldApprovalRecord {
+  id: string;
+  sessionId: string;
+  /** The call record that waits for it. */
+  callId: string;
+  tool: string;
+  /** Redacted, as the call log stores them. */
+  arguments: unknown;
+  createdAt: string;
+  expiresAt: string;
+  /** The process holding the call (a replica's instance id): where its caller waits. */
+  holder: string;
+  /** Null while pending. */
+  decision: ApprovalDecision['decision'] | null;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  reason: string | null;
 }

@@ -1,13 +1,15 @@
 /**
  * The pure parts of approvals (platform/approvals.ts): what an approval is bound to of the arguments (their
  * canonical JSON, so a client's key order does not matter but every value does), and which request
- * capabilities let the endpoint ask a client's person (mcp/'s `elicitsForms`). The flows themselves run
- * against real clients in test/server/approvals.test.ts.
+ * capabilities let the endpoint ask a client's person (mcp/'s `elicitsForms`), and what a held call's ending,
+ * as the store keeps it, means for the call on whichever replica reads it. The flows themselves run against real
+ * clients in test/server/approvals.test.ts, and across replicas in test/server/approvals-replicas.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { argumentsDigest, canonicalJson } from '../../src/platform/index.js';
 import { elicitsForms } from '../../src/mcp/index.js';
+import { verdictOf } from '../../src/platform/approvals.js';
 
 describe('an approval is bound to the canonical JSON of the arguments', () => {
   it('object keys are sorted at every depth', () => {
@@ -41,5 +43,38 @@ describe('which clients are asked through elicitation', () => {
     assert.equal(elicitsForms({ sampling: {} }), false);
     assert.equal(elicitsForms(undefined), false);
     assert.equal(elicitsForms({ elicitation: true }), false);
+  });
+});
+
+describe('a held call\'s ending means the same for it on every replica, whoever wrote it', () => {
+  const at = '2026-12-01T00:00:00.000Z';
+  it('approved, it runs, and its record names the deciding key', () => {
+    assert.deepEqual(verdictOf('apr_1', { decision: 'approved', decidedBy: 'key_1', decidedAt: at, reason: null }), {
+      run: true, approval: { id: 'apr_1', asked: 'api', decision: 'approved', decidedBy: 'key_1', decidedAt: at },
+    });
+  });
+
+  it('denied or expired, it ends denied, saying which', () => {
+    const denied = verdictOf('apr_1', { decision: 'denied', decidedBy: 'key_1', decidedAt: at, reason: 'denied through the API' });
+    assert.deepEqual(denied, {
+      run: false, ending: 'denied', message: 'a person denied this call (approval apr_1)',
+      approval: { id: 'apr_1', asked: 'api', decision: 'denied', decidedBy: 'key_1', decidedAt: at, reason: 'denied through the API' },
+    });
+    const expired = verdictOf('apr_1', { decision: 'expired', decidedBy: null, decidedAt: at, reason: 'nobody decided within 1000 ms' });
+    assert.equal(expired.run, false);
+    assert.equal(!expired.run && expired.ending, 'denied');
+    assert.equal(!expired.run && expired.message, 'a person did not approve it: nobody decided within 1000 ms');
+  });
+
+  it('stopped because its caller went away, it is cancelled; for any other reason (session deleted, shutdown) it is stopped', () => {
+    const ends = ['its caller went away', 'its session was deleted', 'the server shut down'].map((reason) => {
+      const verdict = verdictOf('apr_1', { decision: 'stopped', decidedBy: null, decidedAt: at, reason });
+      return verdict.run ? null : [verdict.ending, verdict.message, verdict.approval.reason];
+    });
+    assert.deepEqual(ends, [
+      ['cancelled', 'its caller went away while it waited for approval', 'its caller went away'],
+      ['stopped', 'its session was deleted while it waited for approval', 'its session was deleted'],
+      ['stopped', 'the server shut down while it waited for approval', 'the server shut down'],
+    ]);
   });
 });

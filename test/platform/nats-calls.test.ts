@@ -51,7 +51,7 @@ describe('volume paths on the bus', () => {
 
 describe('subjects and the buckets', () => {
   it('are named by the deployment\'s prefix', () => {
-    assert.deepEqual(natsSubjects('run_1'), { calls: 'run_1.calls', cancel: 'run_1.cancel', packagesBucket: 'run_1_packages', skillsBucket: 'run_1_skills' });
+    assert.deepEqual(natsSubjects('run_1'), { calls: 'run_1.calls', cancel: 'run_1.cancel', packagesBucket: 'run_1_packages', skillsBucket: 'run_1_skills', events: 'run_1.events' });
   });
 
   it('a prefix that is not one subject token is refused', () => {

@@ -18,7 +18,7 @@ export function approvalRoutes(): Route[] {
       summary: 'Every call, of every session, that waits for a person\'s approval, oldest first (what an operator has to decide).',
       responses: { 200: { description: 'The pending approvals.', schema: { type: 'object', required: ['items'], properties: { items: { type: 'array', items: APPROVAL_SCHEMA } } } } },
       async handler({ platform }) {
-        return { status: 200, body: { items: platform.approvals.list().map(pendingApprovalView) } };
+        return { status: 200, body: { items: (await platform.approvals.list()).map(pendingApprovalView) } };
       },
     },
     {
@@ -30,7 +30,7 @@ export function approvalRoutes(): Route[] {
       },
       async handler({ platform, params }) {
         await platform.sessions.get(params.id);
-        return { status: 200, body: { items: platform.approvals.list(params.id).map(pendingApprovalView) } };
+        return { status: 200, body: { items: (await platform.approvals.list(params.id)).map(pendingApprovalView) } };
       },
     },
     {
@@ -46,7 +46,7 @@ export function approvalRoutes(): Route[] {
       async handler({ platform, params, body, apiKey }) {
         await platform.sessions.get(params.id);
         const { decision } = body as { decision: 'approve' | 'deny' };
-        const approval = platform.approvals.decide(params.id, params.approval_id, decision, apiKey!.id);
+        const approval = await platform.approvals.decide(params.id, params.approval_id, decision, apiKey!.id);
         return { status: 200, body: { approval: approvalDecisionView(approval) } };
       },
     },

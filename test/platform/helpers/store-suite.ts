@@ -12,6 +12,7 @@ import { newId } from '../../../src/platform/ids.js';
 import type {
   AgentSpec, AgentToolGrant, ApiKeyRecord, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store,
 } from '../../../src/platform/store.js';
+import type { ApprovalDecision, HeldApprovalRecord } from '../../../src/platform/store.js';
 
 export interface StoreHandle {
   store: Store;
@@ -532,6 +533,114 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual(await reopened.getSession(session.id), session);
       assert.deepEqual(await reopened.getCall(session.id, rec.id), rec);
       assert.deepEqual(await reopened.getPackage('p', '1.0.0'), added);
+    });
+
+    // ---- approvals, shared by the replicas
+    const held = (sessionId: string, extra: Partial<HeldApprovalRecord> = {}): HeldApprovalRecord => ({
+      id: newId('apr'), sessionId, callId: newId('call'), tool: 'files__delete', arguments: { path: '/x', nested: { b: 1, a: 'ü' } },
+      createdAt: iso(0), expiresAt: iso(60_000), holder: 'inst_a', decision: null, decidedBy: null, decidedAt: null, reason: null, ...extra,
+    });
+    const approve = (at: number): ApprovalDecision => ({ decision: 'approved', decidedBy: 'key_1', decidedAt: iso(at), reason: null });
+    /** Holds an approval as the platform does: the approval, then its call's `running` record. */
+    const hold = async (store: Store, rec: HeldApprovalRecord, max = 16, now = iso(0)): Promise<boolean> => {
+      const held = await store.holdApproval(rec, max, now);
+      if (held) await store.addCall(call(rec.sessionId, { id: rec.callId, approval: { id: rec.id, asked: 'api', decision: 'pending', decidedBy: null, decidedAt: null } }));
+      return held;
+    };
+
+    it('holds approvals up to a bound per session, and lists the pending ones not past their expiry, oldest first', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      const other = await agentWithSession(store);
+      const first = held(session.id);
+      assert.equal(await hold(store, first, 2), true);
+      assert.deepEqual(await store.getApproval(first.id), first, 'back as it went in');
+      const stale = held(session.id, { expiresAt: iso(10) });
+      assert.equal(await hold(store, stale, 2), true);
+      assert.equal(await hold(store, held(session.id), 2), false, 'the session holds two pending');
+      assert.equal(await hold(store, held(session.id), 2, iso(20)), true, 'one of them is past its expiry: it no longer counts');
+      const theirs = held(other.session.id);
+      assert.equal(await hold(store, theirs, 2, iso(20)), true, 'the bound is per session');
+      const pending = await store.pendingApprovals(iso(20), session.id);
+      assert.equal(pending.length, 2);
+      assert.deepEqual(pending[0], first);
+      assert.ok(pending.every((a) => a.sessionId === session.id && a.id !== stale.id));
+      assert.deepEqual((await store.pendingApprovals(iso(20))).map((a) => a.id), [...pending.map((a) => a.id), theirs.id].sort(byteOrder));
+      assert.equal((await store.pendingApprovals(iso(5), session.id)).length, 3, 'listed at a time before it expired');
+      assert.equal(await store.getApproval('apr_none'), null);
+    });
+
+    it('decides an approval once: of two deciders at once exactly one wins, and only in its session and in time', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      const rec = held(session.id);
+      await hold(store, rec);
+      assert.equal(await store.decideApproval(rec.id, approve(1), { sessionId: 'ses_other' }), false, 'not in another session');
+      assert.equal(await store.decideApproval(rec.id, approve(1), { openAt: iso(60_000) }), false, 'not once it expired');
+      await warm(store);
+      const deny: ApprovalDecision = { decision: 'denied', decidedBy: 'key_2', decidedAt: iso(2), reason: 'denied through the API' };
+      const both = await Promise.all([store.decideApproval(rec.id, approve(2), { sessionId: session.id, openAt: iso(2) }), store.decideApproval(rec.id, deny)]);
+      assert.deepEqual([...both].sort(), [false, true]);
+      const decided = await store.getApproval(rec.id);
+      const won = both[0] ? approve(2) : deny;
+      assert.deepEqual(decided, { ...rec, ...won });
+      assert.equal(await store.decideApproval(rec.id, { decision: 'expired', decidedBy: null, decidedAt: iso(3), reason: 'late' }), false);
+      assert.deepEqual(await store.getApproval(rec.id), decided, 'a losing decision changes nothing');
+      assert.deepEqual(await store.pendingApprovals(iso(3)), [], 'a decided approval is not pending');
+      assert.equal(await store.decideApproval('apr_none', approve(3)), false);
+    });
+
+    it('an approval whose call no longer runs (its holder died) is not listed, counted or decidable by a person', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      const orphan = held(session.id);
+      await hold(store, orphan, 1);
+      assert.equal((await store.pendingApprovals(iso(1))).length, 1);
+      assert.equal(await store.interruptOrphanedCalls(), 1, "a call of no live instance");
+      assert.deepEqual(await store.pendingApprovals(iso(1)), []);
+      assert.equal(await hold(store, held(session.id), 1), true, 'it no longer takes the session\'s one place');
+      assert.equal(await store.decideApproval(orphan.id, approve(2), { sessionId: session.id, openAt: iso(2) }), false);
+      const stopped: ApprovalDecision = { decision: 'stopped', decidedBy: null, decidedAt: iso(3), reason: 'the server shut down' };
+      assert.equal(await store.decideApproval(orphan.id, stopped), true, 'a holder\'s own ending is written all the same');
+      assert.deepEqual(await store.getApproval(orphan.id), { ...orphan, ...stopped });
+    });
+
+    it('tells a holder which of its approvals were decided, or went with their deleted session', async () => {
+      const { store } = await fresh();
+      const one = await agentWithSession(store);
+      const two = await agentWithSession(store);
+      const [pending, decided, gone] = [held(one.session.id), held(one.session.id), held(two.session.id)];
+      for (const rec of [pending, decided, gone]) await hold(store, rec);
+      assert.deepEqual(await store.settledApprovals([pending.id, decided.id, gone.id]), []);
+      await store.decideApproval(decided.id, approve(5));
+      await store.deleteSession(two.session.id);
+      const settled = await store.settledApprovals([pending.id, decided.id, gone.id, 'apr_never']);
+      assert.deepEqual([...settled].sort((a, b) => byteOrder(a.id, b.id)), [
+        { id: decided.id, record: { ...decided, ...approve(5) } }, { id: gone.id, record: null }, { id: 'apr_never', record: null },
+      ].sort((a, b) => byteOrder(a.id, b.id)));
+      assert.equal(await store.getApproval(gone.id), null, 'deleting a session deletes its approvals');
+      assert.deepEqual(await store.settledApprovals([]), []);
+      await store.deleteAgent(one.agentId);
+      assert.equal(await store.getApproval(pending.id), null, 'and so does deleting its agent');
+    });
+
+    it('spends an approval id once, whoever asks and however many at once, until it is pruned after its expiry', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      assert.equal(await store.redeemApproval('apr_1', iso(100)), true);
+      assert.equal(await store.redeemApproval('apr_1', iso(100)), false);
+      await warm(store);
+      const racing = await Promise.all(Array.from({ length: 6 }, () => store.redeemApproval('apr_2', iso(300))));
+      assert.equal(racing.filter(Boolean).length, 1);
+      const old = held(session.id, { expiresAt: iso(100) });
+      const recent = held(session.id, { expiresAt: iso(300) });
+      await hold(store, old);
+      await hold(store, recent);
+      await store.pruneApprovals(iso(200));
+      assert.equal(await store.getApproval(old.id), null);
+      assert.ok(await store.getApproval(recent.id));
+      assert.equal(await store.redeemApproval('apr_1', iso(100)), true, 'a pruned id is forgotten (it expired: the seal refuses it first)');
+      assert.equal(await store.redeemApproval('apr_2', iso(300)), false, 'one not yet expired is kept');
     });
   });
 }
