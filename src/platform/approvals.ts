@@ -57,18 +57,8 @@ const CALLER_GONE = 'its caller went away';
 const SESSION_GONE = 'its session was deleted';
 const SHUT_DOWN = 'the server shut down';
 
-/** A call held for a decision through the API, as the API lists it. */
-export interface PendingApproval {
-  id: string;
-  sessionId: string;
-  /** The call record that waits for it. */
-  callId: string;
-  tool: string;
-  /** Redacted as the call log stores them. */
-  arguments: unknown;
-  createdAt: string;
-  expiresAt: string;
-}
+/** A call held for a decision through the API, as the API lists it: the held record without its decision. */
+export type PendingApproval = Pick<HeldApprovalRecord, 'id' | 'sessionId' | 'callId' | 'tool' | 'arguments' | 'createdAt' | 'expiresAt'>;
 
 /** How an approval ended for the call: run it, or end it (`denied`, or `stopped` when its session went away). */
 export type Verdict =

@@ -131,8 +131,11 @@ export class PostgresStore implements Store {
     return (await this.q(text, values)).rows as Row[];
   }
 
-  /** Runs `work` in one transaction on one connection: committed when it returns, rolled back when it throws. */
-  private async tx<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on a connection of its own, checked out of the pool and given back after; a connection that
+   * broke meanwhile (`markBroken`, or an 'error' it emitted) is dropped from the pool rather than handed out again.
+   */
+  private async withClient<T>(work: (client: pg.PoolClient, markBroken: (err: unknown) => void) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -145,20 +148,27 @@ export class PostgresStore implements Store {
     const onLost = (err: Error): void => { broken = err; };
     client.on('error', onLost);
     try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      // A connection that cannot even roll back is dropped from the pool rather than handed out again.
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw unavailableOr(err);
+      return await work(client, (err) => { broken = err instanceof Error ? err : new Error(String(err)); });
     } finally {
       client.off('error', onLost);
       client.release(broken);
     }
+  }
+
+  /** Runs `work` in one transaction on one connection: committed when it returns, rolled back when it throws. */
+  private tx<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+    return this.withClient(async (client, markBroken) => {
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        // A connection that cannot even roll back is not handed out again.
+        await client.query('ROLLBACK').catch(markBroken);
+        throw unavailableOr(err);
+      }
+    });
   }
 
   // ---- api keys
@@ -480,31 +490,17 @@ export class PostgresStore implements Store {
     await this.q('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, value]);
     return s((await this.one('SELECT value FROM settings WHERE name = $1', [name]))?.value);
   }
-  async exclusively<T>(name: string, work: () => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw unavailableOr(err);
-    }
-    let broken: Error | undefined;
-    const onLost = (err: Error): void => { broken = err; };
-    client.on('error', onLost);
-    try {
-      // A session lock on a connection of its own, held while `work` runs on the pool's others. If that
-      // connection drops, PostgreSQL releases the lock with it.
+  exclusively<T>(name: string, work: () => Promise<T>): Promise<T> {
+    // A session lock on a connection of its own, held while `work` runs on the pool's others. If that
+    // connection drops, PostgreSQL releases the lock with it.
+    return this.withClient(async (client, markBroken) => {
       await client.query('SELECT pg_advisory_lock(hashtext($1))', [`exclusive:${name}`]).catch((err: unknown) => { throw unavailableOr(err); });
       try {
         return await work();
       } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`exclusive:${name}`]).catch((err: unknown) => {
-          broken = err instanceof Error ? err : new Error(String(err));
-        });
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`exclusive:${name}`]).catch(markBroken);
       }
-    } finally {
-      client.off('error', onLost);
-      client.release(broken);
-    }
+    });
   }
 
   // ---- idempotency

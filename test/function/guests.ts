@@ -3,6 +3,8 @@ import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fixture, REPO_ROOT } from '../helpers/paths.js';
+import { after, before } from 'node:test';
+import { FunctionHost, type FunctionHostOptions } from '../../src/function/host.js';
 import type { PackageSource } from '../../src/function/types.js';
 
 export const ABI_PROBE = readFileSync(fixture('c', 'mcp', 'abi_probe.wasm'));
@@ -36,4 +38,18 @@ export class Scratch {
 
 export function probe(assetsDir: string | null = null, name = 'probe'): PackageSource {
   return { name, version: '1.0.0', moduleBytes: ABI_PROBE, assetsDir };
+}
+
+/** A FunctionHost and a Scratch folder for one test file: made before its first test, closed and removed after its last. */
+export function hostPerFile(options: FunctionHostOptions = {}): { readonly host: FunctionHost; readonly scratch: Scratch } {
+  const made = {} as { host: FunctionHost; scratch: Scratch };
+  before(() => {
+    made.host = new FunctionHost(options);
+    made.scratch = new Scratch();
+  });
+  after(async () => {
+    await made.host.close();
+    made.scratch.cleanup();
+  });
+  return made;
 }
