@@ -82,6 +82,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   });
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
+  let natsRuntime: NatsRuntime | undefined;
   const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
   if (options.nats) {
     try {
@@ -92,7 +93,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
         await nc.close();
         throw err;
       });
-      runtime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
+      runtime = natsRuntime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
     } catch (err) {
       await local.close();
       throw err;
@@ -116,6 +117,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
       platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
       // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
       connections: options.connections, runtimeStats: () => local.stats(),
+      ...(natsRuntime ? { natsStats: () => natsRuntime.stats() } : {}),
     });
   } catch (err) {
     await platform.close(0);
