@@ -108,8 +108,8 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
         fail(err);
         return;
       }
-      process.stdout.write(`subako worker ${worker.name} taking calls on ${subjects.calls} (${config.pool} at once)\nvolumes: ${config.volumesDir}\n`);
-      if (metrics) process.stdout.write(`metrics: ${metrics.url}\n`);
+      // The "taking calls" line comes last: whoever waits for it (a supervisor, a test) finds the others there.
+      process.stdout.write(`${metrics ? `metrics: ${metrics.url}\n` : ''}volumes: ${config.volumesDir}\nsubako worker ${worker.name} taking calls on ${subjects.calls} (${config.pool} at once)\n`);
       await untilStopped(ctx, log, async () => {
         await metrics?.close();
         await worker.close();
