@@ -11,7 +11,7 @@
  * went quiet ends as `interrupted`, and is never sent again (a tool may have had side effects).
  */
 import { randomUUID } from 'node:crypto';
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { CrashReason, toModelResult, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../function/index.js';
 import { CallCancelledError, type CallToolResult, type ProgressReporter, type Tool, type ToolCallContext, type Toolbox } from '../tool.js';
@@ -51,10 +51,12 @@ export class NatsRuntime implements PackageRuntime {
   private connected = true;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly counters = new DispatchCounters();
+  private readonly replies: ReplyRouter;
 
   constructor(private readonly options: NatsRuntimeOptions) {
     this.subjects = natsSubjects(options.prefix);
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
+    this.replies = new ReplyRouter(options.nc);
     void this.watchConnection();
   }
 
@@ -159,8 +161,7 @@ export class NatsRuntime implements PackageRuntime {
     if (!this.connected || nc.isClosed()) {
       return end('unavailable', notRun('the call could not be sent: the NATS server is not reachable from this API replica; it is retried on the next call once NATS is back'));
     }
-    const inbox = createInbox();
-    const replies = new ReplyQueue(nc.subscribe(inbox));
+    const { inbox, replies } = this.replies.open();
     const cancel = (): void => {
       if (!nc.isClosed()) nc.publish(this.subjects.cancel, encodeMessage({ callId: request.callId }));
     };
@@ -280,21 +281,46 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Every call's replies arrive on one wildcard subscription of this replica's, each call on a subject of its
+ * own under it. One subscription for all calls, rather than one per call, because a per-call SUB and UNSUB
+ * were two more protocol lines, two more writes and two changes of the server's subscription table on every
+ * call (the profile of bench/nats.ts). The client subscribes it again after a reconnect, as any subscription.
+ */
+class ReplyRouter {
+  private readonly prefix = createInbox();
+  private readonly queues = new Map<string, ReplyQueue>();
+  private next = 0;
+
+  constructor(nc: NatsConnection) {
+    nc.subscribe(`${this.prefix}.*`, {
+      // A reply for a call that has ended (a late heartbeat) finds no queue and is dropped.
+      callback: (err, msg) => { if (!err) this.queues.get(msg.subject)?.push(msg); },
+    });
+  }
+
+  /** A reply subject for one call and the queue its messages land in; `replies.close()` forgets it. */
+  open(): { inbox: string; replies: ReplyQueue } {
+    const inbox = `${this.prefix}.${(this.next++).toString(36)}`;
+    const replies = new ReplyQueue(() => this.queues.delete(inbox));
+    this.queues.set(inbox, replies);
+    return { inbox, replies };
+  }
+}
+
 /** The messages of one call's inbox, read one at a time with a timeout and the caller's signal. */
 class ReplyQueue {
   private readonly queued: Msg[] = [];
   private waiter: ((msg: Msg) => void) | null = null;
 
-  constructor(private readonly sub: Subscription) {
-    void (async () => {
-      for await (const msg of sub) {
-        if (this.waiter) {
-          const wake = this.waiter;
-          this.waiter = null;
-          wake(msg);
-        } else this.queued.push(msg);
-      }
-    })();
+  constructor(private readonly forget: () => void) {}
+
+  push(msg: Msg): void {
+    if (this.waiter) {
+      const wake = this.waiter;
+      this.waiter = null;
+      wake(msg);
+    } else this.queued.push(msg);
   }
 
   /** A message that has arrived and not been read, if any. */
@@ -321,6 +347,6 @@ class ReplyQueue {
   }
 
   close(): void {
-    this.sub.unsubscribe();
+    this.forget();
   }
 }

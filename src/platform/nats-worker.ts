@@ -100,9 +100,17 @@ export class NatsWorker {
       callback: (err, msg) => {
         this.slots.delete(sub);
         if (err) return;
-        const call = this.take(msg).finally(() => {
-          this.calls.delete(call);
+        // The slot is offered again once, as soon as the call no longer needs it: before its last answer
+        // goes out (take's `free`), or when take ends, whichever is first.
+        let offered = false;
+        const free = (): void => {
+          if (offered) return;
+          offered = true;
           this.offerSlot();
+        };
+        const call = this.take(msg, free).finally(() => {
+          this.calls.delete(call);
+          free();
         });
         this.calls.add(call);
       },
@@ -110,7 +118,13 @@ export class NatsWorker {
     this.slots.add(sub);
   }
 
-  private async take(msg: Msg): Promise<void> {
+  /**
+   * Runs one call and answers it. `free` offers its slot again: called just before the outcome (or a refusal
+   * after the run) is published, so the new subscription reaches the server ahead of the answer on this
+   * connection, and a caller that sends its next call on hearing the answer finds the slot there rather
+   * than "no responders" and a pause (which a sequence of calls to a one-slot worker met in 1.5 % of calls).
+   */
+  private async take(msg: Msg, free: () => void): Promise<void> {
     const reply = (message: WorkerMessage): void => {
       if (msg.reply && !this.options.nc.isClosed()) this.options.nc.publish(msg.reply, encodeMessage(message));
     };
@@ -131,6 +145,9 @@ export class NatsWorker {
     this.running.set(request.callId, abort);
     try {
       const { outcome, writtenBytes } = await this.run(request, deadline, abort.signal, reply);
+      // The run is over and its sandbox worker free: the slot can take the next call.
+      clearInterval(heartbeat);
+      free();
       reply({ kind: 'outcome', outcome, writtenBytes });
       this.answered++;
       this.count(outcome.status);
@@ -139,6 +156,8 @@ export class NatsWorker {
       // call's crash, told to the caller in one line.
       const message = err instanceof Error ? err.message : String(err);
       this.options.log?.(`call ${request.callId} failed on ${this.name}: ${message}`);
+      clearInterval(heartbeat);
+      free();
       reply({ kind: 'refused', message: `the worker ${this.name} could not run the call: ${message}` });
       this.count('refused');
     } finally {
