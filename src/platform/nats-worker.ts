@@ -69,6 +69,8 @@ export class NatsWorker {
   /** Calls this worker answered, for its log line and its tests. */
   answered = 0;
   private readonly answers: Record<string, number> = {};
+  /** Calls taken whose slot is not free again yet (a call's bookkeeping may outlast its answer by a moment). */
+  private inFlight = 0;
 
   constructor(private readonly options: NatsWorkerOptions) {
     this.name = options.name ?? `${hostname()}:${process.pid}`;
@@ -103,9 +105,11 @@ export class NatsWorker {
         // The slot is offered again once, as soon as the call no longer needs it: before its last answer
         // goes out (take's `free`), or when take ends, whichever is first.
         let offered = false;
+        this.inFlight += 1;
         const free = (): void => {
           if (offered) return;
           offered = true;
+          this.inFlight -= 1;
           this.offerSlot();
         };
         const call = this.take(msg, free).finally(() => {
@@ -218,7 +222,7 @@ export class NatsWorker {
 
   /** A read-only snapshot for `/metrics`. */
   stats(): NatsWorkerStats {
-    return { slots: this.options.pool, inFlight: this.calls.size, calls: { ...this.answers }, sandbox: this.host.stats() };
+    return { slots: this.options.pool, inFlight: this.inFlight, calls: { ...this.answers }, sandbox: this.host.stats() };
   }
 
   /** Takes no more calls, lets those running finish, stops the sandbox. */
