@@ -5,12 +5,14 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { Secret } from '../src/common/index.js';
 import { defaultServerConfig, defaultWorkerConfig, resolveServerConfig, resolveWorkerConfig } from '../src/config.js';
 import { ValidationError } from '../src/errors.js';
 import { natsSubjects } from '../src/platform/index.js';
+import { REPO_ROOT } from './helpers/paths.js';
 
 const serverDefaults = defaultServerConfig('/home/someone');
 const workerDefaults = { ...defaultWorkerConfig('/home/someone', 4), dataDir: '/home/someone/.subako/worker' };
@@ -84,6 +86,16 @@ describe('configuration: scale-out on subako serve', () => {
     ]);
     // A good worker object is not serve's business: it is not in serve's configuration.
     assert.ok(!('worker' in resolveServerConfig({ defaults: serverDefaults, file: { path: 'f.json', input: { worker: { pool: 2 } } } })));
+  });
+
+  test('subako serve refuses a URL that is not NATS\'s in one line, exit status 1, without its password', () => {
+    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--nats-prefix', 'a.b'], {
+      encoding: 'utf8', timeout: 30_000, env: { ...process.env, SUBAKO_NATS_URL: `http://subako:${PASSWORD}@nats:4222` },
+    });
+    assert.equal(run.status, 1);
+    assert.equal(run.stderr,
+      'subako serve: cannot start: a setting is not valid: SUBAKO_NATS_URL is not valid (its value is not shown); it takes a nats:// (or tls://) URL; ' +
+      '--nats-prefix is "a.b"; it takes 1-64 of A-Z, a-z, 0-9, "_" and "-"\n');
   });
 });
 
