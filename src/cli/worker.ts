@@ -45,7 +45,7 @@ const env = (key: keyof WorkerConfig): string => `$${WORKER_ENV_NAMES[key]}`;
 export function registerWorker(program: Command, ctx: CommandContext): void {
   program
     .command('worker')
-    .description('Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls.')
+    .description("Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls. Needs the replicas' sealing key in $SUBAKO_SECRET_KEY.")
     .option('--nats <url>', `the nats:// (or tls://) server, JetStream enabled, the API replicas use (${env('nats')}; prefer it or the config file when the URL holds a password)`)
     .option('--nats-prefix <name>', `the deployment's subjects and bucket, as given to serve (default subako; ${env('natsPrefix')})`)
     .option('--pool <n>', `calls run at once (default: one per core, at least two; ${env('pool')})`)
@@ -53,7 +53,7 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
     .option('--data-dir <dir>', `this worker's own directory: unpacked packages and compiled-module cache (default ~/.subako/worker; ${env('dataDir')})`)
     .option('--call-timeout-ms <ms>', `the longest a call may run here, whatever its deadline (default 30000; ${env('callTimeoutMs')})`)
     .option('--memory <MiB>', `memory cap of a function call (default 512; ${env('memoryMiB')})`)
-    .option('--metrics-port <port>', `serve GET /metrics (slots, calls, sandbox, process) on this port; no API key, so it binds --metrics-host (${env('metricsPort')})`)
+    .option('--metrics-port <port>', `serve GET /metrics (slots, calls, sandbox, process) on this port; it asks no API key, so it binds loopback unless --metrics-host says otherwise (${env('metricsPort')})`)
     .option('--metrics-host <host>', `the address /metrics binds (default 127.0.0.1, loopback only; bind another only on a network just the scraper reaches; ${env('metricsHost')})`)
     .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists): its nats, natsPrefix, volumesDir, callTimeoutMs, memoryMiB and its "worker" object (pool, dataDir, metricsPort, metricsHost); flags and environment win over it`)
     .action(async (flags: WorkerFlags) => {
