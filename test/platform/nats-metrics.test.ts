@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { packBundle } from '../../src/package/index.js';
+import { DispatchCounters } from '../../src/platform/nats-dispatch-stats.js';
 import { natsSubjects } from '../../src/platform/index.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { parsePrometheusText, valueOf, type Family } from '../server/helpers/prometheus.js';
@@ -140,5 +141,29 @@ describe('metrics of calls over NATS: the replica\'s and the worker\'s /metrics'
     assert.deepEqual(inFlightSeries(ended), []);
     const workerEnded = await until(scrapeWorker, (f) => valueOf(f, 'subako_worker_calls_in_flight') === 0, 'the worker idle again');
     assert.equal(valueOf(workerEnded, 'subako_worker_calls_total', { outcome: 'cancelled' }), 1);
+  });
+});
+
+describe('the replica\'s dispatch counters (pure)', () => {
+  it('count calls per worker while they run, drop a worker with none, bucket the durations cumulatively', () => {
+    const counters = new DispatchCounters();
+    counters.accepted('a', 0.0003);
+    counters.accepted('a', 0.002);
+    counters.accepted('b', 2);
+    counters.noWorkerFree();
+    assert.deepEqual(counters.snapshot().inFlightByWorker, { a: 2, b: 1 });
+    counters.ended('outcome', 'a', 0.004);
+    counters.ended('interrupted', 'b');
+    counters.ended('unavailable', null);
+    const stats = counters.snapshot();
+    assert.deepEqual(stats.inFlightByWorker, { a: 1 });
+    assert.deepEqual(stats.calls, { outcome: 1, interrupted: 1, unavailable: 1, refused: 0, cancelled: 0 });
+    assert.equal(stats.noResponders, 1);
+    const le = (bound: number) => stats.dispatchSeconds.buckets.find((b) => b.le === bound)?.count;
+    // 0.3 ms falls in the 0.5 ms bucket and every one above it; 2 s is past the last bound (only +Inf, i.e. count).
+    assert.deepEqual([le(0.00025), le(0.0005), le(0.001), le(0.0025), le(1)], [0, 1, 1, 2, 2]);
+    assert.equal(stats.dispatchSeconds.count, 3);
+    assert.ok(Math.abs(stats.dispatchSeconds.sum - 2.0023) < 1e-9);
+    assert.deepEqual([stats.callSeconds.count, stats.callSeconds.sum], [1, 0.004]);
   });
 });
