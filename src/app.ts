@@ -92,6 +92,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   let skillBlobs: NatsBlobStore | undefined;
   /** With NATS, the live call stream of every replica is relayed to the others once the platform is open. */
   let relayCalls: ((events: CallEvents) => void) | undefined;
+  let natsRuntime: NatsRuntime | undefined;
   const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
   if (options.nats) {
     try {
@@ -106,7 +107,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
         await nc.close();
         throw err;
       });
-      runtime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
+      runtime = natsRuntime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
       relayCalls = (events) => void CallEventRelay.start(nc, prefix, events);
     } catch (err) {
       await local.close();
@@ -133,6 +134,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
       platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
       // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
       connections: options.connections, runtimeStats: () => local.stats(),
+      ...(natsRuntime ? { natsStats: () => natsRuntime.stats() } : {}),
     });
   } catch (err) {
     await platform.close(0);

@@ -1,10 +1,15 @@
 /**
  * One typed configuration with defaults. Flags override environment variables, which override
- * `subako.config.json`, which overrides these defaults. Resolving is pure (`resolveServerConfig`); only
- * `readConfigFile` touches the file system.
+ * `subako.config.json`, which overrides these defaults. Resolving is pure (`resolveServerConfig` for
+ * `subako serve`, `resolveWorkerConfig` for `subako worker`); only `readConfigFile` touches the file system.
+ *
+ * A deployment shares one file. What replicas and workers must agree on sits at its top level and both read
+ * it (`nats`, `natsPrefix`, `volumesDir`, `callTimeoutMs`, `memoryMiB`); what only a worker has, or what means
+ * something else on a worker (its slots, its own data directory, its metrics listener), sits in the file's
+ * `worker` object, so `"dataDir"` is never read as both the server's records and a worker's cache.
  */
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Secret, subakoHome, systemErrorCode } from './common/index.js';
 import { ValidationError, type Problem } from './errors.js';
@@ -92,6 +97,15 @@ export interface ServerConfig {
    */
   database?: Secret;
   /**
+   * Scale-out: the NATS server calls go to `subako worker` processes over, package bundles to its object store.
+   * A Secret from the moment it is read: the URL may hold a user and password.
+   */
+  nats?: Secret;
+  /** Names the deployment's NATS subjects and bucket (the rule of platform/nats-calls.ts's `natsSubjects`). */
+  natsPrefix: string;
+  /** The volumes root (undefined: `<dataDir>/volumes`); with NATS, a shared mount the workers see too. */
+  volumesDir?: string;
+  /**
    * For local development only: function packages may reach loopback and private addresses that their
    * allowlist names (a test server on this machine). Off by default; never on a shared server.
    */
@@ -114,11 +128,14 @@ export const LIMIT_ENV_NAMES: Readonly<Record<string, string>> = Object.freeze({
   sandboxHeapMiB: 'SUBAKO_SANDBOX_HEAP_MIB',
 });
 
-/** What any one source (the file, the environment, the flags) may say: every key optional, the database URL as read. */
-export type ServerConfigInput = Partial<Omit<ServerConfig, 'database'>> & { database?: string | Secret };
+/** What any one source (the file, the environment, the flags) may say: every key optional, the URLs as read. */
+export type ServerConfigInput = Partial<Omit<ServerConfig, 'database' | 'nats'>> & { database?: string | Secret; nats?: string | Secret };
 
 /** Settings whose values are never repeated in a problem (or anywhere): they may hold a password. */
-const SECRET_SETTINGS: ReadonlySet<string> = new Set(['database']);
+const SECRET_SETTINGS: ReadonlySet<string> = new Set(['database', 'nats']);
+
+/** The NATS prefix when none is given. */
+export const DEFAULT_NATS_PREFIX = 'subako';
 
 export const CONFIG_FILE = 'subako.config.json';
 
@@ -131,6 +148,7 @@ export function defaultServerConfig(home = homedir()): ServerConfig {
     allowedOrigins: [],
     callTimeoutMs: DEFAULT_CALL_LIMITS.callTimeoutMs,
     memoryMiB: DEFAULT_CALL_LIMITS.memoryBytes / (1024 * 1024),
+    natsPrefix: DEFAULT_NATS_PREFIX,
   };
 }
 
@@ -159,7 +177,26 @@ const postgresUrl: Check = (v) => {
   return ['postgres:', 'postgresql:'].includes(new URL(value).protocol) ? null : wanted;
 };
 
-const FIELDS: Record<keyof ServerConfig, Check> = {
+/**
+ * A NATS server URL (`nats://`, or `tls://` for TLS from the first byte); as for the database, the parser's
+ * own error is dropped because it carries the input.
+ */
+const natsUrl: Check = (v) => {
+  const wanted = 'a nats:// (or tls://) URL';
+  const value = v instanceof Secret ? v.reveal() : v;
+  if (typeof value !== 'string' || !URL.canParse(value)) return wanted;
+  const url = new URL(value);
+  return ['nats:', 'tls:'].includes(url.protocol) && url.hostname !== '' ? null : wanted;
+};
+
+/**
+ * The rule of platform/nats-calls.ts's `natsSubjects` (this leaf imports no room, so it is repeated here;
+ * test/config-scale-out.test.ts holds the two to the same answers).
+ */
+const NATS_PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
+const natsPrefix: Check = (v) => (typeof v === 'string' && NATS_PREFIX.test(v) ? null : '1-64 of A-Z, a-z, 0-9, "_" and "-"');
+
+const FIELDS: Record<keyof ServerConfig | 'worker', Check> = {
   port: wholeNumber(0, 65535),
   host: text,
   dataDir: text,
@@ -183,16 +220,28 @@ const FIELDS: Record<keyof ServerConfig, Check> = {
   sandboxHeapMiB: wholeNumber(64, 65_536),
   allowPrivateDestinations: flag,
   database: postgresUrl,
+  nats: natsUrl,
+  natsPrefix,
+  volumesDir: text,
+  // subako worker's own settings, in the same file; serve checks what is in it too (resolveServerConfig), so a
+  // typo there is caught by whichever starts first.
+  worker: (v) => (isObject(v) ? null : `an object of subako worker's settings (${Object.keys(WORKER_SECTION).join(', ')})`),
 };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Checks one source; `where` names it in every problem ("subako.config.json", "SUBAKO_PORT", "--port"). */
 export function checkConfigInput(input: Record<string, unknown>, where: (key: string) => string): Problem[] {
+  return checkSettings(input, where, FIELDS);
+}
+
+function checkSettings(input: Record<string, unknown>, where: (key: string) => string, fields: Record<string, Check>): Problem[] {
   const problems: Problem[] = [];
   for (const [key, value] of Object.entries(input)) {
     if (value === undefined) continue;
-    const check = FIELDS[key as keyof ServerConfig];
+    const check = Object.hasOwn(fields, key) ? fields[key] : undefined;
     if (!check) {
-      problems.push({ code: 'config.unknown', message: `${where(key)} is not a setting; known settings: ${Object.keys(FIELDS).join(', ')}` });
+      problems.push({ code: 'config.unknown', message: `${where(key)} is not a setting; known settings: ${Object.keys(fields).join(', ')}` });
       continue;
     }
     const wanted = check(value);
@@ -209,7 +258,7 @@ export function checkConfigInput(input: Record<string, unknown>, where: (key: st
 export function configFromEnv(env: NodeJS.ProcessEnv): { input: ServerConfigInput; names: Record<string, string> } {
   const names: Record<string, string> = {
     port: 'SUBAKO_PORT', host: 'SUBAKO_HOST', dataDir: 'SUBAKO_DATA_DIR', workers: 'SUBAKO_WORKERS', publicUrl: 'SUBAKO_PUBLIC_URL',
-    callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB', database: 'SUBAKO_DATABASE', ...LIMIT_ENV_NAMES,
+    callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS', memoryMiB: 'SUBAKO_MEMORY_MIB', database: 'SUBAKO_DATABASE', ...SCALE_OUT_ENV_NAMES, ...LIMIT_ENV_NAMES,
   };
   const numeric = new Set(['port', 'workers', 'callTimeoutMs', 'memoryMiB', ...Object.keys(LIMIT_ENV_NAMES)]);
   const input: Record<string, unknown> = {};
@@ -232,18 +281,144 @@ export function resolveServerConfig(sources: {
   flags?: { input: Record<string, unknown>; names: Record<string, string> };
 }): ServerConfig {
   const fromEnv = configFromEnv(sources.env ?? {});
+  const section = sources.file?.input.worker;
   const problems = [
     ...(sources.file ? checkConfigInput(sources.file.input, (k) => `"${k}" in ${sources.file!.path}`) : []),
+    ...(isObject(section) ? checkSettings(section, (k) => `"worker.${k}" in ${sources.file!.path}`, WORKER_SECTION) : []),
     ...checkConfigInput(fromEnv.input, (k) => fromEnv.names[k] ?? k),
     ...(sources.flags ? checkConfigInput(sources.flags.input, (k) => sources.flags!.names[k] ?? `--${k}`) : []),
   ];
   if (problems.length > 0) throw new ValidationError(problems);
-  const defined = (input: Record<string, unknown> | undefined) =>
-    Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined));
   const merged = { ...sources.defaults, ...defined(sources.file?.input), ...defined(fromEnv.input), ...defined(sources.flags?.input) } as
-    Omit<ServerConfig, 'database'> & { database?: string | Secret };
-  const { database, ...rest } = merged;
-  return { ...rest, dataDir: resolve(merged.dataDir), ...(database === undefined ? {} : { database: Secret.from(database) }) };
+    Omit<ServerConfig, 'database' | 'nats'> & { database?: string | Secret; nats?: string | Secret; worker?: unknown };
+  // The file's worker object is subako worker's (resolveWorkerConfig); serve only checked it.
+  const { database, nats, worker: _worker, ...rest } = merged;
+  return {
+    ...rest, dataDir: resolve(merged.dataDir),
+    ...(merged.volumesDir === undefined ? {} : { volumesDir: resolve(merged.volumesDir) }),
+    ...(database === undefined ? {} : { database: Secret.from(database) }),
+    ...(nats === undefined ? {} : { nats: Secret.from(nats) }),
+  };
+}
+
+/** The scale-out settings' environment variables, the same for serve and worker. */
+export const SCALE_OUT_ENV_NAMES: Readonly<Record<string, string>> = Object.freeze({
+  nats: 'SUBAKO_NATS_URL',
+  natsPrefix: 'SUBAKO_NATS_PREFIX',
+  volumesDir: 'SUBAKO_VOLUMES_DIR',
+});
+
+/** `subako worker`'s settings, resolved. */
+export interface WorkerConfig {
+  /** The NATS server the API replicas use; required. A Secret: the URL may hold a user and password. */
+  nats: Secret;
+  natsPrefix: string;
+  /** Slots: calls run at once. */
+  pool: number;
+  /** This worker's own directory: unpacked packages and the compiled-module cache. */
+  dataDir: string;
+  /** The shared volumes root (default `<dataDir>/volumes`). */
+  volumesDir: string;
+  /** The longest a call may run here, whatever the deadline it came with. */
+  callTimeoutMs: number;
+  memoryMiB: number;
+  /** `/metrics` on this port when given (no API key: it binds `metricsHost`, loopback by default). */
+  metricsPort?: number;
+  metricsHost: string;
+}
+
+/** What a source may say of a worker: every key optional, the NATS URL as read. */
+export type WorkerConfigInput = Partial<Omit<WorkerConfig, 'nats'>> & { nats?: string | Secret };
+
+/** The keys of the file's `worker` object: only a worker has them, or they mean something else on serve. */
+const WORKER_SECTION: Record<string, Check> = {
+  pool: wholeNumber(1, 256),
+  dataDir: text,
+  metricsPort: wholeNumber(0, 65535),
+  metricsHost: text,
+};
+
+/** The top-level keys of the file a worker reads: what it must agree on with the replicas. */
+const WORKER_SHARED: Record<string, Check> = {
+  nats: natsUrl,
+  natsPrefix,
+  volumesDir: text,
+  callTimeoutMs: FIELDS.callTimeoutMs,
+  memoryMiB: FIELDS.memoryMiB,
+};
+
+const WORKER_FIELDS: Record<keyof WorkerConfig, Check> = { ...WORKER_SHARED, ...WORKER_SECTION } as Record<keyof WorkerConfig, Check>;
+
+/** A worker's environment variables; SUBAKO_WORKERS sizes its pool as it sizes serve's. */
+export const WORKER_ENV_NAMES: Readonly<Record<keyof WorkerConfig, string>> = Object.freeze({
+  ...(SCALE_OUT_ENV_NAMES as Record<'nats' | 'natsPrefix' | 'volumesDir', string>),
+  pool: 'SUBAKO_WORKERS',
+  dataDir: 'SUBAKO_WORKER_DATA_DIR',
+  callTimeoutMs: 'SUBAKO_CALL_TIMEOUT_MS',
+  memoryMiB: 'SUBAKO_MEMORY_MIB',
+  metricsPort: 'SUBAKO_WORKER_METRICS_PORT',
+  metricsHost: 'SUBAKO_WORKER_METRICS_HOST',
+});
+
+/** A worker's defaults; its volumes root follows its data directory unless set. */
+export function defaultWorkerConfig(home = homedir(), cores = availableParallelism()): Omit<WorkerConfig, 'nats' | 'volumesDir'> {
+  return {
+    natsPrefix: DEFAULT_NATS_PREFIX,
+    pool: Math.max(2, cores),
+    dataDir: join(subakoHome(process.env, home), 'worker'),
+    callTimeoutMs: DEFAULT_CALL_LIMITS.callTimeoutMs,
+    memoryMiB: DEFAULT_CALL_LIMITS.memoryBytes / (1024 * 1024),
+    metricsHost: '127.0.0.1',
+  };
+}
+
+/**
+ * `subako worker`'s layers, as serve's: defaults, the file (its top-level shared keys and its `worker`
+ * object; serve's other keys are serve's business), the environment, the flags. Every problem at once; a
+ * missing NATS URL is one of them, naming the three places it may be given.
+ */
+export function resolveWorkerConfig(sources: {
+  defaults: Omit<WorkerConfig, 'nats' | 'volumesDir'>;
+  file?: { path: string; input: Record<string, unknown> };
+  env?: NodeJS.ProcessEnv;
+  flags?: { input: Record<string, unknown>; names: Record<string, string> };
+}): WorkerConfig {
+  const problems: Problem[] = [];
+  const fromFile: Record<string, unknown> = {};
+  if (sources.file) {
+    const { path, input } = sources.file;
+    for (const key of Object.keys(WORKER_SHARED)) if (input[key] !== undefined) fromFile[key] = input[key];
+    problems.push(...checkSettings(fromFile, (k) => `"${k}" in ${path}`, WORKER_SHARED));
+    const section = input.worker;
+    if (isObject(section)) {
+      problems.push(...checkSettings(section, (k) => `"worker.${k}" in ${path}`, WORKER_SECTION));
+      Object.assign(fromFile, section);
+    } else if (section !== undefined) {
+      problems.push(...checkSettings({ worker: section }, (k) => `"${k}" in ${path}`, { worker: FIELDS.worker }));
+    }
+  }
+  const fromEnv: Record<string, unknown> = {};
+  const numeric = new Set(['pool', 'callTimeoutMs', 'memoryMiB', 'metricsPort']);
+  for (const [key, name] of Object.entries(WORKER_ENV_NAMES)) {
+    const raw = sources.env?.[name];
+    if (raw === undefined || raw === '') continue;
+    fromEnv[key] = numeric.has(key) && /^[0-9]+$/.test(raw) ? Number(raw) : raw;
+  }
+  problems.push(...checkSettings(fromEnv, (k) => WORKER_ENV_NAMES[k as keyof WorkerConfig] ?? k, WORKER_FIELDS));
+  if (sources.flags) problems.push(...checkSettings(sources.flags.input, (k) => sources.flags!.names[k] ?? `--${k}`, WORKER_FIELDS));
+  const merged = { ...sources.defaults, ...defined(fromFile), ...defined(fromEnv), ...defined(sources.flags?.input) } as
+    Omit<WorkerConfig, 'nats' | 'volumesDir'> & { nats?: string | Secret; volumesDir?: string };
+  if (merged.nats === undefined) {
+    const inFile = sources.file ? `, or "nats" in ${sources.file.path}` : `, or "nats" in ${CONFIG_FILE}`;
+    problems.push({ code: 'config.missing', message: `the NATS server the API replicas use is not set; give --nats URL, $SUBAKO_NATS_URL${inFile}` });
+  }
+  if (problems.length > 0) throw new ValidationError(problems);
+  const dataDir = resolve(merged.dataDir);
+  return { ...merged, nats: Secret.from(merged.nats!), dataDir, volumesDir: resolve(merged.volumesDir ?? join(dataDir, 'volumes')) };
+}
+
+function defined(input: Record<string, unknown> | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined));
 }
 
 /** Reads `subako.config.json` (or the path given); a missing default file is no error, a missing named one is. */

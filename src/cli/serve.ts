@@ -3,7 +3,6 @@
  * of a data directory prints the admin API key once, with the URL and how to call the example tools.
  * SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
  */
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
@@ -11,6 +10,7 @@ import { bundledExamplesDir, startServer } from '../app.js';
 import type { FirstStart } from '../platform/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { startupErrorLine, type StartupSettings } from './startup-errors.js';
+import { untilStopped } from './until-stopped.js';
 
 interface ServeFlags {
   port?: string;
@@ -27,7 +27,7 @@ interface ServeFlags {
   debug?: boolean;
   allowPrivateDestinations?: boolean;
   nats?: string;
-  natsPrefix: string;
+  natsPrefix?: string;
   volumesDir?: string;
   [limit: string]: unknown;
 }
@@ -69,9 +69,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
     .option('--database <url>', 'a postgres:// URL to keep the records in PostgreSQL (default: SQLite in the data directory); prefer $SUBAKO_DATABASE or the config file, as flags show in process lists')
     .option('--public-url <url>', 'the URL clients reach this server at, behind a proxy ($SUBAKO_PUBLIC_URL)')
     .option('--allow-private-destinations', 'local development only: packages may reach loopback and private addresses their allowlist names')
-    .option('--nats <url>', 'scale-out: send calls to `subako worker` processes over this NATS server, bundles to its object store ($SUBAKO_NATS_URL)')
-    .option('--nats-prefix <name>', 'with --nats: the deployment\'s subjects and bucket', process.env.SUBAKO_NATS_PREFIX ?? 'subako')
-    .option('--volumes-dir <dir>', 'the volumes root (default <data-dir>/volumes); with --nats, a shared mount the workers see too')
+    .option('--nats <url>', 'scale-out: send calls to `subako worker` processes over this nats:// (or tls://) server, bundles to its object store; prefer $SUBAKO_NATS_URL or the config file when it holds a password')
+    .option('--nats-prefix <name>', 'with --nats: the deployment\'s subjects and bucket (default subako; $SUBAKO_NATS_PREFIX)')
+    .option('--volumes-dir <dir>', 'the volumes root (default <data-dir>/volumes); with --nats, a shared mount the workers see too ($SUBAKO_VOLUMES_DIR)')
     .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists); flags and environment win over it`)
     .option('--debug', 'print the stack of an error that stops the start, after its one line');
   for (const [key, flag, description] of LIMIT_FLAGS) serve.option(flag, `${description}; $${LIMIT_ENV_NAMES[key]}`);
@@ -89,13 +89,14 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               callTimeoutMs: numeric(flags.callTimeoutMs), memoryMiB: numeric(flags.memory),
               examples: command.getOptionValueSource('examples') === 'cli' ? flags.examples : undefined,
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
-              publicUrl: flags.publicUrl, database: flags.database,
+              publicUrl: flags.publicUrl, database: flags.database, nats: flags.nats, natsPrefix: flags.natsPrefix, volumesDir: flags.volumesDir,
               allowPrivateDestinations: flags.allowPrivateDestinations === true ? true : undefined,
               ...Object.fromEntries(LIMIT_FLAGS.map(([key]) => [key, numeric(flags[key] as string | undefined)])),
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
               memoryMiB: '--memory', examples: '--no-examples', allowedOrigins: '--allow-origin', publicUrl: '--public-url', database: '--database',
+              nats: '--nats', natsPrefix: '--nats-prefix', volumesDir: '--volumes-dir',
               allowPrivateDestinations: '--allow-private-destinations',
               ...Object.fromEntries(LIMIT_FLAGS.map(([key, flag]) => [key, flag.split(' ')[0]])),
             },
@@ -118,8 +119,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
             ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
           },
           sandboxHeapMiB: config.sandboxHeapMiB, database: config.database,
-          ...(flags.nats ?? process.env.SUBAKO_NATS_URL ? { nats: { url: (flags.nats ?? process.env.SUBAKO_NATS_URL)!, prefix: flags.natsPrefix } } : {}),
-          ...(flags.volumesDir ? { volumesDir: resolve(flags.volumesDir) } : {}),
+          // The URL leaves its Secret only here, on its way to the connection.
+          ...(config.nats ? { nats: { url: config.nats.reveal(), prefix: config.natsPrefix } } : {}),
+          ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),
           allowPrivateDestinations: config.allowPrivateDestinations === true,
           examplesDir: config.examples ? bundledExamplesDir() : null,
           origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
@@ -140,22 +142,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       // The database is named by its kind only: its URL may hold a password.
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
-      await new Promise<void>((done) => {
-        const stop = (signal: string): void => {
-          process.off('SIGINT', onInt);
-          process.off('SIGTERM', onTerm);
-          log(`${signal}: finishing calls in flight, then stopping`);
-          server.close().then(done, (err: unknown) => {
-            log(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
-            ctx.exitCode = 1;
-            done();
-          });
-        };
-        const onInt = (): void => stop('SIGINT');
-        const onTerm = (): void => stop('SIGTERM');
-        process.on('SIGINT', onInt);
-        process.on('SIGTERM', onTerm);
-      });
+      await untilStopped(ctx, log, () => server.close());
       log('stopped');
     });
 }

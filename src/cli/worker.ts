@@ -1,84 +1,145 @@
 /**
- * `subako worker --nats URL [--pool N] [--volumes-dir DIR] [--data-dir DIR]`: a worker node. It joins the
- * NATS queue group of calls, runs each in its sandbox pool and answers (platform/nats-worker.ts). It needs
- * the API replicas' sealing key (SUBAKO_SECRET_KEY) to open a call's credentials, and the same volumes
- * file system at --volumes-dir. SIGINT or SIGTERM: no new calls, those running finish, then it exits.
+ * `subako worker --nats URL [--pool N] [--volumes-dir DIR] [--data-dir DIR] [--metrics-port N]`: a worker
+ * node. It joins the NATS queue group of calls, runs each in its sandbox pool and answers
+ * (platform/nats-worker.ts). Its settings resolve as serve's do (config.ts's `resolveWorkerConfig`): flags,
+ * then the environment, then the deployment's `subako.config.json` (the shared keys at its top level, the
+ * worker's own in its `worker` object). It needs the API replicas' sealing key (SUBAKO_SECRET_KEY) to open a
+ * call's credentials, and the same volumes file system at its volumes root. SIGINT or SIGTERM: no new calls,
+ * those running finish, then it exits.
  */
-import { availableParallelism, homedir } from 'node:os';
-import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../errors.js';
-import { sealingKey } from '../common/index.js';
+import { SealError, sealingKey, systemErrorCode } from '../common/index.js';
+import { SubakoError, ValidationError } from '../errors.js';
+import { CONFIG_FILE, WORKER_ENV_NAMES, defaultWorkerConfig, readConfigFile, resolveWorkerConfig, type WorkerConfig } from '../config.js';
 import { NatsBlobStore } from '../package/index.js';
 import { NatsWorker, connectNats, natsSubjects } from '../platform/index.js';
-import type { CommandContext } from './command-context.js';
+import { WorkerMetrics, listenForMetrics, type MetricsListener } from '../server/index.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { untilStopped } from './until-stopped.js';
 
 interface WorkerFlags {
   nats?: string;
-  natsPrefix: string;
+  natsPrefix?: string;
   pool?: string;
   volumesDir?: string;
   dataDir?: string;
   callTimeoutMs?: string;
   memory?: string;
+  metricsPort?: string;
+  metricsHost?: string;
+  config?: string;
 }
 
-const count = (value: string | undefined, flag: string): number | undefined => {
-  if (value === undefined) return undefined;
-  if (!/^[1-9][0-9]*$/.test(value)) throw new UsageError(`${flag} must be a whole number above 0, not ${JSON.stringify(value)}`);
-  return Number(value);
+/** Each setting's flag, for the one-line refusals. */
+const FLAG_NAMES: Record<keyof WorkerConfig, string> = {
+  nats: '--nats', natsPrefix: '--nats-prefix', pool: '--pool', volumesDir: '--volumes-dir', dataDir: '--data-dir',
+  callTimeoutMs: '--call-timeout-ms', memoryMiB: '--memory', metricsPort: '--metrics-port', metricsHost: '--metrics-host',
 };
+
+/** A numeric flag as given: a number when it is all digits, else the text (so the check names it). */
+const numeric = (value: string | undefined): number | string | undefined =>
+  value === undefined ? undefined : /^[0-9]+$/.test(value) ? Number(value) : value;
+
+const env = (key: keyof WorkerConfig): string => `$${WORKER_ENV_NAMES[key]}`;
 
 export function registerWorker(program: Command, ctx: CommandContext): void {
   program
     .command('worker')
-    .description('Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls.')
-    .option('--nats <url>', 'the NATS server (JetStream enabled) the API replicas use ($SUBAKO_NATS_URL)')
-    .option('--nats-prefix <name>', 'the deployment\'s subjects and bucket, as given to serve', process.env.SUBAKO_NATS_PREFIX ?? 'subako')
-    .option('--pool <n>', 'calls run at once (default: one per core, at least two; $SUBAKO_WORKERS)')
-    .option('--volumes-dir <dir>', 'the shared volumes root, the same file system as serve\'s (default <data-dir>/volumes)')
-    .option('--data-dir <dir>', 'this worker\'s own directory: unpacked packages and compiled-module cache (default ~/.subako/worker)')
-    .option('--call-timeout-ms <ms>', 'the longest a call may run here, whatever its deadline (default 30000)')
-    .option('--memory <MiB>', 'memory cap of a function call (default 512)')
+    .description("Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls. Needs the replicas' sealing key in $SUBAKO_SECRET_KEY.")
+    .option('--nats <url>', `the nats:// (or tls://) server, JetStream enabled, the API replicas use (${env('nats')}; prefer it or the config file when the URL holds a password)`)
+    .option('--nats-prefix <name>', `the deployment's subjects and bucket, as given to serve (default subako; ${env('natsPrefix')})`)
+    .option('--pool <n>', `calls run at once (default: one per core, at least two; ${env('pool')})`)
+    .option('--volumes-dir <dir>', `the shared volumes root, the same file system as serve's (default <data-dir>/volumes; ${env('volumesDir')})`)
+    .option('--data-dir <dir>', `this worker's own directory: unpacked packages and compiled-module cache (default ~/.subako/worker; ${env('dataDir')})`)
+    .option('--call-timeout-ms <ms>', `the longest a call may run here, whatever its deadline (default 30000; ${env('callTimeoutMs')})`)
+    .option('--memory <MiB>', `memory cap of a function call (default 512; ${env('memoryMiB')})`)
+    .option('--metrics-port <port>', `serve GET /metrics (slots, calls, sandbox, process) on this port; it asks no API key, so it binds loopback unless --metrics-host says otherwise (${env('metricsPort')})`)
+    .option('--metrics-host <host>', `the address /metrics binds (default 127.0.0.1, loopback only; bind another only on a network just the scraper reaches; ${env('metricsHost')})`)
+    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists): its nats, natsPrefix, volumesDir, callTimeoutMs, memoryMiB and its "worker" object (pool, dataDir, metricsPort, metricsHost); flags and environment win over it`)
     .action(async (flags: WorkerFlags) => {
-      const url = flags.nats ?? process.env.SUBAKO_NATS_URL;
-      if (!url) throw new UsageError('subako worker needs --nats URL (or $SUBAKO_NATS_URL): the NATS server the API replicas use');
-      const pool = count(flags.pool ?? process.env.SUBAKO_WORKERS, '--pool') ?? Math.max(2, availableParallelism());
-      const dataDir = resolve(flags.dataDir ?? process.env.SUBAKO_WORKER_DATA_DIR ?? join(homedir(), '.subako', 'worker'));
-      const volumesDir = resolve(flags.volumesDir ?? join(dataDir, 'volumes'));
-      const callTimeoutMs = count(flags.callTimeoutMs, '--call-timeout-ms');
-      const memoryMiB = count(flags.memory, '--memory');
-      const prefix = flags.natsPrefix;
-      const subjects = natsSubjects(prefix);
-      const key = sealingKey({ ...process.env, SUBAKO_HOME: dataDir });
-      if (!process.env.SUBAKO_SECRET_KEY) {
-        process.stderr.write("subako worker: SUBAKO_SECRET_KEY is not set; calls that use vault credentials will fail until it holds the API replicas' key\n");
-      }
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const nc = await connectNats(url, 'subako-worker');
-      const blobs = await NatsBlobStore.open(nc, subjects.packagesBucket);
-      const worker = new NatsWorker({
-        nc, prefix, blobs, pool, volumesDir, dataDir, sealingKey: key, log,
-        limits: { ...(callTimeoutMs ? { callTimeoutMs } : {}), ...(memoryMiB ? { memoryBytes: memoryMiB * 1024 * 1024 } : {}) },
-      });
-      await worker.start();
-      process.stdout.write(`subako worker ${worker.name} taking calls on ${subjects.calls} (${pool} at once)\nvolumes: ${volumesDir}\n`);
-      await new Promise<void>((done) => {
-        const stop = (signal: string): void => {
-          process.off('SIGINT', onInt);
-          process.off('SIGTERM', onTerm);
-          log(`${signal}: finishing calls in flight, then stopping`);
-          worker.close().then(() => nc.close()).then(done, (err: unknown) => {
-            log(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
-            ctx.exitCode = 1;
-            done();
-          });
-        };
-        const onInt = (): void => stop('SIGINT');
-        const onTerm = (): void => stop('SIGTERM');
-        process.on('SIGINT', onInt);
-        process.on('SIGTERM', onTerm);
+      const fail = (err: unknown): void => {
+        process.stderr.write(`subako worker: cannot start: ${startLine(err)}\n`);
+        ctx.exitCode = EXIT_FAILED;
+      };
+      let config: WorkerConfig;
+      let key: Buffer;
+      try {
+        config = resolveWorkerConfig({
+          defaults: defaultWorkerConfig(),
+          file: readConfigFile(flags.config),
+          env: process.env,
+          flags: {
+            input: {
+              nats: flags.nats, natsPrefix: flags.natsPrefix, pool: numeric(flags.pool), volumesDir: flags.volumesDir, dataDir: flags.dataDir,
+              callTimeoutMs: numeric(flags.callTimeoutMs), memoryMiB: numeric(flags.memory), metricsPort: numeric(flags.metricsPort), metricsHost: flags.metricsHost,
+            },
+            names: FLAG_NAMES,
+          },
+        });
+        key = workerSealingKey(process.env);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      const subjects = natsSubjects(config.natsPrefix);
+      let nc;
+      let worker: NatsWorker;
+      let metrics: MetricsListener | undefined;
+      try {
+        nc = await connectNats(config.nats.reveal(), 'subako-worker');
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      try {
+        const blobs = await NatsBlobStore.open(nc, subjects.packagesBucket);
+        worker = new NatsWorker({
+          nc, prefix: config.natsPrefix, blobs, pool: config.pool, volumesDir: config.volumesDir, dataDir: config.dataDir, sealingKey: key, log,
+          limits: { callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024 },
+        });
+        await worker.start();
+        if (config.metricsPort !== undefined) {
+          const stats = worker.stats.bind(worker);
+          metrics = await listenForMetrics(new WorkerMetrics(stats), config.metricsHost, config.metricsPort);
+        }
+      } catch (err) {
+        await nc.close();
+        fail(err);
+        return;
+      }
+      // The "taking calls" line comes last: whoever waits for it (a supervisor, a test) finds the others there.
+      process.stdout.write(`${metrics ? `metrics: ${metrics.url}\n` : ''}volumes: ${config.volumesDir}\nsubako worker ${worker.name} taking calls on ${subjects.calls} (${config.pool} at once)\n`);
+      await untilStopped(ctx, log, async () => {
+        await metrics?.close();
+        await worker.close();
+        await nc.close();
       });
       log(`stopped after ${worker.answered} calls`);
     });
+}
+
+/**
+ * The replicas' sealing key, from SUBAKO_SECRET_KEY only. A worker that made its own key file would start and
+ * then fail every call that carries vault credentials, far from where the mistake was made; so it refuses to
+ * start, saying where the replicas' key is.
+ */
+function workerSealingKey(processEnv: NodeJS.ProcessEnv): Buffer {
+  if (!processEnv.SUBAKO_SECRET_KEY) {
+    throw new ValidationError([{
+      code: 'config.secret_key',
+      message: "SUBAKO_SECRET_KEY is not set; give every worker the API replicas' sealing key: their SUBAKO_SECRET_KEY, or the base64 line of secret.key in serve's data directory",
+    }]);
+  }
+  return sealingKey({ SUBAKO_SECRET_KEY: processEnv.SUBAKO_SECRET_KEY });
+}
+
+/** One line for a start that failed: the settings' problems, or the error's own sentence; never a secret. */
+function startLine(err: unknown): string {
+  if (err instanceof ValidationError) return err.problems.map((p) => p.message).join('; ');
+  if (err instanceof SealError) return `${err.message}: the same key as the API replicas'`;
+  if (err instanceof SubakoError) return err.message;
+  // What the system refused (a metrics port taken, a data directory not writable) says it in its message.
+  if (err instanceof Error && systemErrorCode(err) !== undefined) return err.message;
+  throw err;
 }

@@ -11,6 +11,16 @@ export async function connectNats(url: string, name: string): Promise<NatsConnec
     return await connect({ servers: url, name, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
   } catch (err) {
     const why = err instanceof Error ? err.message : String(err);
-    throw new UpstreamError(`cannot reach the NATS server at ${url} (${why}); start it with JetStream (nats-server -js), or check --nats`, 'nats.unreachable', { cause: err });
+    throw new UpstreamError(`cannot reach the NATS server at ${withoutCredentials(url)} (${why}); start it with JetStream (nats-server -js), or check --nats`, 'nats.unreachable', { cause: err });
   }
+}
+
+/** The URL as it may be shown: a user and password in it are left out (the message reaches logs). */
+function withoutCredentials(url: string): string {
+  if (!URL.canParse(url)) return 'the URL given';
+  const parsed = new URL(url);
+  if (parsed.username === '' && parsed.password === '') return url;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.toString();
 }

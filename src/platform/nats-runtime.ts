@@ -11,7 +11,7 @@
  * went quiet ends as `interrupted`, and is never sent again (a tool may have had side effects).
  */
 import { randomUUID } from 'node:crypto';
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { CrashReason, toModelResult, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../function/index.js';
 import { CallCancelledError, type CallToolResult, type ProgressReporter, type Tool, type ToolCallContext, type Toolbox } from '../tool.js';
@@ -20,6 +20,7 @@ import {
   INTERRUPTED_AFTER_MS, decodeMessage, encodeMessage, natsSubjects, notRunOutcome, sealCredentials, volumeOnWire,
   type CallRequest, type NatsSubjects, type WorkerMessage,
 } from './nats-calls.js';
+import { DispatchCounters, type NatsCallResult, type NatsDispatchStats } from './nats-dispatch-stats.js';
 import type { InspectedPackage, PackageRuntime, StoredPackageRef } from './package-runtime.js';
 
 export interface NatsRuntimeOptions {
@@ -49,10 +50,13 @@ export class NatsRuntime implements PackageRuntime {
   private readonly limits: CallLimits;
   private connected = true;
   private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly counters = new DispatchCounters();
+  private readonly replies: ReplyRouter;
 
   constructor(private readonly options: NatsRuntimeOptions) {
     this.subjects = natsSubjects(options.prefix);
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
+    this.replies = new ReplyRouter(options.nc);
     void this.watchConnection();
   }
 
@@ -140,29 +144,37 @@ export class NatsRuntime implements PackageRuntime {
   }
 
   /** Sends one call and waits for its outcome; never throws for the bus's sake: a failure is an outcome. */
-  private async dispatch(request: CallRequest, signal?: AbortSignal, progress?: ProgressReporter): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
+  private async dispatch(request: CallRequest, signal?: AbortSignal, progress?: ProgressReporter): Promise<Answer> {
     const started = Date.now();
     const deadline = started + request.timeoutMs;
     const elapsed = (): number => Date.now() - started;
-    const notRun = (message: string) => ({ outcome: notRunOutcome(CrashReason.unavailable, message, elapsed()), writtenBytes: 0 });
+    const notRun = (message: string): Answer => ({ outcome: notRunOutcome(CrashReason.unavailable, message, elapsed()), writtenBytes: 0 });
+    const cancelled = (): Answer => ({ outcome: cancelledOutcome(elapsed()), writtenBytes: 0 });
     const { nc } = this.options;
+    // The worker that took the call, once one did, and how it ended: for /metrics (nats-dispatch-stats.ts).
+    let worker: string | null = null;
+    const firstSend = performance.now();
+    const end = (result: NatsCallResult, answer: Answer): Answer => {
+      this.counters.ended(result, worker, result === 'outcome' ? (performance.now() - firstSend) / 1000 : undefined);
+      return answer;
+    };
     if (!this.connected || nc.isClosed()) {
-      return notRun('the call could not be sent: the NATS server is not reachable from this API replica; it is retried on the next call once NATS is back');
+      return end('unavailable', notRun('the call could not be sent: the NATS server is not reachable from this API replica; it is retried on the next call once NATS is back'));
     }
-    const inbox = createInbox();
-    const replies = new ReplyQueue(nc.subscribe(inbox));
+    const { inbox, replies } = this.replies.open();
     const cancel = (): void => {
       if (!nc.isClosed()) nc.publish(this.subjects.cancel, encodeMessage({ callId: request.callId }));
     };
     try {
       // Until a worker takes it: a "no responders" answer means every worker's slots are taken; ask again.
-      let worker: string | null = null;
+      let taken = false;
       let retryPause = FIRST_RETRY_PAUSE_MS;
-      while (worker === null) {
-        if (signal?.aborted) return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 };
+      while (!taken) {
+        if (signal?.aborted) return end('cancelled', cancelled());
         const left = deadline - Date.now();
-        if (left <= 0) return notRun(`no worker was free to take the call within its deadline (${deadline - started} ms); add workers or raise --pool`);
-        if (!this.connected) return notRun('the NATS server went away before a worker took the call');
+        if (left <= 0) return end('unavailable', notRun(`no worker was free to take the call within its deadline (${deadline - started} ms); add workers or raise --pool`));
+        if (!this.connected) return end('unavailable', notRun('the NATS server went away before a worker took the call'));
+        const sent = performance.now();
         nc.publish(this.subjects.calls, encodeMessage({ ...request, timeoutMs: left }), { reply: inbox });
         // A connected server answers at once (a worker's "accepted", or "no responders"); silence means the
         // connection is going, which its status says within moments: look at it while waiting.
@@ -171,23 +183,28 @@ export class NatsRuntime implements PackageRuntime {
           first = await replies.next(Math.min(CONNECTION_CHECK_MS, left - waited), signal);
           if (first !== 'timeout' || !this.connected) break;
         }
-        if (first === 'aborted') { cancel(); return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 }; }
-        if (first === 'timeout' && !this.connected) return notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back');
-        if (first === 'timeout') return notRun(`no worker took the call within its deadline (${deadline - started} ms)`);
+        if (first === 'aborted') { cancel(); return end('cancelled', cancelled()); }
+        if (first === 'timeout' && !this.connected) return end('unavailable', notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back'));
+        if (first === 'timeout') return end('unavailable', notRun(`no worker took the call within its deadline (${deadline - started} ms)`));
         if (isNoResponders(first)) {
+          this.counters.noWorkerFree();
           await pause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
           retryPause = Math.min(MAX_RETRY_PAUSE_MS, retryPause * 2);
           continue;
         }
         const message = decodeMessage<WorkerMessage>(first.data);
-        if (message.kind === 'refused') return notRun(message.message);
-        if (message.kind === 'outcome') return { outcome: message.outcome, writtenBytes: message.writtenBytes };
-        worker = message.kind === 'accepted' ? message.worker : 'a worker';
+        if (message.kind === 'refused') return end('refused', notRun(message.message));
+        if (message.kind === 'outcome') return end('outcome', { outcome: message.outcome, writtenBytes: message.writtenBytes });
+        taken = true;
+        if (message.kind === 'accepted') {
+          worker = message.worker;
+          this.counters.accepted(worker, (performance.now() - sent) / 1000);
+        }
       }
       // Taken: the worker cuts the run to the deadline itself; its heartbeats say it is still there.
       for (;;) {
         let next = await replies.next(INTERRUPTED_AFTER_MS, signal);
-        if (next === 'aborted') { cancel(); return { outcome: cancelledOutcome(elapsed()), writtenBytes: 0 }; }
+        if (next === 'aborted') { cancel(); return end('cancelled', cancelled()); }
         // Quiet for long, or this process was too busy to read: a round trip to the server reads all that has
         // arrived before it is answered, so a heartbeat that was only waiting to be read is not taken for death.
         if (next === 'timeout' && this.connected) {
@@ -195,22 +212,27 @@ export class NatsRuntime implements PackageRuntime {
           next = replies.poll() ?? 'timeout';
         }
         if (next === 'timeout') {
-          return {
+          return end('interrupted', {
             outcome: notRunOutcome(CrashReason.interrupted,
-              `the worker running this call (${worker}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
+              `the worker running this call (${worker ?? 'a worker'}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
               elapsed()),
             writtenBytes: 0,
-          };
+          });
         }
         if (isNoResponders(next)) continue;
         const message = decodeMessage<WorkerMessage>(next.data);
         if (message.kind === 'progress') progress?.(message.done, message.total, message.message);
-        if (message.kind === 'outcome') return { outcome: message.outcome, writtenBytes: message.writtenBytes };
-        if (message.kind === 'refused') return notRun(message.message);
+        if (message.kind === 'outcome') return end('outcome', { outcome: message.outcome, writtenBytes: message.writtenBytes });
+        if (message.kind === 'refused') return end('refused', notRun(message.message));
       }
     } finally {
       replies.close();
     }
+  }
+
+  /** A read-only snapshot of this replica's calls over the bus, for /metrics. */
+  stats(): NatsDispatchStats {
+    return this.counters.snapshot();
   }
 
   async close(): Promise<void> {
@@ -218,6 +240,12 @@ export class NatsRuntime implements PackageRuntime {
     await this.options.local.close();
     await this.options.nc.close();
   }
+}
+
+/** What a call over the bus came to: the outcome, and what it wrote to the volumes. */
+interface Answer {
+  outcome: FunctionCallOutcome;
+  writtenBytes: number;
 }
 
 /** A round trip to the server, given up after `ms` (a connection going away may never answer). */
@@ -253,21 +281,46 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/**
+ * Every call's replies arrive on one wildcard subscription of this replica's, each call on a subject of its
+ * own under it. One subscription for all calls, rather than one per call, because a per-call SUB and UNSUB
+ * were two more protocol lines, two more writes and two changes of the server's subscription table on every
+ * call (the profile of bench/nats.ts). The client subscribes it again after a reconnect, as any subscription.
+ */
+class ReplyRouter {
+  private readonly prefix = createInbox();
+  private readonly queues = new Map<string, ReplyQueue>();
+  private next = 0;
+
+  constructor(nc: NatsConnection) {
+    nc.subscribe(`${this.prefix}.*`, {
+      // A reply for a call that has ended (a late heartbeat) finds no queue and is dropped.
+      callback: (err, msg) => { if (!err) this.queues.get(msg.subject)?.push(msg); },
+    });
+  }
+
+  /** A reply subject for one call and the queue its messages land in; `replies.close()` forgets it. */
+  open(): { inbox: string; replies: ReplyQueue } {
+    const inbox = `${this.prefix}.${(this.next++).toString(36)}`;
+    const replies = new ReplyQueue(() => this.queues.delete(inbox));
+    this.queues.set(inbox, replies);
+    return { inbox, replies };
+  }
+}
+
 /** The messages of one call's inbox, read one at a time with a timeout and the caller's signal. */
 class ReplyQueue {
   private readonly queued: Msg[] = [];
   private waiter: ((msg: Msg) => void) | null = null;
 
-  constructor(private readonly sub: Subscription) {
-    void (async () => {
-      for await (const msg of sub) {
-        if (this.waiter) {
-          const wake = this.waiter;
-          this.waiter = null;
-          wake(msg);
-        } else this.queued.push(msg);
-      }
-    })();
+  constructor(private readonly forget: () => void) {}
+
+  push(msg: Msg): void {
+    if (this.waiter) {
+      const wake = this.waiter;
+      this.waiter = null;
+      wake(msg);
+    } else this.queued.push(msg);
   }
 
   /** A message that has arrived and not been read, if any. */
@@ -294,6 +347,6 @@ class ReplyQueue {
   }
 
   close(): void {
-    this.sub.unsubscribe();
+    this.forget();
   }
 }

@@ -5,3 +5,5 @@
 export { SubakoServer, type SubakoServerOptions } from './server.js';
 export type { ConnectionLimits } from './connection-limits.js';
 export type { RuntimeStats } from './metrics.js';
+export type { NatsStats } from './metrics.js';
+export { WorkerMetrics, listenForMetrics, type WorkerStats, type MetricsListener } from './worker-metrics.js';

@@ -7,10 +7,14 @@
  *   same ended calls' egress records;
  * - sandbox workers busy and idle, runs waiting for one, and compile-cache hits and misses, read when scraped
  *   from the runtime's read-only stats (the composition root hands us the function: server/ runs no guest);
+ * - with NATS (scale-out), the calls this replica has running on each worker, how long the bus and a worker
+ *   took to take a call and to answer it, the sends no worker was free for, and how calls over the bus ended,
+ *   read when scraped from the NATS runtime's read-only stats (handed in the same way);
  * - HTTP requests by method, route template (never the path: it may carry a capability token) and status;
  * - Node's process metrics (CPU, memory, event-loop delay).
  *
- * Labels are bounded sets: tools are the ones installed, routes the route table's, outcomes and kinds fixed.
+ * Labels are bounded sets: tools are the ones installed, routes the route table's, outcomes and kinds fixed,
+ * workers the ones with calls of this replica running (a worker's series goes when it has none).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CallEvents, CallRecord } from '../platform/index.js';
@@ -24,6 +28,22 @@ export interface RuntimeStats {
   compileCacheMisses: number;
 }
 
+/** A histogram as the NATS runtime keeps it: cumulative counts at fixed bounds, the sum and the count. */
+export interface HistogramSnapshot {
+  buckets: readonly { le: number; count: number }[];
+  sum: number;
+  count: number;
+}
+
+/** The NATS runtime's read-only stats (NatsRuntime.stats()). */
+export interface NatsStats {
+  inFlightByWorker: Readonly<Record<string, number>>;
+  noResponders: number;
+  calls: Readonly<Record<string, number>>;
+  dispatchSeconds: HistogramSnapshot;
+  callSeconds: HistogramSnapshot;
+}
+
 /** Call durations run from under a millisecond (a warm echo) to the 30 s deadline. */
 const CALL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30];
@@ -34,7 +54,7 @@ export class ServerMetrics {
   private readonly httpDuration: Histogram<'method' | 'route'>;
   private readonly stopListening: () => void;
 
-  constructor(events: CallEvents, runtimeStats: (() => RuntimeStats) | undefined, callsInFlight: () => number) {
+  constructor(events: CallEvents, runtimeStats: (() => RuntimeStats) | undefined, callsInFlight: () => number, natsStats?: () => NatsStats) {
     const registers = [this.registry];
     const calls = new Counter({ name: 'subako_calls_total', help: 'Calls of session tools that ended, by source, tool and outcome.', labelNames: ['via', 'tool', 'outcome'], registers });
     const duration = new Histogram({ name: 'subako_call_duration_seconds', help: 'Call durations, as the call log records them (a call that never got a turn: the time it waited).', labelNames: ['tool', 'outcome'], buckets: CALL_BUCKETS, registers });
@@ -42,26 +62,8 @@ export class ServerMetrics {
     new Gauge({ name: 'subako_calls_in_flight', help: 'Calls admitted and not ended yet (running or waiting for a turn).', registers, collect() { this.set(callsInFlight()); } });
     this.httpRequests = new Counter({ name: 'subako_http_requests_total', help: 'HTTP requests answered, by method, route template and status (aborted: the client left first).', labelNames: ['method', 'route', 'status'], registers });
     this.httpDuration = new Histogram({ name: 'subako_http_request_duration_seconds', help: 'HTTP request durations by method and route template (a stream counts until it ends).', labelNames: ['method', 'route'], buckets: HTTP_BUCKETS, registers });
-    if (runtimeStats) {
-      new Gauge({
-        name: 'subako_sandbox_workers', help: 'Sandbox worker threads, by state (busy: running a guest).', labelNames: ['state'], registers,
-        collect() {
-          const stats = runtimeStats();
-          this.set({ state: 'busy' }, stats.busy);
-          this.set({ state: 'idle' }, stats.workers - stats.busy);
-        },
-      });
-      new Gauge({ name: 'subako_sandbox_queue_length', help: 'Function runs waiting for a sandbox worker.', registers, collect() { this.set(runtimeStats().queued); } });
-      new Counter({
-        name: 'subako_compile_cache_lookups_total', help: 'Modules asked for by digest: hit (compiled before) or miss (compiled now).', labelNames: ['result'], registers,
-        collect() {
-          const stats = runtimeStats();
-          this.reset();
-          this.inc({ result: 'hit' }, stats.compileCacheHits);
-          this.inc({ result: 'miss' }, stats.compileCacheMisses);
-        },
-      });
-    }
+    if (runtimeStats) registerSandboxMetrics(this.registry, runtimeStats);
+    if (natsStats) registerNatsMetrics(this.registry, natsStats);
     this.stopListening = events.observe((event) => {
       const call: CallRecord = event.call;
       if (call.outcome === 'running') return;
@@ -92,10 +94,85 @@ export class ServerMetrics {
   }
 }
 
+/** The sandbox's workers, queue and compile cache, read from `stats` when scraped (a replica's, or a worker node's). */
+export function registerSandboxMetrics(registry: Registry, stats: () => RuntimeStats): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'subako_sandbox_workers', help: 'Sandbox worker threads, by state (busy: running a guest).', labelNames: ['state'], registers,
+    collect() {
+      const now = stats();
+      this.set({ state: 'busy' }, now.busy);
+      this.set({ state: 'idle' }, now.workers - now.busy);
+    },
+  });
+  new Gauge({ name: 'subako_sandbox_queue_length', help: 'Function runs waiting for a sandbox worker.', registers, collect() { this.set(stats().queued); } });
+  new Counter({
+    name: 'subako_compile_cache_lookups_total', help: 'Modules asked for by digest: hit (compiled before) or miss (compiled now).', labelNames: ['result'], registers,
+    collect() {
+      const now = stats();
+      this.reset();
+      this.inc({ result: 'hit' }, now.compileCacheHits);
+      this.inc({ result: 'miss' }, now.compileCacheMisses);
+    },
+  });
+}
+
+/** A replica's calls over NATS, read from the runtime's stats when scraped. */
+function registerNatsMetrics(registry: Registry, stats: () => NatsStats): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'subako_nats_calls_in_flight', help: 'Calls this replica has running on each worker, by the worker\'s name (a worker with none has no series).', labelNames: ['worker'], registers,
+    collect() {
+      this.reset();
+      for (const [worker, count] of Object.entries(stats().inFlightByWorker)) this.set({ worker }, count);
+    },
+  });
+  new Counter({
+    name: 'subako_nats_no_responders_total',
+    help: 'Sends of a call answered "no responders" (every worker\'s slots taken), each sent again after a pause: the queue group\'s redeliveries. A call a worker took is never sent again.',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(stats().noResponders);
+    },
+  });
+  new Counter({
+    name: 'subako_nats_calls_total', help: 'Calls sent over NATS that ended, by result: outcome (the worker answered), interrupted, unavailable, refused, cancelled.', labelNames: ['result'], registers,
+    collect() {
+      this.reset();
+      for (const [result, count] of Object.entries(stats().calls)) this.inc({ result }, count);
+    },
+  });
+  registry.registerMetric(snapshotHistogram('subako_nats_dispatch_seconds', 'From the send a worker took to its "accepted": the bus\'s and the worker\'s time to take a call.', () => stats().dispatchSeconds));
+  registry.registerMetric(snapshotHistogram('subako_nats_call_seconds', 'From the first send of a call to its worker\'s outcome (waiting for a free slot included), for calls that ended with one.', () => stats().callSeconds));
+}
+
+/**
+ * A histogram whose buckets another part keeps (the runtime counts into fixed bounds, server/ only reads):
+ * a metric object of prom-client's shape, its values read when scraped.
+ */
+function snapshotHistogram(name: string, help: string, read: () => HistogramSnapshot): Parameters<Registry['registerMetric']>[0] {
+  return {
+    name, help, type: 'histogram', aggregator: 'sum',
+    get: async () => {
+      const { buckets, sum, count } = read();
+      return {
+        name, help, type: 'histogram', aggregator: 'sum',
+        values: [
+          ...buckets.map((b) => ({ metricName: `${name}_bucket`, labels: { le: b.le }, value: b.count })),
+          { metricName: `${name}_bucket`, labels: { le: '+Inf' }, value: count },
+          { metricName: `${name}_sum`, labels: {}, value: sum },
+          { metricName: `${name}_count`, labels: {}, value: count },
+        ],
+      };
+    },
+  } as unknown as Parameters<Registry['registerMetric']>[0];
+}
+
 let processMetrics: Registry | null = null;
 
 /** Node's process metrics (CPU, memory, event-loop delay, GC), collected once per process however many servers it runs. */
-function processRegistry(): Registry {
+export function processRegistry(): Registry {
   if (!processMetrics) {
     processMetrics = new Registry();
     collectDefaultMetrics({ register: processMetrics });

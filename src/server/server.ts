@@ -13,7 +13,7 @@ import type { Platform } from '../platform/index.js';
 import { isOAuthDiscoveryPath, noOAuthBody } from './bearer-challenge.js';
 import { CallStreams } from './call-stream.js';
 import { ConsoleFiles } from './console-files.js';
-import { ServerMetrics, type RuntimeStats } from './metrics.js';
+import { ServerMetrics, type NatsStats, type RuntimeStats } from './metrics.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
 import type { Route } from './route.js';
@@ -35,6 +35,8 @@ export interface SubakoServerOptions {
   connections?: Partial<ConnectionLimits>;
   /** The runtime's read-only stats (workers, queue, compile cache) for /metrics; handed by the composition root. */
   runtimeStats?: () => RuntimeStats;
+  /** With NATS: the dispatch's read-only stats (calls per worker, latencies, no-responders) for /metrics. */
+  natsStats?: () => NatsStats;
 }
 
 export class SubakoServer {
@@ -57,7 +59,7 @@ export class SubakoServer {
     const log = options.log ?? (() => undefined);
     this.endpoints = new SessionMcpEndpoints(platform, options.origins);
     this.streams = new CallStreams(platform.calls.events);
-    this.metrics = new ServerMetrics(platform.calls.events, options.runtimeStats, () => platform.calls.active);
+    this.metrics = new ServerMetrics(platform.calls.events, options.runtimeStats, () => platform.calls.active, options.natsStats);
     this.accessLog = platform.log.child({ component: 'http' });
     this.routes = buildRoutes({
       endpoints: this.endpoints,
