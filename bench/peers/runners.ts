@@ -139,7 +139,7 @@ async function extismRunner(module: WebAssembly.Module, requestLine: string, reu
   const open = () => createPlugin({ wasm: [{ module }] }, { useWasi: false, runInWorker: false });
   const shared: Plugin | null = reuse ? await open() : null;
   let sinceReset = 0;
-  return async () => {
+  const once = async (): Promise<number> => {
     const plugin = shared ?? await open();
     try {
       // The SDK numbers the blocks calls allocate and does not reuse the numbers on a plugin that is kept:
@@ -153,6 +153,15 @@ async function extismRunner(module: WebAssembly.Module, requestLine: string, reu
     } finally {
       if (!shared) await plugin.close();
     }
+  };
+  if (!shared) return once;
+  // One plugin is one instance: its calls take turns (calls in flight at once on it corrupt its blocks, and a
+  // reset under a call in flight fails it), as a host that keeps one plugin per tool would run them.
+  let turn: Promise<unknown> = Promise.resolve();
+  return () => {
+    const mine = turn.then(once);
+    turn = mine.catch(() => undefined);
+    return mine;
   };
 }
 
