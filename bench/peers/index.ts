@@ -41,8 +41,18 @@ class Process {
   }
   private next(): Promise<{ value?: number; error?: string }> {
     return new Promise((resolve, reject) => {
-      this.child.once('message', (m) => resolve(m as { value?: number; error?: string }));
-      this.child.once('exit', (code, signal) => reject(new Error(`${this.contestant.name} exited (${signal ?? code})`)));
+      // One answer or the exit, whichever comes first; the other listener goes with it (an exit listener
+      // left per question would pile up over the rounds).
+      const onMessage = (m: unknown): void => {
+        this.child.off('exit', onExit);
+        resolve(m as { value?: number; error?: string });
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+        this.child.off('message', onMessage);
+        reject(new Error(`${this.contestant.name} exited (${signal ?? code})`));
+      };
+      this.child.once('message', onMessage);
+      this.child.once('exit', onExit);
     });
   }
   async ask(message: object): Promise<number> {
