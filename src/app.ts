@@ -54,8 +54,8 @@ export interface StartOptions {
   /** The volumes' root; `<data-dir>/volumes` by default. With NATS, a shared mount the workers see too. */
   volumesDir?: string;
   /**
-   * How long this process's lease in the database lasts (PlatformOptions.instanceLeaseMs); when absent,
-   * SUBAKO_INSTANCE_LEASE_MS in `env`, else 30 s.
+   * How long this process's lease in the database lasts (PlatformOptions.instanceLeaseMs; `subako serve`
+   * resolves it from --instance-lease-ms, SUBAKO_INSTANCE_LEASE_MS or the config file); 30 s when absent.
    */
   instanceLeaseMs?: number;
 }
@@ -73,7 +73,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
-  const instanceLeaseMs = options.instanceLeaseMs ?? leaseFromEnv(env);
+  const instanceLeaseMs = options.instanceLeaseMs;
   // One worker per core, at least two; the call limits are sized from the same number.
   const workers = options.workers ?? Math.max(2, availableParallelism());
   const admission = { ...defaultCallAdmissionLimits(workers), ...defined(options.admission ?? {}) };
@@ -153,26 +153,6 @@ export async function startServer(options: StartOptions): Promise<Started> {
 /** Where the repository's example packages are, from this compiled file (dist/src/app.js). */
 export function bundledExamplesDir(): string {
   return fileURLToPath(new URL('../../examples/packages', import.meta.url));
-}
-
-/** The longest lease taken from the environment: longer would leave a dead replica's calls `running` for over an hour. */
-const LEASE_MAX_MS = 3_600_000;
-
-/**
- * SUBAKO_INSTANCE_LEASE_MS, checked. Read here until `subako serve` has a flag of its own for it (config.ts
- * holds the other settings).
- */
-function leaseFromEnv(env: NodeJS.ProcessEnv): number | undefined {
-  const text = env.SUBAKO_INSTANCE_LEASE_MS;
-  if (text === undefined || text === '') return undefined;
-  const ms = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN;
-  if (!(ms >= MIN_INSTANCE_LEASE_MS && ms <= LEASE_MAX_MS)) {
-    throw new ValidationError([{
-      code: 'config.instance_lease_ms',
-      message: `SUBAKO_INSTANCE_LEASE_MS must be a whole number of milliseconds from ${MIN_INSTANCE_LEASE_MS} to ${LEASE_MAX_MS} (got ${JSON.stringify(text)})`,
-    }]);
-  }
-  return ms;
 }
 
 function defined<T extends object>(input: T): Partial<T> {

@@ -92,6 +92,12 @@ export interface ServerConfig {
   /** The sandbox process's V8 heap limit, in MiB (undefined: Node's default). */
   sandboxHeapMiB?: number;
   /**
+   * How long this server's lease in the database lasts, in ms (undefined: 30 s); a replica that died has its
+   * running calls marked `interrupted` by another once its lease ran out. Longer than an hour would leave them
+   * `running` that long; shorter than a second, a busy process could miss its own renewals.
+   */
+  instanceLeaseMs?: number;
+  /**
    * Where the records live: a `postgres://` URL (several replicas share it), or undefined for the SQLite file
    * in the data directory. A Secret from the moment it is read: the URL may hold a password.
    */
@@ -126,6 +132,7 @@ export const LIMIT_ENV_NAMES: Readonly<Record<string, string>> = Object.freeze({
   sessionVolumeMiB: 'SUBAKO_SESSION_VOLUME_MIB',
   agentVolumeMiB: 'SUBAKO_AGENT_VOLUME_MIB',
   sandboxHeapMiB: 'SUBAKO_SANDBOX_HEAP_MIB',
+  instanceLeaseMs: 'SUBAKO_INSTANCE_LEASE_MS',
 });
 
 /** What any one source (the file, the environment, the flags) may say: every key optional, the URLs as read. */
@@ -218,6 +225,7 @@ const FIELDS: Record<keyof ServerConfig | 'worker', Check> = {
   sessionVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
   agentVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
   sandboxHeapMiB: wholeNumber(64, 65_536),
+  instanceLeaseMs: wholeNumber(1_000, 3_600_000),
   allowPrivateDestinations: flag,
   database: postgresUrl,
   nats: natsUrl,

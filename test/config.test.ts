@@ -44,7 +44,7 @@ describe('configuration: flags over environment over subako.config.json over def
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
           '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
             'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
-            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
+            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
           '--workers is 0; it takes a whole number from 1 to 256',
         ]);

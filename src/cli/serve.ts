@@ -46,6 +46,7 @@ const LIMIT_FLAGS: [keyof ServerConfig, string, string][] = [
   ['sessionVolumeMiB', '--session-volume-mib <n>', "what a session's /volume/tmp holds across its calls (default 2048)"],
   ['agentVolumeMiB', '--agent-volume-mib <n>', "what an agent's /volume/data holds across its sessions' calls (default 8192)"],
   ['sandboxHeapMiB', '--sandbox-heap-mib <n>', "the sandbox process's V8 heap limit (default: Node's)"],
+  ['instanceLeaseMs', '--instance-lease-ms <ms>', "how long this replica's lease lasts; a dead replica's calls are marked interrupted after it (default 30000)"],
 ];
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -118,7 +119,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
             ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * 1024 * 1024 } : {}),
             ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
           },
-          sandboxHeapMiB: config.sandboxHeapMiB, database: config.database,
+          sandboxHeapMiB: config.sandboxHeapMiB, database: config.database, instanceLeaseMs: config.instanceLeaseMs,
           // The URL leaves its Secret only here, on its way to the connection.
           ...(config.nats ? { nats: { url: config.nats.reveal(), prefix: config.natsPrefix } } : {}),
           ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),

@@ -17,6 +17,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Objm } from '@nats-io/obj';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startServer } from '../../src/app.js';
+import { defaultServerConfig, resolveServerConfig } from '../../src/config.js';
 import { ValidationError } from '../../src/errors.js';
 import { packBundle } from '../../src/package/index.js';
 import { natsSubjects } from '../../src/platform/nats-calls.js';
@@ -241,16 +242,16 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
 
 describe('the instance lease, as a setting', () => {
   it('is refused, naming what would do, when it is not a whole number of milliseconds from 1000', async () => {
+    for (const text of ['5', 'soon', '2.5']) {
+      assert.throws(() => resolveServerConfig({ defaults: defaultServerConfig(), env: { SUBAKO_INSTANCE_LEASE_MS: text } }), (err: unknown) => {
+        assert.ok(err instanceof ValidationError);
+        assert.equal(err.problems[0].code, 'config.value');
+        assert.match(err.problems[0].message, /^SUBAKO_INSTANCE_LEASE_MS is .*; it takes a whole number from 1000 to 3600000$/);
+        return true;
+      });
+    }
     const dataDir = tempDir();
     try {
-      for (const text of ['5', 'soon', '2.5']) {
-        await assert.rejects(startServer({ dataDir, port: 0, examplesDir: null, env: { ...TEST_KEY, SUBAKO_INSTANCE_LEASE_MS: text } }), (err: unknown) => {
-          assert.ok(err instanceof ValidationError);
-          assert.equal(err.problems[0].code, 'config.instance_lease_ms');
-          assert.equal(err.problems[0].message, `SUBAKO_INSTANCE_LEASE_MS must be a whole number of milliseconds from 1000 to 3600000 (got ${JSON.stringify(text)})`);
-          return true;
-        });
-      }
       await assert.rejects(startServer({ dataDir, port: 0, examplesDir: null, env: TEST_KEY, instanceLeaseMs: 10 }),
         /the instance lease must be a whole number of milliseconds, at least 1000 \(got 10\)/);
     } finally {
