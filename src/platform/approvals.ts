@@ -229,7 +229,7 @@ export class Approvals {
     }
     // From here the approval is spent, whatever the answer: a second retry with it, on any replica, is a replay.
     if (!(await this.store.redeemApproval(state.id, new Date(state.exp).toISOString()))) {
-      return refuse(state.id, 'the approval it carried was already used, or this server no longer holds it (an approval is good for one call)');
+      return refuse(state.id, 'the approval it carried was already used (an approval is good for one call); ask for a new one by calling again without it');
     }
     const response = answer as { action?: unknown; content?: { approve?: unknown } } | undefined;
     if (response?.action === 'accept' && response.content?.approve === true) {
