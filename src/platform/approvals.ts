@@ -253,6 +253,11 @@ export class Approvals {
       holder: this.instance, decision: null, decidedBy: null, decidedAt: null, reason: null,
     };
     if (!(await this.store.holdApproval(record, MAX_HELD_PER_SESSION, record.createdAt))) {
+      // Not held: its session was deleted at this very moment (the call ends as any call of a deleted session
+      // does), or the session's held calls are at their bound.
+      if ((await this.store.getSession(sessionId)) === null) {
+        return { kind: 'hold', approval, decided: Promise.resolve(verdictOf(id, { decision: 'stopped', decidedBy: null, decidedAt: this.isoNow(), reason: SESSION_GONE })) };
+      }
       throw new CallRefusedError('session', RETRY_AFTER_MS,
         `session ${sessionId} already has ${MAX_HELD_PER_SESSION} calls waiting for approval (at most ${MAX_HELD_PER_SESSION}); decide them, or retry after ${RETRY_AFTER_MS / 1000} s`);
     }

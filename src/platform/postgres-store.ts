@@ -551,7 +551,8 @@ export class PostgresStore implements Store {
     const { rowCount } = await this.q(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
       WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
-        WHERE a.session_id = $2 AND a.decision IS NULL AND a.expires_at > $13 AND c.outcome = 'running') < $14`,
+        WHERE a.session_id = $2 AND a.decision IS NULL AND a.expires_at > $13 AND c.outcome = 'running') < $14
+        AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2)`,
     [rec.id, rec.sessionId, rec.callId, rec.tool, json(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
       rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, now, maxPerSession]);
     return rowCount === 1;

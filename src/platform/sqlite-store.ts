@@ -493,9 +493,10 @@ export class SqliteStore implements Store {
     return this.sql(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
       WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
-        WHERE a.session_id = ? AND a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running') < ?`)
+        WHERE a.session_id = ? AND a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running') < ?
+        AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?)`)
       .run(rec.id, rec.sessionId, rec.callId, rec.tool, JSON.stringify(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
-        rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, rec.sessionId, now, maxPerSession).changes === 1;
+        rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, rec.sessionId, now, maxPerSession, rec.sessionId).changes === 1;
   }
   async getApproval(id: string): Promise<HeldApprovalRecord | null> {
     const row = this.sql('SELECT * FROM approvals WHERE id = ?').get(id) as Row | undefined;

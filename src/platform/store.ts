@@ -322,8 +322,8 @@ export interface Store {
    * whose holder died is marked interrupted (interruptOrphanedCalls), and its approval is then no longer open,
    * whoever's process it was.
    *
-   * Records a call held for a decision, unless its session already has `maxPerSession` open: answers whether
-   * it was recorded. (Its call's record follows it; it counts, and is listed, from then on.)
+   * Records a call held for a decision, unless its session already has `maxPerSession` open or no longer
+   * exists (deleted at that moment): answers whether it was recorded. (Its call's record follows it; it counts, and is listed, from then on.)
    */
   holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean>;
   getApproval(id: string): Promise<HeldApprovalRecord | null>;

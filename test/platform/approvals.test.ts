@@ -2,14 +2,20 @@
  * The pure parts of approvals (platform/approvals.ts): what an approval is bound to of the arguments (their
  * canonical JSON, so a client's key order does not matter but every value does), and which request
  * capabilities let the endpoint ask a client's person (mcp/'s `elicitsForms`), and what a held call's ending,
- * as the store keeps it, means for the call on whichever replica reads it. The flows themselves run against real
+ * as the store keeps it, means for the call on whichever replica reads it, and a call held as its session goes
+ * (on a real SQLite store). The flows themselves run against real
  * clients in test/server/approvals.test.ts, and across replicas in test/server/approvals-replicas.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteStore } from '../../src/platform/sqlite-store.js';
 import { argumentsDigest, canonicalJson } from '../../src/platform/index.js';
 import { elicitsForms } from '../../src/mcp/index.js';
-import { verdictOf } from '../../src/platform/approvals.js';
+import { Approvals, verdictOf } from '../../src/platform/approvals.js';
 
 describe('an approval is bound to the canonical JSON of the arguments', () => {
   it('object keys are sorted at every depth', () => {
@@ -76,5 +82,25 @@ describe('a held call\'s ending means the same for it on every replica, whoever 
       ['stopped', 'its session was deleted while it waited for approval', 'its session was deleted'],
       ['stopped', 'the server shut down while it waited for approval', 'the server shut down'],
     ]);
+  });
+});
+
+describe('a call held while its session is being deleted', () => {
+  it('ends stopped, as any call of a deleted session does, rather than failing on the store', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'subako-approvals-'));
+    const store = new SqliteStore(join(dir, 'subako.db'));
+    const approvals = new Approvals({ store, key: randomBytes(32), windowMs: 5_000 });
+    try {
+      const plan = await approvals.plan('ses_gone', 'files__delete', { path: '/x' }, { callId: 'call_1', secrets: [] });
+      assert.equal(plan.kind, 'hold');
+      const verdict = await (plan as Extract<typeof plan, { kind: 'hold' }>).decided;
+      assert.equal(verdict.run, false);
+      assert.equal((verdict as { ending: string }).ending, 'stopped');
+      assert.match((verdict as { message: string }).message, /session was deleted/);
+    } finally {
+      approvals.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

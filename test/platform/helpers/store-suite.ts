@@ -558,6 +558,7 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       const stale = held(session.id, { expiresAt: iso(10) });
       assert.equal(await hold(store, stale, 2), true);
       assert.equal(await hold(store, held(session.id), 2), false, 'the session holds two pending');
+      assert.equal(await store.holdApproval(held('ses_gone'), 2, iso(0)), false, 'a session deleted meanwhile holds nothing (and no foreign-key error)');
       assert.equal(await hold(store, held(session.id), 2, iso(20)), true, 'one of them is past its expiry: it no longer counts');
       const theirs = held(other.session.id);
       assert.equal(await hold(store, theirs, 2, iso(20)), true, 'the bound is per session');
