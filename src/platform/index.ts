@@ -25,3 +25,4 @@ export { NatsWorker, type NatsWorkerOptions } from './nats-worker.js';
 export { natsSubjects, type NatsSubjects } from './nats-calls.js';
 export { connectNats } from './nats-connect.js';
 export { CallEventRelay } from './nats-events.js';
+export type { HistogramSnapshot, NatsDispatchStats, NatsCallResult } from './nats-dispatch-stats.js';

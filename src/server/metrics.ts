@@ -17,7 +17,7 @@
  * workers the ones with calls of this replica running (a worker's series goes when it has none).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { CallEvents, CallRecord } from '../platform/index.js';
+import type { CallEvents, CallRecord, HistogramSnapshot, NatsDispatchStats } from '../platform/index.js';
 
 /** The runtime's read-only stats (FunctionRuntime.stats()). */
 export interface RuntimeStats {
@@ -28,21 +28,8 @@ export interface RuntimeStats {
   compileCacheMisses: number;
 }
 
-/** A histogram as the NATS runtime keeps it: cumulative counts at fixed bounds, the sum and the count. */
-export interface HistogramSnapshot {
-  buckets: readonly { le: number; count: number }[];
-  sum: number;
-  count: number;
-}
-
-/** The NATS runtime's read-only stats (NatsRuntime.stats()). */
-export interface NatsStats {
-  inFlightByWorker: Readonly<Record<string, number>>;
-  noResponders: number;
-  calls: Readonly<Record<string, number>>;
-  dispatchSeconds: HistogramSnapshot;
-  callSeconds: HistogramSnapshot;
-}
+/** The NATS runtime's read-only stats (NatsRuntime.stats()), handed over by the composition root. */
+export type NatsStats = NatsDispatchStats;
 
 /** Call durations run from under a millisecond (a warm echo) to the 30 s deadline. */
 const CALL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
