@@ -24,7 +24,7 @@ import type {
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 import type { ApprovalDecision, HeldApprovalRecord } from './store.js';
-import { toHeldApproval } from './store-rows.js';
+import { pageFromRows, toHeldApproval } from './store-rows.js';
 
 /** PostgreSQL text cannot hold NUL (SQLite's separator); U+0001 sorts before every name character too. */
 const LIST_KEY_SEPARATOR = '\u0001';
@@ -319,9 +319,7 @@ export class PostgresStore implements Store {
     // Versions page by their number; the cursor is the number as text.
     const rows = await this.all('SELECT * FROM agent_versions WHERE agent_id = $1 AND version > $2 ORDER BY version LIMIT $3',
       [agentId, page.after ? Number(page.after) || 0 : 0, page.limit + 1]);
-    const more = rows.length > page.limit;
-    const items = rows.slice(0, page.limit).map(toAgentVersion);
-    return { items, next_cursor: more ? String(items[items.length - 1].version) : null };
+    return pageFromRows(rows, page.limit, toAgentVersion, (row) => String(row.version));
   }
   async agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
     return this.refs('package', `${name}@${version}`);
@@ -453,9 +451,7 @@ export class PostgresStore implements Store {
     const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
     const rows = await this.all(`SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id ${where}
       ORDER BY c.id DESC LIMIT $${args.length}`, args);
-    const kept = rows.slice(0, page.limit);
-    const last = kept[kept.length - 1];
-    return { items: kept.map((row) => ({ call: toCall(row), agentId: s(row.agent_id) })), next_cursor: rows.length > page.limit && last ? s(last.id) : null };
+    return pageFromRows(rows, page.limit, (row) => ({ call: toCall(row), agentId: s(row.agent_id) }), (row) => s(row.id));
   }
   async findCall(id: string): Promise<AgentCall | null> {
     const row = await this.one('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = $1', [id]);
@@ -538,10 +534,7 @@ export class PostgresStore implements Store {
     args.push(page.limit + 1);
     const rows = await this.all(`SELECT * FROM ${table} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
       ORDER BY ${key} LIMIT $${args.length}`, args);
-    const more = rows.length > page.limit;
-    const kept = rows.slice(0, page.limit);
-    const last = kept[kept.length - 1];
-    return { items: kept.map(map), next_cursor: more && last ? encodeCursor(key, s(last[key])) : null };
+    return pageFromRows(rows, page.limit, map, (row) => encodeCursor(key, s(row[key])));
   }
 
   // ---- approvals, shared by the replicas

@@ -10,7 +10,7 @@ import type {
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 import type { ApprovalDecision, HeldApprovalRecord } from './store.js';
-import { toHeldApproval } from './store-rows.js';
+import { pageFromRows, toHeldApproval } from './store-rows.js';
 
 import {
   INTERRUPTED_CRASH, decodeCursor, encodeCursor, listKey as listKeyWith, s, toAgent, toAgentVersion, toApiKey, toCall, toCredential, toIdempotency,
@@ -263,9 +263,7 @@ export class SqliteStore implements Store {
     // Versions page by their number; the cursor is the number as text, padded so text order is number order.
     const rows = this.sql(`SELECT * FROM agent_versions WHERE agent_id = ? AND version > ? ORDER BY version LIMIT ?`)
       .all(agentId, page.after ? Number(page.after) || 0 : 0, page.limit + 1) as Row[];
-    const more = rows.length > page.limit;
-    const items = rows.slice(0, page.limit).map(toAgentVersion);
-    return { items, next_cursor: more ? String(items[items.length - 1].version) : null };
+    return pageFromRows(rows, page.limit, toAgentVersion, (row) => String(row.version));
   }
   async agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
     return this.refs('package', `${name}@${version}`);
@@ -399,9 +397,7 @@ export class SqliteStore implements Store {
     const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
     const rows = this.sql(`SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id ${where} ORDER BY c.id DESC LIMIT ?`)
       .all(...args, page.limit + 1) as Row[];
-    const kept = rows.slice(0, page.limit);
-    const last = kept[kept.length - 1];
-    return { items: kept.map((row) => ({ call: toCall(row), agentId: s(row.agent_id) })), next_cursor: rows.length > page.limit && last ? s(last.id) : null };
+    return pageFromRows(rows, page.limit, (row) => ({ call: toCall(row), agentId: s(row.agent_id) }), (row) => s(row.id));
   }
   async findCall(id: string): Promise<AgentCall | null> {
     const row = this.sql('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?').get(id) as Row | undefined;
@@ -481,10 +477,7 @@ export class SqliteStore implements Store {
     const args = [...params, ...(page.after !== undefined ? [decodeCursor(key, page.after)] : []), page.limit + 1];
     const sql = `SELECT * FROM ${table} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY ${key} LIMIT ?`;
     const rows = this.sql(sql).all(...args) as Row[];
-    const more = rows.length > page.limit;
-    const kept = rows.slice(0, page.limit);
-    const last = kept[kept.length - 1];
-    return { items: kept.map(map), next_cursor: more && last ? encodeCursor(key, s(last[key])) : null };
+    return pageFromRows(rows, page.limit, map, (row) => encodeCursor(key, s(row[key])));
   }
 
   // ---- approvals, shared by the replicas (here there is one; the same contract all the same)

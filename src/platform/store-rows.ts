@@ -5,7 +5,7 @@
 import { CrashReason } from '../function/index.js';
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
-  SkillRecord, VaultRecord,
+  SkillRecord, VaultRecord, Page,
 } from './store.js';
 import type { HeldApprovalRecord } from './store.js';
 
@@ -25,6 +25,16 @@ export function encodeCursor(key: string, value: string): string {
 }
 export function decodeCursor(key: string, cursor: string): string {
   return key === 'list_key' ? Buffer.from(cursor, 'base64url').toString('utf8') : cursor;
+}
+
+/**
+ * One page from rows read with `limit + 1` (the extra row says whether more follow): the first `limit`, mapped,
+ * and the cursor of the last one kept when more follow.
+ */
+export function pageFromRows<T>(rows: readonly Row[], limit: number, map: (row: Row) => T, cursorOf: (row: Row) => string): Page<T> {
+  const kept = rows.slice(0, limit);
+  const last = kept[kept.length - 1];
+  return { items: kept.map(map), next_cursor: rows.length > limit && last ? cursorOf(last) : null };
 }
 
 export const s = (v: unknown): string => String(v);

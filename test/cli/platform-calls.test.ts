@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { makeApi, spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
-import { jsonOf, runCli, startCli } from './helpers/run-cli.js';
+import { jsonOf, runCli, serveForCli, startCli, stopServe } from './helpers/run-cli.js';
 
 describe('subako calls against a real subako serve', () => {
   let server: ChildServer;
@@ -15,15 +15,10 @@ describe('subako calls against a real subako serve', () => {
   let admin: NodeJS.ProcessEnv;
 
   before(async () => {
-    dataDir = tempDir();
-    server = await spawnServe(dataDir);
-    admin = { SUBAKO_HOME: tempDir('subako-cli-home-'), SUBAKO_SERVER: server.url, SUBAKO_API_KEY: server.apiKey };
+    ({ server, dataDir, admin } = await serveForCli());
   });
 
-  after(async () => {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  });
+  after(() => stopServe(server));
 
   it('calls tail follows the live stream with its filters; calls list and get read the log', async () => {
     const api = makeApi(server.url, server.apiKey);

@@ -5,8 +5,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeApi, spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
-import { jsonOf, runCli } from './helpers/run-cli.js';
+import { makeApi, tempDir, type ChildServer } from '../server/helpers/harness.js';
+import { jsonOf, runCli, serveForCli, stopServe } from './helpers/run-cli.js';
 
 const oneLine = (text: string): void => assert.equal(text.trimEnd().split('\n').length, 1, `one line: ${text}`);
 
@@ -17,15 +17,10 @@ describe('subako keys and subako admin-key against a real subako serve', () => {
   let admin: NodeJS.ProcessEnv;
 
   before(async () => {
-    dataDir = tempDir();
-    server = await spawnServe(dataDir);
-    admin = { SUBAKO_HOME: tempDir('subako-cli-home-'), SUBAKO_SERVER: server.url, SUBAKO_API_KEY: server.apiKey };
+    ({ server, dataDir, admin } = await serveForCli());
   });
 
-  after(async () => {
-    server.child.kill('SIGTERM');
-    await server.exited;
-  });
+  after(() => stopServe(server));
 
   it('keys: a read-only key reads but every write is refused, by the CLI and by the API; keys list shows no secret', async () => {
     const made = jsonOf(await runCli(['keys', 'create', '--name', 'prometheus', '--scope', 'read', '--json'], admin));

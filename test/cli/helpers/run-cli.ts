@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../helpers/paths.js';
+import { spawnServe, tempDir, type ChildServer } from '../../server/helpers/harness.js';
 
 export interface CliRun {
   status: number | null;
@@ -40,4 +41,17 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): 
 export function jsonOf(run: CliRun): any {
   if (run.status !== 0) throw new Error(`exit ${run.status}: ${run.stderr}`);
   return JSON.parse(run.stdout);
+}
+
+/** A real `subako serve` on a data directory of its own, and the environment of someone holding its admin key. */
+export async function serveForCli(): Promise<{ server: ChildServer; dataDir: string; admin: NodeJS.ProcessEnv }> {
+  const dataDir = tempDir();
+  const server = await spawnServe(dataDir);
+  return { server, dataDir, admin: { SUBAKO_HOME: tempDir('subako-cli-home-'), SUBAKO_SERVER: server.url, SUBAKO_API_KEY: server.apiKey } };
+}
+
+/** Stops a server started by serveForCli and waits for it to exit. */
+export async function stopServe(server: ChildServer): Promise<void> {
+  server.child.kill('SIGTERM');
+  await server.exited;
 }
