@@ -8,7 +8,8 @@ import { availableParallelism } from 'node:os';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { PreparedModuleCache, SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox, type SandboxStats } from '../sandbox/index.js';
 import { HttpsConnectionPool } from '../egress/index.js';
-import { CallCancelledError, type Tool, type ToolCallContext, type Toolbox, type CallToolResult } from '../tool.js';
+import type { Tool, Toolbox } from '../tool.js';
+import { callDeadlineMs, functionTool } from './function-tool.js';
 import { discoverTools } from './discover.js';
 import { callFunctionTool, forgetDirectory } from './call.js';
 import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, PackageSource, ToolInfo } from './types.js';
@@ -161,33 +162,14 @@ export class FunctionHost {
   }
 
   private tool(loaded: LoadedPackage, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
-    const host = this;
-    return {
-      name: info.name,
-      description: info.description,
-      inputSchema: info.inputSchema,
-      outputSchema: info.outputSchema,
-      source: { kind: 'function', package: loaded.source.name, version: loaded.source.version },
-      async call(args: Record<string, unknown>, callCtx?: ToolCallContext): Promise<CallToolResult> {
-        const base = await context();
-        const ctx: FunctionCallContext = { ...base, signal: callCtx?.signal, ...(callCtx?.progress ? { progress: callCtx.progress } : {}) };
-        // A caller that counts a deadline of its own (time spent waiting for a turn) shortens the call's.
-        if (callCtx?.timeoutMs !== undefined) {
-          const own = base.limits?.callTimeoutMs ?? host.limits.callTimeoutMs;
-          ctx.limits = { ...base.limits, callTimeoutMs: Math.max(1, Math.min(own, Math.floor(callCtx.timeoutMs))) };
-        }
-        const outcome = await host.call(loaded, info.name, args, ctx);
-        callCtx?.report?.({
-          status: outcome.status,
-          crash: outcome.crash ?? undefined,
-          egress: outcome.egress,
-          stderr: outcome.stderr,
-          durationMs: outcome.durationMs,
-        });
-        if (outcome.status === 'cancelled') throw new CallCancelledError(info.name);
-        return toModelResult(outcome);
-      },
-    };
+    return functionTool(loaded.source, info, async (args, callCtx) => {
+      const base = await context();
+      const ctx: FunctionCallContext = { ...base, signal: callCtx?.signal, ...(callCtx?.progress ? { progress: callCtx.progress } : {}) };
+      if (callCtx?.timeoutMs !== undefined) {
+        ctx.limits = { ...base.limits, callTimeoutMs: callDeadlineMs(base.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx.timeoutMs) };
+      }
+      return this.call(loaded, info.name, args, ctx);
+    });
   }
 
   /**
@@ -201,12 +183,4 @@ export class FunctionHost {
   async close(): Promise<void> {
     await Promise.all([this.sandbox.close(), this.connections.close()]);
   }
-}
-
-/** The result a sink hands on: what the model sees, plus structured content when the call completed. */
-export function toModelResult(outcome: FunctionCallOutcome): CallToolResult {
-  const result: CallToolResult = { content: outcome.model };
-  if (outcome.result?.structuredContent !== undefined) result.structuredContent = outcome.result.structuredContent;
-  if (outcome.status !== 'ok') result.isError = true;
-  return result;
 }

@@ -1,4 +1,5 @@
-export { FunctionHost, toModelResult, type LoadedPackage, type FunctionHostOptions, type FunctionHostStats } from './host.js';
+export { FunctionHost, type LoadedPackage, type FunctionHostOptions, type FunctionHostStats } from './host.js';
+export { functionTool, callDeadlineMs, toModelResult, type FunctionToolRun } from './function-tool.js';
 export { CrashReason, type CrashReasonCode } from './crash.js';
 export { TOOL_RULES, checkTools, checkDiscoverResult } from './tool-rules.js';
 export { renderForModel, renderCrash, type RenderOptions } from './render.js';

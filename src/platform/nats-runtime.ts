@@ -13,8 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
-import { CrashReason, toModelResult, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../function/index.js';
-import { CallCancelledError, type CallToolResult, type ProgressReporter, type Tool, type ToolCallContext, type Toolbox } from '../tool.js';
+import { CrashReason, callDeadlineMs, functionTool, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../function/index.js';
+import type { ProgressReporter, Tool, Toolbox } from '../tool.js';
 import type { FunctionRuntime } from './function-runtime.js';
 import {
   INTERRUPTED_AFTER_MS, decodeMessage, encodeMessage, natsSubjects, notRunOutcome, sealCredentials, volumeOnWire,
@@ -82,40 +82,25 @@ export class NatsRuntime implements PackageRuntime {
   }
 
   private tool(pkg: StoredPackageRef, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
-    const runtime = this;
-    return {
-      name: info.name,
-      description: info.description,
-      inputSchema: info.inputSchema,
-      outputSchema: info.outputSchema,
-      source: { kind: 'function', package: pkg.name, version: pkg.version },
-      async call(args: Record<string, unknown>, callCtx?: ToolCallContext): Promise<CallToolResult> {
-        const ctx = await context();
-        let written = 0;
-        let outcome: FunctionCallOutcome;
-        const running = (async () => {
-          const own = ctx.limits?.callTimeoutMs ?? runtime.limits.callTimeoutMs;
-          const timeoutMs = callCtx?.timeoutMs === undefined ? own : Math.max(1, Math.min(own, Math.floor(callCtx.timeoutMs)));
-          const request = runtime.request(pkg, info.name, args, ctx, timeoutMs);
-          if (callCtx?.progress) request.progress = true;
-          const answer = await runtime.dispatch(request, callCtx?.signal, callCtx?.progress);
-          written = answer.writtenBytes;
-          return answer.outcome;
-        })();
-        runtime.inFlight.add(running);
-        try {
-          outcome = await running;
-        } finally {
-          runtime.inFlight.delete(running);
-          ctx.volumeBudget?.settle(written);
-        }
-        callCtx?.report?.({
-          status: outcome.status, crash: outcome.crash ?? undefined, egress: outcome.egress, stderr: outcome.stderr, durationMs: outcome.durationMs,
-        });
-        if (outcome.status === 'cancelled') throw new CallCancelledError(info.name);
-        return toModelResult(outcome);
-      },
-    };
+    return functionTool(pkg, info, async (args, callCtx) => {
+      const ctx = await context();
+      let written = 0;
+      const running = (async () => {
+        const timeoutMs = callDeadlineMs(ctx.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx?.timeoutMs);
+        const request = this.request(pkg, info.name, args, ctx, timeoutMs);
+        if (callCtx?.progress) request.progress = true;
+        const answer = await this.dispatch(request, callCtx?.signal, callCtx?.progress);
+        written = answer.writtenBytes;
+        return answer.outcome;
+      })();
+      this.inFlight.add(running);
+      try {
+        return await running;
+      } finally {
+        this.inFlight.delete(running);
+        ctx.volumeBudget?.settle(written);
+      }
+    });
   }
 
   private request(pkg: StoredPackageRef, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext, timeoutMs: number): CallRequest {
