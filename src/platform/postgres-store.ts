@@ -24,7 +24,7 @@ import type {
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 import type { ApprovalDecision, HeldApprovalRecord } from './store.js';
-import { pageFromRows, toHeldApproval } from './store-rows.js';
+import { agentVersionRefs, pageFromRows, toHeldApproval, versionRef } from './store-rows.js';
 
 /** PostgreSQL text cannot hold NUL (SQLite's separator); U+0001 sorts before every name character too. */
 const LIST_KEY_SEPARATOR = '\u0001';
@@ -322,10 +322,10 @@ export class PostgresStore implements Store {
     return pageFromRows(rows, page.limit, toAgentVersion, (row) => String(row.version));
   }
   async agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
-    return this.refs('package', `${name}@${version}`);
+    return this.refs('package', versionRef(name, version));
   }
   async agentVersionsUsingSkill(name: string, version: string): Promise<string[]> {
-    return this.refs('skill', `${name}@${version}`);
+    return this.refs('skill', versionRef(name, version));
   }
   async agentVersionsUsingVault(vaultId: string): Promise<string[]> {
     return this.refs('vault', vaultId);
@@ -590,12 +590,7 @@ export class PostgresStore implements Store {
 async function insertAgentVersion(db: Queryable, rec: AgentVersionRecord): Promise<void> {
   await db.query('INSERT INTO agent_versions (agent_id, version, spec, created_at) VALUES ($1, $2, $3, $4)',
     [rec.agentId, rec.version, json(rec.spec), rec.createdAt]);
-  const refs: [string, string][] = [
-    ...rec.spec.tools.map((tool): [string, string] => ['package', `${tool.package}@${tool.version}`]),
-    ...rec.spec.skills.map((skill): [string, string] => ['skill', `${skill.name}@${skill.version}`]),
-    ...rec.spec.mcp_servers.flatMap((server): [string, string][] => (server.credential ? [['vault', server.credential.vault_id]] : [])),
-  ];
-  for (const [kind, ref] of refs) {
+  for (const [kind, ref] of agentVersionRefs(rec.spec)) {
     await db.query('INSERT INTO agent_version_refs (agent_id, version, kind, ref) VALUES ($1, $2, $3, $4)', [rec.agentId, rec.version, kind, ref]);
   }
 }

@@ -10,7 +10,7 @@ import type {
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
 } from './store.js';
 import type { ApprovalDecision, HeldApprovalRecord } from './store.js';
-import { pageFromRows, toHeldApproval } from './store-rows.js';
+import { agentVersionRefs, pageFromRows, toHeldApproval, versionRef } from './store-rows.js';
 
 import {
   INTERRUPTED_CRASH, decodeCursor, encodeCursor, listKey as listKeyWith, s, toAgent, toAgentVersion, toApiKey, toCall, toCredential, toIdempotency,
@@ -249,11 +249,7 @@ export class SqliteStore implements Store {
     this.sql('INSERT INTO agent_versions (agent_id, version, spec, created_at) VALUES (?, ?, ?, ?)')
       .run(rec.agentId, rec.version, JSON.stringify(rec.spec), rec.createdAt);
     const ref = this.sql('INSERT INTO agent_version_refs (agent_id, version, kind, ref) VALUES (?, ?, ?, ?)');
-    for (const tool of rec.spec.tools) ref.run(rec.agentId, rec.version, 'package', `${tool.package}@${tool.version}`);
-    for (const skill of rec.spec.skills) ref.run(rec.agentId, rec.version, 'skill', `${skill.name}@${skill.version}`);
-    for (const server of rec.spec.mcp_servers) {
-      if (server.credential) ref.run(rec.agentId, rec.version, 'vault', server.credential.vault_id);
-    }
+    for (const [kind, target] of agentVersionRefs(rec.spec)) ref.run(rec.agentId, rec.version, kind, target);
   }
   async getAgentVersion(agentId: string, version: number): Promise<AgentVersionRecord | null> {
     const row = this.sql('SELECT * FROM agent_versions WHERE agent_id = ? AND version = ?').get(agentId, version) as Row | undefined;
@@ -266,10 +262,10 @@ export class SqliteStore implements Store {
     return pageFromRows(rows, page.limit, toAgentVersion, (row) => String(row.version));
   }
   async agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
-    return this.refs('package', `${name}@${version}`);
+    return this.refs('package', versionRef(name, version));
   }
   async agentVersionsUsingSkill(name: string, version: string): Promise<string[]> {
-    return this.refs('skill', `${name}@${version}`);
+    return this.refs('skill', versionRef(name, version));
   }
   async agentVersionsUsingVault(vaultId: string): Promise<string[]> {
     return this.refs('vault', vaultId);

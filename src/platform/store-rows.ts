@@ -37,6 +37,18 @@ export function pageFromRows<T>(rows: readonly Row[], limit: number, map: (row: 
   return { items: kept.map(map), next_cursor: rows.length > limit && last ? cursorOf(last) : null };
 }
 
+/** How agent_version_refs names what an agent version refers to: packages and skills by `name@version`. */
+export const versionRef = (name: string, version: string): string => `${name}@${version}`;
+
+/** What an agent version refers to (so that what it uses cannot be deleted): its packages, skills and vaults. */
+export function agentVersionRefs(spec: AgentSpec): ['package' | 'skill' | 'vault', string][] {
+  return [
+    ...spec.tools.map((tool): ['package', string] => ['package', versionRef(tool.package, tool.version)]),
+    ...spec.skills.map((skill): ['skill', string] => ['skill', versionRef(skill.name, skill.version)]),
+    ...spec.mcp_servers.flatMap((server): ['vault', string][] => (server.credential ? [['vault', server.credential.vault_id]] : [])),
+  ];
+}
+
 export const s = (v: unknown): string => String(v);
 const j = <T>(v: unknown): T => JSON.parse(String(v)) as T;
 /** A JSON-valued field as stored: text, so a record comes back exactly as it went in. */
