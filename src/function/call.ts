@@ -4,7 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import type { CallLimits } from '../config.js';
-import type { ModuleHandle, Sandbox, BridgeHandler } from '../sandbox/index.js';
+import { tailText, type ModuleHandle, type Sandbox, type BridgeHandler } from '../sandbox/index.js';
 import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
 import { buildRequest, freshId } from './protocol.js';
@@ -121,7 +121,7 @@ export async function callFunctionTool(
   // The last progress goes out before the result, when there is one; after a crash or a cancel it is dropped.
   if (crashed === null && !ctx.signal?.aborted) progress?.flush();
   else progress?.close();
-  const stderr = Buffer.from(end.run.stderrTail).toString('utf8');
+  const stderr = tailText(end.run.stderrTail);
   const durationMs = () => performance.now() - started;
 
   if (ctx.signal?.aborted) return cancelledOutcome(durationMs(), egressLog, stderr);

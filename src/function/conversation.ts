@@ -1,8 +1,11 @@
 /**
  * One stateless MCP conversation with a running guest: write a request, read answer lines as they come,
- * and turn every deviation from the ABI into a crash with its reason. The first crash wins; the run is
- * stopped at once, because nothing the guest says after breaking the protocol can be trusted. Notifications
- * break nothing: they are ignored, but for progress the call asked for (progress-relay.ts).
+ * and turn every deviation from the ABI into a crash with its reason. The first crash wins, and nothing the
+ * guest writes on stdout after it is read: nothing said after breaking the protocol can be trusted. The
+ * guest is not stopped at that line, though: stdin ends, and it gets the same exit grace period as after a
+ * last answer, so the stderr it writes on its way out — often its own explanation of the error it just
+ * answered — reaches the crash report; past the grace it is stopped. Notifications break nothing: they are
+ * ignored, but for progress the call asked for (progress-relay.ts).
  */
 import type { RunHandle, RunOutcome, RunResult } from '../sandbox/index.js';
 import { LineSplitter } from './line-splitter.js';
@@ -101,14 +104,19 @@ export class GuestConversation {
     return answered;
   }
 
-  /** Closes stdin and waits for the module to exit within the grace period; classifies the whole run. */
+  /**
+   * Closes stdin and waits for the module to exit within the grace period; classifies the whole run. A module
+   * still running at the end of the grace is stopped: after a crash with that crash as the reason, else as
+   * `no_exit`.
+   */
   async finish(): Promise<ConversationEnd> {
     const handle = this.handle!;
     if (!(this.sandboxEndsStdin && this.lastAnswered)) handle.closeStdin();
     let timer: NodeJS.Timeout | undefined;
-    if (!this.crashed && !this.ended) {
+    if (!this.ended) {
       timer = setTimeout(() => {
-        this.fail(crash(CrashReason.noExit, `the module did not exit within ${this.exitGraceMs} ms of stdin closing`));
+        if (this.crashed) handle.kill(this.crashed.reason);
+        else this.fail(crash(CrashReason.noExit, `the module did not exit within ${this.exitGraceMs} ms of stdin closing`), true);
       }, this.exitGraceMs);
     }
     const run = await handle.result;
@@ -161,10 +169,15 @@ export class GuestConversation {
     this.fail(crash(CrashReason.unknownId, `the module answered${again} an id it was not asked: ${JSON.stringify(id)}`));
   }
 
-  private fail(reason: Crash): void {
+  /**
+   * The first crash wins. `stop`: the run is stopped now (the grace is over); otherwise stdin ends and
+   * `finish` gives the module its exit grace period to write its last stderr and leave.
+   */
+  private fail(reason: Crash, stop = false): void {
     if (this.crashed) return;
     this.crashed = reason;
-    this.handle?.kill(reason.reason);
+    if (stop) this.handle?.kill(reason.reason);
+    else this.handle?.closeStdin();
     const pending = this.pending;
     this.pending = null;
     pending?.reject(new ConversationCrashed(reason));

@@ -5,7 +5,7 @@
  */
 import type { Problem } from '../errors.js';
 import type { CallLimits } from '../config.js';
-import type { ModuleHandle, Sandbox } from '../sandbox/index.js';
+import { tailText, type ModuleHandle, type Sandbox } from '../sandbox/index.js';
 import { buildRequest } from './protocol.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
 import { checkDiscoverResult, checkTools, readToolsPage, TOOL_RULES } from './tool-rules.js';
@@ -62,7 +62,7 @@ export async function discoverTools(
   }
   const end = await conversation.finish();
   if (end.crash) {
-    const stderr = Buffer.from(end.run.stderrTail).toString('utf8');
+    const stderr = tailText(end.run.stderrTail);
     const tail = stderr ? ` Its stderr ended with: ${stderr.slice(-500)}` : '';
     return done([{ code: `discovery.crash.${end.crash.reason}`, message: `discovery crashed (${end.crash.reason}): ${end.crash.message}.${tail}` }], null);
   }

@@ -2,6 +2,7 @@
 export { SandboxPool, type SandboxPoolOptions } from './pool.js';
 export { SandboxProcess, type SandboxProcessOptions } from './sandbox-process.js';
 export { PreparedModuleCache } from './prepared-cache.js';
+export { tailText } from './stderr-tail.js';
 export { SANDBOX_ERROR, SandboxError, MemoryCapError, InstrumentError } from './errors.js';
 export {
   SUBAKO_HTTP_MODULE, SUBAKO_HTTP_SIGNATURES, HTTP_ABI_MISUSE, HTTP_ERROR_KINDS, httpErrorAnswer,

@@ -34,6 +34,8 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
   /** At most one run posted ahead per busy worker. */
   private readonly ahead = new Map<WorkerSlot, SandboxRun>();
   private readonly queue: SandboxRun[] = [];
+  /** Runs ended from this side whose worker is being stopped: its last output is drained into them. */
+  private readonly stopping = new Map<WorkerSlot, SandboxRun>();
   private readonly moduleCacheSize: number;
   private readonly preparedCache: PreparedModuleCache | undefined;
   private nextRunId = 0;
@@ -93,9 +95,10 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
     if (this.closed) return;
     this.closed = true;
     const outcome = { kind: 'killed', reason: 'the sandbox pool was closed' } as const;
-    const runs = [...this.queue.splice(0), ...this.ahead.values(), ...this.running.values()];
+    const runs = [...this.queue.splice(0), ...this.ahead.values(), ...this.running.values(), ...this.stopping.values()];
     this.ahead.clear();
     this.running.clear();
+    this.stopping.clear();
     for (const run of runs) run.endForClose(outcome);
     this.idle.length = 0;
     await Promise.all(this.slots.splice(0).map((slot) => slot.retire()));
@@ -112,11 +115,16 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
     if (this.running.get(slot) !== run) return;
     const next = this.ahead.get(slot);
     // The worker already finished this run and started the one posted ahead: it is not stopped; the
-    // run's own end is on its way and promotes the next one.
+    // run's own end is on its way, settles it, and promotes the next one.
     if (next && !slot.takeBack(next.offer)) return;
     this.running.delete(slot);
     if (next) this.requeue(slot, next);
-    void slot.retire();
+    // What the worker posted before it stopped still reaches the run (its stderr's tail); then it settles.
+    this.stopping.set(slot, run);
+    void slot.retire({ drain: true }).then(() => {
+      this.stopping.delete(slot);
+      run.stopped();
+    });
     this.replace(slot);
   }
 
@@ -134,6 +142,11 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
       this.startFailures = 0;
       this.idle.push(slot);
       this.pump();
+      return;
+    }
+    const stopping = this.stopping.get(slot);
+    if (stopping) {
+      if (stopping.id === message.runId) stopping.onMessage(message);
       return;
     }
     const run = this.running.get(slot);

@@ -72,6 +72,8 @@ export class SandboxRun implements RunHandle {
   private offerToken = 0;
   /** An end asked for while posted ahead to a worker that had already started it. */
   private pendingEnd: RunOutcome | null = null;
+  /** The outcome of a running run ended from this side, until its worker has stopped (`stopped`). */
+  private stopping: RunOutcome | null = null;
   private stdinClosed = false;
   private stdoutBytes = 0;
   private readonly stderrTail: ByteTail;
@@ -120,17 +122,17 @@ export class SandboxRun implements RunHandle {
 
   /** Running, and not ended from this side. */
   isRunning(): boolean {
-    return this.state === 'running';
+    return this.state === 'running' && this.stopping === null;
   }
 
   writeStdin(bytes: Uint8Array): void {
-    if (this.stdinClosed || this.state === 'done' || bytes.length === 0) return;
+    if (this.stdinClosed || this.state === 'done' || this.stopping || bytes.length === 0) return;
     if (this.state === 'running') this.slot!.sendStdin({ runId: this.id, bytes: ownCopy(bytes) });
     else this.waitingStdin.push(ownCopy(bytes));
   }
 
   closeStdin(): void {
-    if (this.stdinClosed || this.state === 'done') return;
+    if (this.stdinClosed || this.state === 'done' || this.stopping) return;
     this.stdinClosed = true;
     // Before the run is running, `begin` or `promote` passes the close on.
     if (this.state === 'running') this.slot!.closeStdin(this.id);
@@ -184,27 +186,29 @@ export class SandboxRun implements RunHandle {
     switch (message.type) {
       case 'stdout':
         this.stdoutBytes += message.bytes.length;
-        this.callBack(this.request.onStdout, message.bytes);
+        // A run ended from this side has no reader left for its stdout; its stderr is still kept.
+        if (!this.stopping) this.callBack(this.request.onStdout, message.bytes);
         break;
       case 'stderr':
         this.stderrTail.push(message.bytes);
-        this.callBack(this.request.onStderr, message.bytes);
+        if (!this.stopping) this.callBack(this.request.onStderr, message.bytes);
         break;
       case 'bridge':
-        void this.serveBridge(message.channel, message.payload);
+        if (!this.stopping) void this.serveBridge(message.channel, message.payload);
         break;
     }
   }
 
-  /** The worker says the guest ended (ignored when the run already ended from this side). */
+  /** The worker says the guest ended; a run ended from this side meanwhile keeps the outcome it was given. */
   completed(outcome: RunOutcome, writtenBytes: number): void {
     if (this.state !== 'running') return;
     this.finalWritten = writtenBytes;
-    this.finish(outcome, false);
+    this.finish(this.stopping ?? outcome, false);
   }
 
   /** The worker itself died under this run (not the guest's doing as far as we can tell). */
   workerDied(reason: string): void {
+    if (this.stopping) return this.finish(this.stopping, false);
     const outcome: RunOutcome = /out of memory/i.test(reason)
       ? { kind: 'out_of_memory', message: reason }
       : { kind: 'trap', message: reason };
@@ -233,11 +237,22 @@ export class SandboxRun implements RunHandle {
         else this.pendingEnd ??= outcome;
         return;
       case 'running': {
-        const slot = this.slot!;
-        this.finish(outcome, true);
-        this.owner.abandon(slot, this);
+        // The run ends with this outcome, but is settled only once its worker has stopped (or reported the
+        // end it had already reached): what the guest wrote before it was stopped is still on its way, and
+        // the stderr it holds is often the explanation of the very thing that stopped it.
+        if (this.stopping) return;
+        this.stopping = outcome;
+        if (this.counting()) this.finalWritten = writeBudgetUsed(this.slot!.control);
+        clearTimeout(this.timer);
+        this.ended.end();
+        this.owner.abandon(this.slot!, this);
       }
     }
+  }
+
+  /** The worker stopped under a run that was ending (`endEarly`): its output drained, the run settles. */
+  stopped(): void {
+    if (this.stopping) this.finish(this.stopping, false);
   }
 
   /** Ends the run without telling the pool (the pool is closing and stops every worker itself). */
@@ -310,7 +325,7 @@ export class SandboxRun implements RunHandle {
         reply = { runId: this.id, error: safeBridgeMessage(error) };
       }
     }
-    if (this.state !== 'running' || this.slot !== slot) return;
+    if (this.state !== 'running' || this.stopping || this.slot !== slot) return;
     slot.sendBridgeReply(reply);
   }
 

@@ -185,7 +185,7 @@ export class SandboxProcess implements Sandbox {
     if (this.closed) return;
     this.closed = true;
     const outcome: RunOutcome = { kind: 'killed', reason: 'the sandbox was closed' };
-    for (const run of [...this.queue.splice(0), ...this.child.runs.values()]) run.end(outcome);
+    for (const run of [...this.queue.splice(0), ...this.child.runs.values()]) run.endNow(outcome);
     const child = this.child;
     if (child.exited) return;
     const exited = new Promise<void>((resolve) => child.process.once('exit', () => resolve()));
@@ -368,7 +368,10 @@ class ProcessRun implements RunHandle {
   readonly result: Promise<RunResult>;
   private settle!: (result: RunResult) => void;
   private fail!: (error: unknown) => void;
-  private state: 'queued' | 'sent' | 'done' = 'queued';
+  /** `stopping`: ended from this side while the child held it; settled when the child's end (with stderr's tail) comes. */
+  private state: 'queued' | 'sent' | 'stopping' | 'done' = 'queued';
+  /** The outcome a stopping run ends with, whatever the child reports. */
+  private stoppingWith: RunOutcome | null = null;
   private child: Child | null = null;
   private readonly stdin: Uint8Array[] = [];
   private stdinClosed = false;
@@ -397,14 +400,14 @@ class ProcessRun implements RunHandle {
   }
 
   writeStdin(bytes: Uint8Array): void {
-    if (this.stdinClosed || this.state === 'done' || bytes.length === 0) return;
+    if (this.stdinClosed || this.state === 'done' || this.state === 'stopping' || bytes.length === 0) return;
     // A sent message is serialized at once, so the caller may reuse its buffer; a queued one is copied.
     if (this.state === 'sent') this.child!.send({ t: 'stdin', runId: this.id, bytes });
     else this.stdin.push(Uint8Array.prototype.slice.call(bytes));
   }
 
   closeStdin(): void {
-    if (this.stdinClosed || this.state === 'done') return;
+    if (this.stdinClosed || this.state === 'done' || this.state === 'stopping') return;
     this.stdinClosed = true;
     if (this.state === 'sent') this.child!.send({ t: 'close', runId: this.id });
   }
@@ -487,7 +490,7 @@ class ProcessRun implements RunHandle {
   }
 
   completed(result: RunResult): void {
-    this.finish(result.outcome, result);
+    this.finish(this.stoppingWith ?? result.outcome, result);
   }
 
   reject(error: unknown): void {
@@ -497,19 +500,45 @@ class ProcessRun implements RunHandle {
     this.fail(error);
   }
 
-  /** Ends the run from this side (deadline, kill, the sandbox closing or crashing). */
+  /**
+   * Ends the run from this side (deadline, kill, the sandbox crashing). A run the child holds is stopped
+   * there and settles when the child reports its end, which carries the stderr's tail (what the guest wrote
+   * is often the explanation of what stopped it); if the child does not report within DEADLINE_GRACE_MS, the
+   * run settles without it.
+   */
   end(outcome: RunOutcome): void {
     if (this.state === 'done') return;
+    if (this.state === 'stopping') {
+      // The child died before it reported: nothing more is coming.
+      if (outcome.kind === 'sandbox_crashed') this.finish(this.stoppingWith!, null);
+      return;
+    }
     const child = this.state === 'sent' ? this.child : null;
-    this.finish(outcome, null);
     const killReason = outcome.kind === 'sandbox_crashed' ? null : outcome.kind === 'killed' ? outcome.reason : outcome.kind;
+    if (child === null || killReason === null) {
+      this.finish(outcome, null);
+      this.sandbox.ended(this, child, killReason);
+      return;
+    }
+    this.state = 'stopping';
+    this.stoppingWith = outcome;
+    this.ended.end();
+    this.arm(Date.now() + DEADLINE_GRACE_MS);
     this.sandbox.ended(this, child, killReason);
+  }
+
+  /** Settles the run now, without asking the child (the sandbox is closing and ends the child itself). */
+  endNow(outcome: RunOutcome): void {
+    this.finish(this.stoppingWith ?? outcome, null);
   }
 
   private arm(at: number): void {
     clearTimeout(this.timer);
     if (at === Infinity) return;
-    this.timer = setTimeout(() => this.end({ kind: 'timeout' }), Math.max(0, at - Date.now()));
+    this.timer = setTimeout(() => {
+      if (this.state === 'stopping') this.finish(this.stoppingWith!, null);
+      else this.end({ kind: 'timeout' });
+    }, Math.max(0, at - Date.now()));
   }
 
   private finish(outcome: RunOutcome, fromChild: RunResult | null): void {

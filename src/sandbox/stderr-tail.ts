@@ -35,3 +35,14 @@ export class ByteTail {
     return out;
   }
 }
+
+/**
+ * A tail as text: the bytes decoded as UTF-8 after the continuation bytes of a character cut at the tail's
+ * start are dropped, so the text is a suffix of what was written (when that was UTF-8) and no longer than
+ * the tail, never starting with a replacement character the guest did not write.
+ */
+export function tailText(tail: Uint8Array): string {
+  let start = 0;
+  while (start < Math.min(3, tail.length) && (tail[start] & 0xc0) === 0x80) start += 1;
+  return Buffer.from(tail.buffer, tail.byteOffset + start, tail.byteLength - start).toString('utf8');
+}

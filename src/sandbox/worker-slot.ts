@@ -35,6 +35,8 @@ export class WorkerSlot {
   /** Set once the worker said it loaded; a worker that dies before that failed to start. */
   ready = false;
   private retired = false;
+  /** Retired, with the output it had posted still passed on until the thread has ended. */
+  private draining = false;
 
   constructor(
     private readonly events: SlotEvents,
@@ -111,10 +113,15 @@ export class WorkerSlot {
     signal(this.control, BRIDGE_SEQ);
   }
 
-  /** Stops the thread at once (a guest in a loop or a wait included); the slot is not used again. */
-  retire(): Promise<void> {
+  /**
+   * Stops the thread at once (a guest in a loop or a wait included); the slot is not used again. `drain`:
+   * the output the worker posted before it stopped is still passed on (Node delivers a terminated worker's
+   * queued messages before its exit), and the promise settles after it.
+   */
+  retire(options: { drain?: boolean } = {}): Promise<void> {
     if (this.retired) return Promise.resolve();
     this.retired = true;
+    this.draining = options.drain === true;
     this.stdinPort.close();
     this.bridgePort.close();
     return this.worker.terminate().then(
@@ -124,7 +131,10 @@ export class WorkerSlot {
   }
 
   private onMessage(message: WorkerMessage): void {
-    if (this.retired) return;
+    if (this.retired) {
+      if (this.draining && (message.type === 'stdout' || message.type === 'stderr')) this.events.message(this, message);
+      return;
+    }
     if (message.type === 'stdout' || message.type === 'stderr') {
       signal(this.control, OUTPUT_ACKED, message.bytes.length);
     } else if (message.type === 'ready') {

@@ -9,6 +9,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Objm } from '@nats-io/obj';
+import { natsSubjects } from '../../src/platform/nats-calls.js';
 
 export const SHARED_NATS_URL = process.env.SUBAKO_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -114,4 +116,17 @@ export async function spawnWorker(
       return code;
     },
   };
+}
+
+/** Removes a run's object-store buckets (packages and skills) from the shared NATS server; what is missing is skipped. */
+export async function removeBuckets(prefix: string): Promise<void> {
+  const nc = await connectShared();
+  try {
+    const subjects = natsSubjects(prefix);
+    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket]) {
+      await (await new Objm(nc).open(bucket).catch(() => null))?.destroy().catch(() => undefined);
+    }
+  } finally {
+    await nc.close();
+  }
 }
