@@ -24,10 +24,11 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(', ') || 'dist/test/**/*.test.js'}`);
   process.exit(1);
 }
-// A file that walks through the whole README as pasted (servers, and builds in C, AssemblyScript and Rust)
-// takes minutes on a loaded machine, past the two minutes every other file gets; it runs after them, with a
-// timeout of its own, so the others keep theirs.
-const LONG = new Set(['dist/test/readme-run.test.js']);
+// Files that start many processes take minutes on a loaded machine, past the two minutes every other file
+// gets: the walk through the whole README as pasted (servers, and builds in C, AssemblyScript and Rust), and
+// the stderr-tail table through `subako call` (a process per row). They run after the others, with a timeout
+// of their own, so the others keep theirs.
+const LONG = new Set(['dist/test/readme-run.test.js', 'dist/test/server/stderr-tail-cli.test.js']);
 // Every temporary directory the tests and the processes they start make goes under one folder of this run
 // (TMPDIR), removed when the run ends: a test killed mid-way, or a child that outlived it, leaves nothing in
 // /tmp. Mode 0711: the PostgreSQL instances of the fault tests run as their own user and must pass through it.

@@ -24,10 +24,20 @@ export function scopePermits(scope: ApiKeyScope, access: Access): boolean {
   return scope === 'admin' || access === 'read';
 }
 
+/**
+ * The one rule of a key being good: not revoked. (Keys have no expiry; a key that gains one is out of force
+ * past it here, and so both for new requests and for the streams it holds open.)
+ */
+export function isInForce(record: ApiKeyRecord): boolean {
+  return record.revokedAt === null;
+}
+
 /** How stale `lastUsedAt` may get before a request writes it again (a write per request would cost every request). */
 const TOUCH_INTERVAL_MS = 60_000;
 
 export class ApiKeys {
+  private readonly revokedListeners = new Set<(id: string) => void>();
+
   constructor(private readonly store: Store) {}
 
   /** `scopePermits`, for server/, which is handed the platform and imports none of its code. */
@@ -50,7 +60,7 @@ export class ApiKeys {
     if (!/^sk_[A-Za-z0-9_-]{20,100}$/.test(key)) return null;
     const hash = hashSecret(key);
     const record = await this.store.findApiKeyByHash(hash);
-    if (!record || record.revokedAt !== null) return null;
+    if (!record || !isInForce(record)) return null;
     if (!timingSafeEqual(Buffer.from(record.hash), Buffer.from(hash))) return null;
     const now = Date.now();
     if (record.lastUsedAt === null || now - Date.parse(record.lastUsedAt) >= TOUCH_INTERVAL_MS) {
@@ -59,6 +69,23 @@ export class ApiKeys {
       return { ...record, lastUsedAt: at };
     }
     return record;
+  }
+
+  /**
+   * Of these key ids, those still in force, in one query (what holds a key's requests open — the live call
+   * stream — asks this once a second for all the keys it holds). An id that names no key is not in force.
+   */
+  async inForce(ids: readonly string[]): Promise<Set<string>> {
+    return new Set((await this.store.getApiKeys(ids)).filter(isInForce).map((record) => record.id));
+  }
+
+  /**
+   * Hears each revocation made through this process, at once (other processes' are seen by asking `inForce`).
+   * Returns its removal.
+   */
+  onRevoked(listener: (id: string) => void): () => void {
+    this.revokedListeners.add(listener);
+    return () => this.revokedListeners.delete(listener);
   }
 
   /** Whether any key was ever made (revoked ones count). */
@@ -85,6 +112,7 @@ export class ApiKeys {
         'last_admin_key',
       );
     }
+    for (const listener of [...this.revokedListeners]) listener(id);
     return this.get(id);
   }
 }

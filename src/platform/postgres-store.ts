@@ -187,6 +187,10 @@ export class PostgresStore implements Store {
     const row = await this.one('SELECT * FROM api_keys WHERE id = $1', [id]);
     return row ? toApiKey(row) : null;
   }
+  async getApiKeys(ids: readonly string[]): Promise<ApiKeyRecord[]> {
+    if (ids.length === 0) return [];
+    return (await this.all('SELECT * FROM api_keys WHERE id = ANY($1::text[])', [ids])).map(toApiKey);
+  }
   async listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>> {
     return this.page('api_keys', 'id', '', [], page, toApiKey);
   }

@@ -129,6 +129,11 @@ export class SqliteStore implements Store {
     const row = this.sql('SELECT * FROM api_keys WHERE id = ?').get(id) as Row | undefined;
     return row ? toApiKey(row) : null;
   }
+  async getApiKeys(ids: readonly string[]): Promise<ApiKeyRecord[]> {
+    if (ids.length === 0) return [];
+    // One statement for any number of ids (the cache keeps statements by text).
+    return (this.sql('SELECT * FROM api_keys WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as Row[]).map(toApiKey);
+  }
   async listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>> {
     return this.page('api_keys', 'id', '', [], page, toApiKey);
   }

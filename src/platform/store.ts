@@ -224,6 +224,8 @@ export interface Store {
   /** Every key ever made, revoked ones included (a data directory with any is not fresh). */
   countApiKeys(): Promise<number>;
   getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  /** The records of these keys, in no order; an id that names no key is left out. */
+  getApiKeys(ids: readonly string[]): Promise<ApiKeyRecord[]>;
   listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>>;
   touchApiKey(id: string, at: string): Promise<void>;
   /** Marks the key revoked, unless it is the last admin key not revoked (then answers false, changing nothing). */

@@ -8,20 +8,69 @@
  * A comment line goes out every `heartbeatMs` so proxies and clients see the connection is alive. A client
  * that does not read (its socket's buffer past `maxBufferedBytes`) is cut off rather than buffered for:
  * it reconnects and resumes. Closing the server ends every stream first, so shutdown is not held by them.
+ *
+ * A stream lives only as long as the key that opened it. Each remembers its key; once every `keyCheckMs` one
+ * query asks which of the keys of all open streams are still in force (never a query per stream, and at most
+ * as many keys as there are places), and the streams of the others end. A revocation made through this process
+ * ends its streams at once. A stream whose key could not be confirmed for `unconfirmedGraceMs` (the store did
+ * not answer) ends too: it fails closed, and its client resumes from Last-Event-ID once the store is back.
+ * Every end the server decides is told as a last `event: end` (no `id:`, so a resume is not moved past it)
+ * whose data names the reason. Places are shared among keys by stream-places.ts.
  */
 import type { ServerResponse } from 'node:http';
 import type { CallEvent, CallEvents, CallFilter } from '../platform/index.js';
-import { HttpError } from './http-error.js';
+import { placeRefusal, type StreamHolder } from './stream-places.js';
 import { callView } from './views.js';
 
 export const HEARTBEAT_MS = 15_000;
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** What the client waits before reconnecting (the SSE `retry:` field). */
 export const RECONNECT_MS = 2_000;
+/** How often the keys of open streams are checked: a revoked key's streams end within about this. */
+export const KEY_CHECK_MS = 1_000;
+/** How long a stream goes on while its key cannot be checked (the store does not answer) before it ends. */
+export const UNCONFIRMED_GRACE_MS = 5_000;
+/** Streams one key may hold open (a console tab and a few `subako calls tail`); as many places are kept for admin keys. */
+export const STREAMS_PER_KEY = 8;
+
+/** Which keys are still good, and word of the revocations made here: the platform's `ApiKeys`. */
+export interface KeyStanding {
+  inForce(ids: readonly string[]): Promise<Set<string>>;
+  onRevoked(listener: (id: string) => void): () => void;
+}
 
 export interface CallStreamOptions {
   heartbeatMs?: number;
   maxBufferedBytes?: number;
+  keyCheckMs?: number;
+  unconfirmedGraceMs?: number;
+  /** Streams one key may hold; less than the live feed's subscribers. */
+  perKey?: number;
+}
+
+/** Why the server ended a stream: the data of its last event. */
+export type StreamEnding = 'key_revoked' | 'key_unconfirmed' | 'shutting_down';
+
+function endingMessage(ending: StreamEnding, holder: StreamHolder, graceMs: number): string {
+  switch (ending) {
+    case 'key_revoked':
+      return `the API key ${holder.prefix}… was revoked: its streams end with it`;
+    case 'key_unconfirmed':
+      return `the API key ${holder.prefix}… could not be checked for ${graceMs / 1000} s (the store did not answer); reconnect with Last-Event-ID`;
+    case 'shutting_down':
+      return 'the server is shutting down; reconnect with Last-Event-ID';
+  }
+}
+
+interface OpenStream {
+  holder: StreamHolder;
+  /** When the key was last known to be in force (performance.now()): the stream's opening, or a check begun after it. */
+  confirmedAt: number;
+  /**
+   * Ends the stream once. The server's reasons are told to the client in a last event; `gone` (the client went
+   * away) and `cut` (it stopped reading, and its connection is dropped rather than drained) tell nothing.
+   */
+  end(ending: StreamEnding | 'cut' | 'gone'): void;
 }
 
 /** Whether an event passes the stream's filter (the same fields as the calls search). */
@@ -53,50 +102,71 @@ export function eventText(event: CallEvent, epoch: string): string {
 }
 
 export class CallStreams {
-  private readonly open = new Set<(cut?: boolean) => void>();
+  private readonly open = new Set<OpenStream>();
   private readonly heartbeatMs: number;
   private readonly maxBufferedBytes: number;
+  private readonly keyCheckMs: number;
+  private readonly unconfirmedGraceMs: number;
+  private readonly perKey: number;
+  private checker: NodeJS.Timeout | null = null;
+  private checking = false;
+  private readonly stopHearingRevocations: () => void;
 
-  constructor(private readonly events: CallEvents, options: CallStreamOptions = {}) {
+  constructor(private readonly events: CallEvents, private readonly keys: KeyStanding, options: CallStreamOptions = {}) {
     this.heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
     this.maxBufferedBytes = options.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
+    this.keyCheckMs = options.keyCheckMs ?? KEY_CHECK_MS;
+    this.unconfirmedGraceMs = options.unconfirmedGraceMs ?? UNCONFIRMED_GRACE_MS;
+    this.perKey = options.perKey ?? STREAMS_PER_KEY;
+    if (!(this.perKey >= 1 && this.perKey < events.maxSubscribers)) {
+      throw new RangeError(`streams per key (${this.perKey}) must be at least 1 and fewer than the places (${events.maxSubscribers})`);
+    }
+    this.stopHearingRevocations = keys.onRevoked((id) => this.endKey(id, 'key_revoked'));
   }
 
-  /** Serves one stream until the client goes away or the server closes; resolves then. */
-  serve(res: ServerResponse, filter: CallFilter, lastEventId: string | undefined, signal: AbortSignal): Promise<void> {
+  /** Serves one stream for the key `holder` until the client goes away, the key is revoked or the server closes; resolves then. */
+  serve(res: ServerResponse, holder: StreamHolder, filter: CallFilter, lastEventId: string | undefined, signal: AbortSignal): Promise<void> {
     const { events } = this;
+    // Counted and taken without yielding: two requests at once cannot both take the last place.
+    const refusal = placeRefusal(this.held(holder.id), holder, { max: events.maxSubscribers, perKey: this.perKey });
+    if (refusal) throw refusal;
     return new Promise<void>((resolve) => {
       let ended = false;
       let heartbeat: NodeJS.Timeout | null = null;
       let unsubscribe: (() => void) | null = null;
-      /** `cut`: the client stopped reading; its connection is dropped, not left to drain what it will never read. */
-      const end = (cut = false) => {
-        if (ended) return;
-        ended = true;
-        if (heartbeat) clearInterval(heartbeat);
-        unsubscribe?.();
-        this.open.delete(end);
-        signal.removeEventListener('abort', onAbort);
-        if (cut) res.destroy();
-        else if (!res.writableEnded) res.end();
-        resolve();
+      const stream: OpenStream = {
+        holder: { id: holder.id, prefix: holder.prefix, scope: holder.scope },
+        confirmedAt: performance.now(),
+        end: (ending) => {
+          if (ended) return;
+          ended = true;
+          if (heartbeat) clearInterval(heartbeat);
+          unsubscribe?.();
+          this.forget(stream);
+          signal.removeEventListener('abort', onAbort);
+          if (ending === 'cut') {
+            res.destroy();
+          } else if (!res.writableEnded) {
+            if (ending !== 'gone') res.write(`event: end\ndata: ${JSON.stringify({ reason: ending, message: endingMessage(ending, stream.holder, this.unconfirmedGraceMs) })}\n\n`);
+            res.end();
+          }
+          resolve();
+        },
       };
-      const onAbort = () => end();
+      const onAbort = () => stream.end('gone');
       const send = (text: string) => {
         if (ended) return;
         res.write(text);
-        if (res.writableLength > this.maxBufferedBytes) end(true);
+        if (res.writableLength > this.maxBufferedBytes) stream.end('cut');
       };
       // Everything from here to the first write runs without yielding, so no event can fall between the
       // replay of missed events and the live ones.
       unsubscribe = events.subscribe((event) => {
         if (matchesFilter(event, filter)) send(eventText(event, events.epoch));
       });
-      if (!unsubscribe) {
-        throw new HttpError(503, 'too_many_streams', `${events.maxSubscribers} call streams are open, as many as this server holds; try again later`,
-          undefined, { 'retry-after': String(Math.ceil(RECONNECT_MS / 1000)) });
-      }
-      this.open.add(end);
+      // placeRefusal counted the same places the feed bounds: it cannot be full here.
+      if (!unsubscribe) throw new Error('the call feed refused a subscriber the stream places allowed');
+      this.track(stream);
       signal.addEventListener('abort', onAbort, { once: true });
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -122,6 +192,64 @@ export class CallStreams {
 
   /** Ends every open stream (the server is closing). */
   closeAll(): void {
-    for (const end of [...this.open]) end();
+    this.stopHearingRevocations();
+    for (const stream of [...this.open]) stream.end('shutting_down');
+  }
+
+  /** The places held now, in all, by read keys, and by the key `keyId`. */
+  private held(keyId: string): { all: number; byReaders: number; byKey: number } {
+    let byReaders = 0;
+    let byKey = 0;
+    for (const { holder } of this.open) {
+      if (holder.scope !== 'admin') byReaders += 1;
+      if (holder.id === keyId) byKey += 1;
+    }
+    return { all: this.open.size, byReaders, byKey };
+  }
+
+  private track(stream: OpenStream): void {
+    this.open.add(stream);
+    if (this.checker === null) {
+      this.checker = setInterval(() => void this.checkKeys(), this.keyCheckMs);
+      // The streams' own connections keep the process alive, not this.
+      this.checker.unref();
+    }
+  }
+
+  private forget(stream: OpenStream): void {
+    this.open.delete(stream);
+    if (this.open.size === 0 && this.checker !== null) {
+      clearInterval(this.checker);
+      this.checker = null;
+    }
+  }
+
+  private endKey(keyId: string, ending: StreamEnding): void {
+    for (const stream of [...this.open]) if (stream.holder.id === keyId) stream.end(ending);
+  }
+
+  /**
+   * One tick: the streams whose key has gone unconfirmed too long end; then, unless the last check is still
+   * waiting for the store, one query for the distinct keys of all open streams, and those not in force end.
+   */
+  private async checkKeys(): Promise<void> {
+    const now = performance.now();
+    for (const stream of [...this.open]) if (now - stream.confirmedAt > this.unconfirmedGraceMs) stream.end('key_unconfirmed');
+    if (this.checking || this.open.size === 0) return;
+    this.checking = true;
+    try {
+      const ids = [...new Set([...this.open].map((stream) => stream.holder.id))];
+      const good = await this.keys.inForce(ids);
+      const asked = new Set(ids);
+      for (const stream of [...this.open]) {
+        if (!asked.has(stream.holder.id)) continue; // opened while the store was asked: its own authentication stands
+        if (good.has(stream.holder.id)) stream.confirmedAt = Math.max(stream.confirmedAt, now);
+        else stream.end('key_revoked');
+      }
+    } catch {
+      // The store did not answer: the next tick asks again, and the grace above ends streams left unconfirmed.
+    } finally {
+      this.checking = false;
+    }
   }
 }

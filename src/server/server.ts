@@ -58,7 +58,7 @@ export class SubakoServer {
   private constructor(readonly platform: Platform, private readonly options: SubakoServerOptions) {
     const log = options.log ?? (() => undefined);
     this.endpoints = new SessionMcpEndpoints(platform, options.origins);
-    this.streams = new CallStreams(platform.calls.events);
+    this.streams = new CallStreams(platform.calls.events, platform.apiKeys);
     this.metrics = new ServerMetrics(platform.calls.events, options.runtimeStats, () => platform.calls.active, options.natsStats);
     this.accessLog = platform.log.child({ component: 'http' });
     this.routes = buildRoutes({

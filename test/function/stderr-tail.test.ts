@@ -2,7 +2,7 @@
  * ABI 1, "the model is told the function crashed, with the last 4 KiB of stderr": for every crash reason,
  * every way the stderr was written (one write or many, before the deciding line or after it), on the two
  * places a guest runs — the supervised sandbox process (the server's) and worker threads of the caller's own
- * process (`subako call`'s). The other paths (CLI, REST, MCP, NATS worker) are in test/server/stderr-tail-paths.
+ * process (`subako call`'s). The other paths (CLI, REST, MCP, NATS worker) are in test/server/stderr-tail-*.test.ts.
  */
 import { after, before, describe, test } from 'node:test';
 import { FunctionHost } from '../../src/function/host.js';

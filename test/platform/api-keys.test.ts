@@ -45,6 +45,24 @@ describe('API keys', () => {
     await store.close();
   });
 
+  it('tells which of many keys are in force in one call, and hears this process\'s revocations at once', async () => {
+    const store = new SqliteStore(join(dir(), 'subako.db'));
+    const keys = new ApiKeys(store);
+    const [admin, reader, gone] = [await keys.create('admin'), await keys.create('dash', 'read'), await keys.create('old', 'read')];
+    const heard: string[] = [];
+    const stop = keys.onRevoked((id) => heard.push(id));
+    await keys.revoke(gone.record.id);
+    assert.deepEqual(heard, [gone.record.id]);
+    assert.deepEqual([...await keys.inForce([admin.record.id, reader.record.id, gone.record.id, 'key_none'])].sort(), [admin.record.id, reader.record.id].sort());
+    assert.deepEqual([...await keys.inForce([])], []);
+    await assert.rejects(keys.revoke(admin.record.id), ConflictError);
+    assert.deepEqual(heard, [gone.record.id], 'a refused revocation is not heard');
+    stop();
+    await keys.revoke(reader.record.id);
+    assert.deepEqual(heard, [gone.record.id], 'removed, the listener hears no more');
+    await store.close();
+  });
+
   it('records the last use, at most once a minute', async () => {
     const store = new SqliteStore(join(dir(), 'subako.db'));
     const keys = new ApiKeys(store);

@@ -9,9 +9,12 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CallEvents } from '../../src/platform/call-events.js';
-import { CallStreams } from '../../src/server/call-stream.js';
+import { join } from 'node:path';
+import { ApiKeys } from '../../src/platform/api-keys.js';
+import { SqliteStore } from '../../src/platform/sqlite-store.js';
+import { CallStreams, STREAMS_PER_KEY, type CallStreamOptions } from '../../src/server/call-stream.js';
 import type { CallRecord } from '../../src/platform/index.js';
-import { startInProcess, type InProcess } from './helpers/harness.js';
+import { startInProcess, tempDir, type InProcess } from './helpers/harness.js';
 import { openSse, type SseStream } from './helpers/sse.js';
 
 let s: InProcess;
@@ -135,10 +138,13 @@ describe('the call stream', () => {
     first!();
     assert.ok(events.subscribe(() => undefined), 'a slot frees when a subscriber leaves');
 
+    // Every place taken by admin keys, each holding its share (call-stream-keys.test.ts: how the places are shared).
     const max = s.server.platform.calls.events.maxSubscribers;
-    const open = await Promise.all(Array.from({ length: max }, () => stream()));
+    const adminKey = async () => (await s.call('POST', '/v1/keys', { name: 'watcher', scope: 'admin' })).body.key as string;
+    const keys = await Promise.all(Array.from({ length: Math.ceil(max / STREAMS_PER_KEY) + 1 }, adminKey));
+    const open = await Promise.all(Array.from({ length: max }, (_, i) => stream('', { authorization: `Bearer ${keys[Math.floor(i / STREAMS_PER_KEY)]}` })));
     assert.ok(open.every((o) => o.status === 200));
-    const refused = await stream();
+    const refused = await stream('', { authorization: `Bearer ${keys.at(-1)}` });
     assert.equal(refused.status, 503);
     for (const o of open) o.close();
   });
@@ -162,24 +168,62 @@ describe('the call stream', () => {
     const sse = await stream();
     await s.close();
     await sse.ended;
+    const end = await sse.next();
+    assert.deepEqual([end.event, JSON.parse(end.data).reason], ['end', 'shutting_down'], 'its last event says why');
     await assert.rejects(sse.next(), /ended/);
   });
 });
 
 describe('the call stream\'s own bounds', () => {
-  /** A bare HTTP server serving one CallStreams over its own CallEvents, so the bounds can be small. */
-  async function streamsServer(options: { heartbeatMs?: number; maxBufferedBytes?: number }) {
+  /** The real SQLite store, keeping the ids each key check asked about. */
+  class WatchedStore extends SqliteStore {
+    readonly asked: string[][] = [];
+    override async getApiKeys(ids: readonly string[]) {
+      this.asked.push([...ids]);
+      return super.getApiKeys(ids);
+    }
+  }
+  /**
+   * A bare HTTP server serving one CallStreams over its own CallEvents, so the bounds can be small; its keys are
+   * two real ones (a read key, then an admin key) in a SQLite store of its own; `?key=1` opens a stream with the
+   * second.
+   */
+  async function streamsServer(options: CallStreamOptions) {
     const events = new CallEvents(100, 4);
-    const streams = new CallStreams(events, options);
+    const store = new WatchedStore(join(tempDir('subako-streams-'), 'subako.db'));
+    const keys = new ApiKeys(store);
+    const holders = [(await keys.create('watcher', 'read')).record, (await keys.create('admin', 'admin')).record];
+    const streams = new CallStreams(events, keys, { perKey: 2, ...options });
     const server = createServer((req, res) => {
       const aborter = new AbortController();
       res.on('close', () => aborter.abort());
-      void streams.serve(res, {}, undefined, aborter.signal);
+      const holder = holders[Number(new URL(req.url ?? '/', 'http://x').searchParams.get('key') ?? 0)];
+      void streams.serve(res, holder, {}, undefined, aborter.signal);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-    return { events, streams, url, close: () => { streams.closeAll(); server.closeAllConnections(); server.close(); } };
+    const close = async () => {
+      streams.closeAll();
+      server.closeAllConnections();
+      server.close();
+      await store.close();
+    };
+    return { events, streams, store, holders, url, close };
   }
+  /** Waits for `condition`, checking every 10 ms, failing after 10 s. */
+  async function until(condition: () => boolean, what: string): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!condition()) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within 10 s`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  const ending = async (sse: SseStream): Promise<string> => {
+    const end = await sse.next();
+    assert.equal(end.event, 'end', JSON.stringify(end));
+    await sse.ended;
+    return JSON.parse(end.data).reason;
+  };
   const record = (id: string, stderrTail = ''): CallRecord => ({ id, sessionId: 'ses', via: 'api', tool: 't', arguments: {}, outcome: 'ok', crash: null, model: [], stderrTail, egress: [], durationMs: 1, startedAt: '' });
 
   it('sends a heartbeat comment while nothing happens', async () => {
@@ -188,7 +232,7 @@ describe('the call stream\'s own bounds', () => {
     while (!sse.comments.includes('heartbeat')) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.ok(sse.comments.includes('subako call stream'));
     sse.close();
-    served.close();
+    await served.close();
   });
 
   it('cuts off a client that does not read rather than buffer for it', async () => {
@@ -207,6 +251,45 @@ describe('the call stream\'s own bounds', () => {
     }
     assert.equal(served.events.subscribers, 0, 'the stream ended once its buffer passed the bound');
     socket.destroy();
-    served.close();
+    await served.close();
+  });
+
+  it('checks the keys of every open stream in one query per tick, and ends the streams of a key revoked elsewhere', async () => {
+    const served = await streamsServer({ keyCheckMs: 20 });
+    const [reader, admin] = served.holders;
+    const open = [await openSse(served.url, {}), await openSse(served.url, {}), await openSse(`${served.url}?key=1`, {}), await openSse(`${served.url}?key=1`, {})];
+    assert.deepEqual(open.map((sse) => sse.status), [200, 200, 200, 200]);
+    const from = served.store.asked.length;
+    await until(() => served.store.asked.length >= from + 3, 'three key checks');
+    for (const ids of served.store.asked.slice(from)) assert.deepEqual([...ids].sort(), [reader.id, admin.id].sort(), 'each key once, in one query');
+    // Revoked by another writer of the store (no word reaches this CallStreams but the check's).
+    assert.equal(await served.store.revokeApiKey(reader.id, new Date().toISOString()), true);
+    assert.deepEqual([await ending(open[0]), await ending(open[1])], ['key_revoked', 'key_revoked']);
+    assert.equal(served.events.subscribers, 2, 'the admin\'s streams go on');
+    const after = served.store.asked.length;
+    await until(() => served.store.asked.length >= after + 2, 'two more key checks');
+    assert.deepEqual(served.store.asked.at(-1), [admin.id]);
+    for (const sse of open) sse.close();
+    await served.close();
+  });
+
+  it('a stream whose key the store cannot confirm ends after the grace, saying so (it fails closed)', async () => {
+    const served = await streamsServer({ keyCheckMs: 20, unconfirmedGraceMs: 300 });
+    const sse = await openSse(served.url, {});
+    assert.equal(sse.status, 200);
+    const from = served.store.asked.length;
+    await until(() => served.store.asked.length >= from + 2, 'two key checks');
+    assert.equal(served.events.subscribers, 1, 'confirmed, the stream goes on');
+    await served.store.close();
+    assert.equal(await ending(sse), 'key_unconfirmed');
+    await served.close();
+  });
+
+  it('closing the streams says why: the server is shutting down', async () => {
+    const served = await streamsServer({});
+    const sse = await openSse(served.url, {});
+    served.streams.closeAll();
+    assert.equal(await ending(sse), 'shutting_down');
+    await served.close();
   });
 });

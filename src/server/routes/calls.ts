@@ -4,7 +4,7 @@
  */
 import type { CallFilter, CallOutcome } from '../../platform/index.js';
 import type { JsonSchema } from '../../tool.js';
-import type { CallStreams } from '../call-stream.js';
+import { STREAMS_PER_KEY, type CallStreams } from '../call-stream.js';
 import type { Route } from '../route.js';
 import { CALL_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, pageOf } from '../schemas.js';
 import { callView, mapPage, pageRequest } from '../views.js';
@@ -42,15 +42,18 @@ export function callRoutes(streams: CallStreams): Route[] {
       method: 'GET', path: '/v1/calls/stream', operationId: 'streamCalls', tag: 'calls', auth: 'api_key', raw: true,
       summary: 'The call log live, as Server-Sent Events: every call when it starts (outcome running) and when it ends, as "event: call" ' +
         'with the same view as GET /v1/calls. Each event has an id; reconnect with Last-Event-ID to get what was missed, or an "event: reset" ' +
-        'when that is no longer possible (reload the list). A comment line every 15 s keeps the connection alive.',
+        'when that is no longer possible (reload the list). A comment line every 15 s keeps the connection alive. The stream lives as long as ' +
+        'its key: within about a second of the key\'s revocation it ends with an "event: end" naming the reason. One key holds at most ' +
+        `${STREAMS_PER_KEY} streams; the last ${STREAMS_PER_KEY} places are kept for admin keys.`,
       query: CALL_FILTER_QUERY,
       responses: {
         200: { description: 'The stream (text/event-stream); each data line is one call.', contentType: 'text/event-stream', schema: { type: 'string' } },
-        503: error('As many streams are open as the server holds; retry after Retry-After.'),
+        429: error('This key holds as many streams as one key may; close one first.'),
+        503: error('As many streams are open as the server holds (or, for a read key, as read keys may hold together); retry after Retry-After.'),
       },
-      async handler({ req, res, query, signal }) {
+      async handler({ req, res, query, signal, apiKey }) {
         const lastEventId = req.headers['last-event-id'];
-        await streams.serve(res, callFilter(query), typeof lastEventId === 'string' ? lastEventId : undefined, signal);
+        await streams.serve(res, apiKey!, callFilter(query), typeof lastEventId === 'string' ? lastEventId : undefined, signal);
         return null;
       },
     },

@@ -124,6 +124,17 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual(await store.getApiKey(keys[0].id), { ...keys[0], lastUsedAt: iso(60_000) });
     });
 
+    it('reads many API keys by id in one call: those that exist, revoked ones as they are', async () => {
+      const { store } = await fresh();
+      const keys = [apiKey(), apiKey({ scope: 'read' }), apiKey({ scope: 'read', revokedAt: iso(2) })];
+      for (const key of keys) await store.addApiKey(key);
+      const byId = (records: ApiKeyRecord[]) => [...records].sort((x, y) => byteOrder(x.id, y.id));
+      assert.deepEqual(byId(await store.getApiKeys([keys[2].id, 'key_none', keys[0].id])), byId([keys[0], keys[2]]));
+      assert.deepEqual(byId(await store.getApiKeys(keys.map((k) => k.id))), byId(keys));
+      assert.deepEqual(await store.getApiKeys([]), []);
+      assert.deepEqual(await store.getApiKeys(['key_none', "x' OR '1'='1"]), [], 'ids are values, never SQL');
+    });
+
     it('revokes API keys but never the last admin key in force, even two revoked at once', async () => {
       const { store } = await fresh();
       const [a, b, reader] = [apiKey(), apiKey(), apiKey({ scope: 'read' })];
