@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Objm } from '@nats-io/obj';
 import { natsSubjects } from '../../src/platform/nats-calls.js';
+import { BUS_SENDERS, busKey, openEnvelope, type BusKind } from '../../src/platform/nats-envelope.js';
 
 export const SHARED_NATS_URL = process.env.SUBAKO_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -118,15 +119,50 @@ export async function spawnWorker(
   };
 }
 
-/** Removes a run's object-store buckets (packages and skills) from the shared NATS server; what is missing is skipped. */
+/** Removes a run's object-store buckets (packages, skills, the bus's key check) from the shared NATS server; what is missing is skipped. */
 export async function removeBuckets(prefix: string): Promise<void> {
   const nc = await connectShared();
   try {
     const subjects = natsSubjects(prefix);
-    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket]) {
+    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket, subjects.busBucket]) {
       await (await new Objm(nc).open(bucket).catch(() => null))?.destroy().catch(() => undefined);
     }
   } finally {
     await nc.close();
   }
+}
+
+/** A message seen on the bus: its subject, its bytes as text (for looking for what must not be in the clear), and what it says when it opens. */
+export interface SeenMessage {
+  subject: string;
+  data: string;
+  opened: { kind: BusKind; body: any } | null;
+}
+
+/**
+ * Every message on the reply inboxes (and, with `calls`, on this run's own subjects), as a process holding the
+ * deployment's key reads them: opened with the bus key derived from `sealingKey` (base64, the tests'
+ * SUBAKO_SECRET_KEY) and the prefix. Other runs' messages share the inboxes and do not open: they are kept,
+ * unopened. Watching the calls subject makes it one with a subscriber, which the NATS server then never answers
+ * "no responders": a test of what happens when no worker is free must not ask for it.
+ */
+export function watchBus(nc: NatsConnection, prefix: string, sealingKey: string, options: { calls?: boolean } = {}): { seen: SeenMessage[]; accepted(from?: number): string[] } {
+  const key = busKey(Buffer.from(sealingKey, 'base64'), prefix);
+  const kinds = Object.keys(BUS_SENDERS) as BusKind[];
+  const seen: SeenMessage[] = [];
+  // Never '>': that would also subscribe to every other run's `<prefix>.calls`.
+  for (const subject of options.calls ? [`${prefix}.>`, '_INBOX.>'] : ['_INBOX.>']) {
+    nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return;
+        const opened = openEnvelope<unknown>(key, msg.subject, msg.data, kinds);
+        seen.push({ subject: msg.subject, data: Buffer.from(msg.data).toString('latin1'), opened: opened.ok ? { kind: opened.header.k, body: opened.body } : null });
+      },
+    });
+  }
+  return {
+    seen,
+    /** The names of the workers that said they took a call, in order, from the `from`-th message seen. */
+    accepted: (from = 0) => seen.slice(from).filter((m) => m.opened?.kind === 'accepted').map((m) => m.opened!.body.worker as string),
+  };
 }
