@@ -76,7 +76,8 @@ export async function startServer(options: StartOptions): Promise<Started> {
   const instanceLeaseMs = options.instanceLeaseMs;
   // One worker per core, at least two; the call limits are sized from the same number.
   const workers = options.workers ?? Math.max(2, availableParallelism());
-  const admission = { ...defaultCallAdmissionLimits(workers), ...defined(options.admission ?? {}) };
+  // In process, admission shares these workers out among agents; over NATS the workers are the fleet's, which it does not count.
+  const admission = { ...defaultCallAdmissionLimits(workers, options.nats ? 'fleet' : 'here'), ...defined(options.admission ?? {}) };
   const local = new FunctionRuntime({
     // With NATS, this process only discovers uploads: one slot is enough.
     poolSize: options.nats ? 1 : workers,

@@ -69,8 +69,8 @@ export interface ServerConfig {
   memoryMiB: number;
   /**
    * Call admission (platform/call-admission.ts): calls one session, and all sessions of one agent, may run
-   * at once and may have waiting. Undefined: sized from the workers (a session half of them, an agent all),
-   * queues of 16 per session and 64 per agent.
+   * at once and may have waiting. Undefined: sized from the workers (a session half of them, an agent all but
+   * one, all of them at one or two workers), queues of 16 per session and 64 per agent.
    */
   sessionConcurrency?: number;
   sessionQueue?: number;

@@ -36,7 +36,7 @@ interface ServeFlags {
 const LIMIT_FLAGS: [keyof ServerConfig, string, string][] = [
   ['sessionConcurrency', '--session-concurrency <n>', 'calls one session may run at once (default: half the workers)'],
   ['sessionQueue', '--session-queue <n>', 'calls one session may have waiting; more are refused with 429 (default 16)'],
-  ['agentConcurrency', '--agent-concurrency <n>', 'calls all sessions of one agent may run at once (default: the workers)'],
+  ['agentConcurrency', '--agent-concurrency <n>', 'calls all sessions of one agent may run at once (default: all workers but one; all of them at 1 or 2 workers)'],
   ['agentQueue', '--agent-queue <n>', 'calls all sessions of one agent may have waiting (default 64)'],
   ['maxConnections', '--max-connections <n>', 'connections held at once (default: half the open-file limit, at most 4096)'],
   ['maxConnectionsPerAddress', '--max-connections-per-address <n>', 'connections one client address may hold; 0 for no limit, behind a proxy (default 256)'],

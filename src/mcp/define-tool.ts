@@ -32,6 +32,13 @@ export interface DefineToolOptions<Args> {
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+/** MCP's tool-name rule, as its users read it. */
+export const TOOL_NAME_RULE = '1-128 of A-Z a-z 0-9 _ - .';
+
+/** Whether a name is a tool name by MCP's rule (the one defineTool holds its tools to, and an agent's published names). */
+export function isToolName(name: string): boolean {
+  return TOOL_NAME.test(name);
+}
 
 function isZod(value: unknown): value is ZodType {
   return typeof value === 'object' && value !== null && typeof (value as { safeParse?: unknown }).safeParse === 'function';
@@ -60,8 +67,8 @@ export function errorResult(err: unknown): CallToolResult {
 }
 
 export function defineTool<Args = Record<string, unknown>>(options: DefineToolOptions<Args>): Tool {
-  if (!TOOL_NAME.test(options.name)) {
-    throw new TypeError(`"${options.name}" is not a tool name (1-128 of A-Z a-z 0-9 _ - .)`);
+  if (!isToolName(options.name)) {
+    throw new TypeError(`"${options.name}" is not a tool name (${TOOL_NAME_RULE})`);
   }
   if ((options.inputSchema === undefined) === (options.schema === undefined)) {
     throw new TypeError(`tool "${options.name}" needs exactly one of inputSchema (JSON Schema) or schema (zod)`);

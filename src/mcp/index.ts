@@ -40,7 +40,7 @@ export {
 export { headers, oauth, isAuth, setAccessTokenSource, type Auth, type HeadersAuth, type OAuthAuth, type AccessTokenSource } from './auth.js';
 export { tools, call, getMetadata, callTool, type ServerOptions, type DirectCall, type ToolMetadata } from './client-api.js';
 export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connection.js';
-export { defineTool, type DefineToolOptions } from './define-tool.js';
+export { defineTool, isToolName, TOOL_NAME_RULE, type DefineToolOptions } from './define-tool.js';
 export { createToolboxHandler, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES } from './endpoint-admission.js';
 export { CALL_REFUSED_RPC_CODE, ToolCallRefusedError, ToolInputRequiredError, elicitsForms, type Elicitation } from './toolbox-server.js';

@@ -38,7 +38,7 @@ export interface AgentToolbox {
   entry(via: CallVia): Toolbox;
   /** Secret values this session can reach, for redacting the call log. */
   secrets: string[];
-  /** Sources left out, with why (a remote server that did not answer). */
+  /** Sources and tools left out, with why (a remote server that did not answer, a tool the naming rule could not name). */
   warnings: string[];
 }
 
@@ -120,12 +120,24 @@ export class SessionToolboxes {
         warnings.push(`remote MCP server ${server.name} is unavailable: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
-    const names = publishToolNames(sources.map((s): SourceTools => ({ source: s.source, tools: s.tools.map((t) => t.name) })));
+    const naming = publishToolNames(sources.map((s): SourceTools => ({ source: s.source, tools: s.tools.map((t) => t.name) })));
+    warnings.push(...naming.warnings);
     const scope = { session, secrets: [...secrets] };
     const tools: Record<string, LoggedTool> = {};
-    for (const { source, tool, name } of names) {
-      const original = sources.find((s) => s.source === source)?.tools.find((t) => t.name === tool);
-      if (original) tools[name] = this.deps.calls.withCallLog(original, scope, name, needApproval.has(original) ? this.deps.approvals : undefined);
+    // Looked up by source and name, not searched: a remote server chooses how many tools it lists.
+    const bySource = new Map<string, Map<string, Tool>>();
+    for (const s of sources) {
+      if (bySource.has(s.source)) continue; // as the naming rule does: a repeated source name is the first's
+      const byName = new Map<string, Tool>();
+      for (const t of s.tools) if (!byName.has(t.name)) byName.set(t.name, t);
+      bySource.set(s.source, byName);
+    }
+    for (const { source, tool, name } of naming.published) {
+      const original = bySource.get(source)?.get(tool);
+      if (!original) continue;
+      const logged = this.deps.calls.withCallLog(original, scope, name, needApproval.has(original) ? this.deps.approvals : undefined);
+      // defineProperty: a tool named "__proto__" is a tool like any other, not the record's prototype.
+      Object.defineProperty(tools, name, { value: logged, enumerable: true });
     }
     return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings };
   }

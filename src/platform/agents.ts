@@ -10,6 +10,7 @@ import { parseAllowEntry, canonicalOrigin } from '../egress/index.js';
 import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
+import { overlappingSource, SOURCE_SEPARATOR } from './tool-names.js';
 import type { AgentRecord, AgentSpec, AgentVersionRecord, Page, PageRequest, Store, ToolPolicy } from './store.js';
 import { stopNoCalls, type StopCalls } from './sessions.js';
 import type { Volumes } from './volumes.js';
@@ -103,11 +104,13 @@ export class AgentService {
     if (spec.name.length === 0 || spec.name.length > 128) problems.push({ code: 'agent.name', message: 'name must be 1-128 characters' });
 
     const sourceNames = new Set<string>();
+    const sources: NamedSource[] = [];
     for (const [i, tool] of (input.tools ?? []).entries()) {
       const where = `tools[${i}]`;
       const requested = tool.version ?? 'latest';
       if (sourceNames.has(tool.package)) problems.push({ code: 'agent.duplicate_source', message: `${where}: package ${tool.package} is granted twice` });
       sourceNames.add(tool.package);
+      checkPrefix(problems, { where, name: tool.package, label: `package ${tool.package}`, server: false }, sources);
       const pkg = requested === 'latest' ? await this.store.latestPackage(tool.package) : await this.store.getPackage(tool.package, requested);
       if (!pkg) {
         problems.push({ code: 'agent.unknown_package', message: `${where}: package ${tool.package}@${requested} does not exist` });
@@ -141,6 +144,7 @@ export class AgentService {
     for (const [i, server] of (input.mcp_servers ?? []).entries()) {
       const where = `mcp_servers[${i}]`;
       if (!SOURCE_NAME.test(server.name)) problems.push({ code: 'agent.server_name', message: `${where}: name ${JSON.stringify(server.name)} must be 1-64 characters of a-z, 0-9, "_" and "-"` });
+      else checkPrefix(problems, { where, name: server.name, label: `remote MCP server ${server.name}`, server: true }, sources);
       if (sourceNames.has(server.name)) problems.push({ code: 'agent.duplicate_source', message: `${where}: the name ${server.name} is already used by another source of this agent` });
       sourceNames.add(server.name);
       if (!isServerUrl(server.url)) problems.push({ code: 'agent.server_url', message: `${where}: url must be an https URL` });
@@ -165,6 +169,32 @@ export class AgentService {
     if (problems.length > 0) throw new ValidationError(problems);
     return spec;
   }
+}
+
+interface NamedSource {
+  where: string;
+  name: string;
+  label: string;
+  /** A remote server's name is the agent's to choose; a package's is its manifest's. */
+  server: boolean;
+}
+
+/**
+ * Refuses a source whose prefix overlaps an earlier source's (`a` and `a_`, `a` and `a__b`: tool-names.ts):
+ * a prefixed name such as `a__b__x` could then not say whose tool it is. Then remembers the source.
+ */
+function checkPrefix(problems: Problem[], source: NamedSource, earlier: NamedSource[]): void {
+  const other = overlappingSource(source.name, earlier.map((e) => e.name));
+  const otherSource = earlier.find((e) => e.name === other);
+  if (otherSource) {
+    const [short, long] = otherSource.name.length <= source.name.length ? [otherSource.name, source.name] : [source.name, otherSource.name];
+    const sep = SOURCE_SEPARATOR;
+    problems.push({
+      code: 'agent.source_prefix',
+      message: `${source.where}: ${source.label} cannot be a source beside ${otherSource.label} (${otherSource.where}): a name beginning with "${short}${sep}" always means a tool of ${short}, and the prefixed names of ${long}'s tools ("${long}${sep}<tool>") would begin with it too; grant only one of them${source.server || otherSource.server ? `, or rename the remote server so that neither name is the other's followed by "_" or by "${sep}"` : ''}`,
+    });
+  }
+  earlier.push(source);
 }
 
 /** Remote servers are reached over https; plain http only on the loopback interface (local servers, tests). */

@@ -135,7 +135,7 @@ export class CallLog {
     const plan = await approvals?.plan(session.id, name, args, { callId, input, secrets, signal });
     if (plan?.kind === 'hold') return this.runHeld(session, via, name, tool, args, secrets, callId, plan, signal, progress);
     // Throws before anything is recorded when the call may not even wait (CallRefusedError).
-    const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
+    const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal, tool);
     this.inFlight += 1;
     try {
       // The approval a retry carries is used up only once the call is admitted: a refused call keeps it.
@@ -177,7 +177,7 @@ export class CallLog {
       const decided: CallRecord = { ...record, approval: verdict.approval };
       if (!verdict.run) return await this.notApproved(decided, name, verdict, performance.now() - arrived, secrets);
       try {
-        admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal);
+        admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal, tool);
       } catch (err) {
         // Approved, but the session's queue is full (or the session went): the record says so; the caller is refused.
         const message = redactText(err instanceof Error ? err.message : String(err), secrets);
@@ -321,7 +321,7 @@ function notStartedResult(name: string, why: NotStarted, admitted: AdmittedCall,
   const waited = Math.round(admitted.waitedMs());
   const message =
     why === 'timeout'
-      ? `the call waited ${waited} ms for a turn (its session or agent was running as many calls as it may) and its deadline ` +
+      ? `the call waited ${waited} ms for a turn (its session or agent was running as many calls as it may, or every worker was busy) and its deadline ` +
         `of ${callTimeoutMs} ms, which counts the wait, passed before it could start`
       : why === 'stopped'
         ? `the call was stopped before it started: ${admitted.stoppedBecause() ?? 'its session was deleted'}`

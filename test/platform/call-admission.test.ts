@@ -30,7 +30,7 @@ describe('call admission', () => {
 
   it('a call past a full session queue is refused at once, naming the session limit and a retry hint', () => {
     const admission = new CallAdmission(limits);
-    for (let i = 0; i < 4; i++) admission.admit('s1', 'a1', LONG);
+    const calls = [1, 2, 3, 4].map(() => admission.admit('s1', 'a1', LONG));
     assert.throws(() => admission.admit('s1', 'a1', LONG), (err: unknown) => {
       assert.ok(err instanceof CallRefusedError);
       assert.equal(err.code, 'too_many_calls');
@@ -39,17 +39,18 @@ describe('call admission', () => {
       assert.match(err.message, /session s1 already runs 2 calls \(at most 2 at once\) and has 2 waiting \(at most 2\)/);
       return true;
     });
+    for (const call of calls) call.end();
   });
 
   it('the agent limit counts all its sessions, and a full agent queue refuses naming the agent limit', () => {
     const admission = new CallAdmission(limits);
-    admission.admit('s1', 'a1', LONG);
-    admission.admit('s1', 'a1', LONG);
-    admission.admit('s2', 'a1', LONG); // the agent's third and last slot
-    for (let i = 0; i < 3; i++) admission.admit(`s${3 + i}`, 'a1', LONG); // three sessions wait on the agent
+    const calls = [admission.admit('s1', 'a1', LONG), admission.admit('s1', 'a1', LONG)];
+    calls.push(admission.admit('s2', 'a1', LONG)); // the agent's third and last slot
+    for (let i = 0; i < 3; i++) calls.push(admission.admit(`s${3 + i}`, 'a1', LONG)); // three sessions wait on the agent
     assert.throws(() => admission.admit('s9', 'a1', LONG), (err: unknown) => err instanceof CallRefusedError && err.limit === 'agent');
     // Another agent is not concerned.
-    assert.doesNotThrow(() => admission.admit('t1', 'a2', LONG));
+    assert.doesNotThrow(() => calls.push(admission.admit('t1', 'a2', LONG)));
+    for (const call of calls) call.end();
   });
 
   it('a full session does not hold up the same agent\'s other sessions', async () => {
@@ -64,6 +65,7 @@ describe('call admission', () => {
     // still full, so the first call that may run is otherWaiting's.
     other.end();
     assert.deepEqual(await Promise.all([busyWaiting, otherWaiting, third].map(turnOf)), ['waiting', 'run', 'waiting']);
+    for (const call of [first, busyWaiting, otherWaiting, third]) call.end();
   });
 
   it('a waiting call whose deadline passes ends as timeout without running; one that starts late gets only the rest', async () => {
@@ -139,9 +141,18 @@ describe('call admission', () => {
     assert.equal((admission as unknown as { agents: Map<string, unknown> }).agents.size, 0);
   });
 
-  it('defaults: a session may take half the workers, an agent all of them; the queues are bounded', () => {
-    assert.deepEqual(defaultCallAdmissionLimits(2), { sessionConcurrency: 1, sessionQueue: 16, agentConcurrency: 2, agentQueue: 64 });
-    assert.deepEqual(defaultCallAdmissionLimits(8), { sessionConcurrency: 4, sessionQueue: 16, agentConcurrency: 8, agentQueue: 64 });
+  it('defaults: a session may take half the workers, an agent all but one (all at one or two workers); the queues are bounded', () => {
+    const sized = (workers: number) => {
+      const { sessionConcurrency, agentConcurrency } = defaultCallAdmissionLimits(workers);
+      return [sessionConcurrency, agentConcurrency];
+    };
+    // One worker: nothing to keep back. Two: an agent's share must stay above its session's (1), so it is both.
+    assert.deepEqual([1, 2, 3, 4, 5, 8, 64].map(sized), [[1, 1], [1, 2], [1, 2], [2, 3], [2, 4], [4, 7], [32, 63]]);
+    assert.deepEqual(defaultCallAdmissionLimits(2), { sessionConcurrency: 1, sessionQueue: 16, agentConcurrency: 2, agentQueue: 64, workers: 2 });
+    assert.deepEqual(defaultCallAdmissionLimits(8), { sessionConcurrency: 4, sessionQueue: 16, agentConcurrency: 7, agentQueue: 64, workers: 8 });
+    // Over NATS the workers are the fleet's: no cap across agents, the shares sized from the replica's number.
+    assert.deepEqual(defaultCallAdmissionLimits(8, 'fleet'), { sessionConcurrency: 4, sessionQueue: 16, agentConcurrency: 7, agentQueue: 64 });
     assert.throws(() => new CallAdmission({ ...limits, sessionConcurrency: 0 }), /sessionConcurrency must be a whole number of at least 1/);
+    assert.throws(() => new CallAdmission({ ...limits, workers: 0 }), /workers must be a whole number of at least 1/);
   });
 });

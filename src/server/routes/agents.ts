@@ -13,7 +13,7 @@ export function agentRoutes(): Route[] {
   return [
     {
       method: 'POST', path: '/v1/agents', operationId: 'createAgent', tag: 'agents', auth: 'api_key',
-      summary: 'Create an agent (its version 1). "latest" package and skill versions are pinned at publish time. A tool name that two sources share is published as <source>__<tool> in each (then _2, _3… if still taken); unique names are kept.',
+      summary: 'Create an agent (its version 1). "latest" package and skill versions are pinned at publish time. A tool name that two sources share (letter case ignored), or that begins with a source\'s prefix <source>__, is published as <source>__<tool>; other names are kept. Sources whose prefixes overlap (a beside a_ or a__b) are refused (agent.source_prefix).',
       body: { kind: 'json', schema: AGENT_INPUT_SCHEMA },
       responses: { 201: { description: 'Created.', schema: AGENT_SCHEMA }, 400: error('Bad input.'), 422: error('Unknown packages, skills or vaults; bad policies.') },
       async handler({ platform, body }) {

@@ -53,10 +53,10 @@ export interface InProcess extends Api {
   close(): Promise<void>;
 }
 
-export async function startInProcess(options: { limits?: Partial<CallLimits>; dataDir?: string; publicUrl?: string; clock?: Clock } = {}): Promise<InProcess> {
+export async function startInProcess(options: { limits?: Partial<CallLimits>; dataDir?: string; publicUrl?: string; clock?: Clock; workers?: number } = {}): Promise<InProcess> {
   const dataDir = options.dataDir ?? tempDir();
   const { server, firstStart } = await startServer({
-    dataDir, port: 0, workers: 2, examplesDir: EXAMPLES, limits: options.limits, env: { ...process.env, ...TEST_KEY },
+    dataDir, port: 0, workers: options.workers ?? 2, examplesDir: EXAMPLES, limits: options.limits, env: { ...process.env, ...TEST_KEY },
     publicUrl: options.publicUrl, clock: options.clock,
   });
   if (!firstStart) throw new Error('expected a first start');
