@@ -224,6 +224,16 @@ export function checkAgainstSchema(
   return { ok: false, problems };
 }
 
+/**
+ * A schema subako did not write, compiled now (InvalidSchemaError when it cannot be), as a bounded check of
+ * values: for a caller that must learn of an unusable schema before it has a value (the SDK client's output
+ * validation).
+ */
+export function untrustedCheck(schema: JsonSchema, subject: SchemaSubject): (value: unknown) => SchemaCheck {
+  compile(schema, 'untrusted');
+  return (value) => checkAgainstSchema(schema, value, subject, 'untrusted');
+}
+
 /** A check past its budget: refused, naming the keyword it was in and where in the schema. */
 function refusal(exceeded: SchemaBudgetExceeded, subject: SchemaSubject): SchemaProblem {
   const rule = exceeded.keyword;

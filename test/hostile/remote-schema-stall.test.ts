@@ -4,7 +4,8 @@
  * backtracks catastrophically (`^(\w+\s?)*$` against a 68-character question ending in a character it does not
  * match), a known ReDoS e-mail pattern, and `uniqueItems` over ~40,000 objects. While such a call is checked,
  * `GET /v1/health` must keep answering, and the call must be checked correctly (a linear-time engine gives the
- * right answer) or refused naming the keyword — never sent upstream when the arguments do not match.
+ * right answer) or refused naming the keyword — never sent upstream when the arguments do not match. The same
+ * holds for a tool's output schema, which the server writes along with the answer checked against it.
  *
  * The platform is a real `subako serve` child: a frozen event loop in this process would freeze the test too,
  * so the old code would hang the file instead of failing it. The child is killed by its pid in `after`.
@@ -47,6 +48,12 @@ const TOOLS = [
       required: ['records'],
     },
   },
+  {
+    name: 'reply',
+    description: 'Answers with a question of its own (its output schema backtracks on it).',
+    inputSchema: { type: 'object', properties: {} },
+    outputSchema: { type: 'object', properties: { answer: { type: 'string', pattern: '^(\\w+\\s?)*$' } }, required: ['answer'] },
+  },
 ];
 
 let platform: Served;
@@ -62,6 +69,7 @@ before(async () => {
     server.setRequestHandler('tools/list', async () => ({ tools: TOOLS }) as never);
     server.setRequestHandler('tools/call', async (request) => {
       received.push({ name: request.params.name, arguments: (request.params.arguments ?? {}) as Record<string, unknown> });
+      if (request.params.name === 'reply') return { content: [{ type: 'text', text: QUESTION }], structuredContent: { answer: QUESTION } } as never;
       return { content: [{ type: 'text', text: `${request.params.name} done` }] } as never;
     });
     return server;
@@ -178,5 +186,12 @@ describe('a remote server\'s schema cannot stall the server', () => {
       assert.match(textOf(answer), /cannot be checked against the schema's uniqueItems .*\(rule: uniqueItems\)/);
       assert.equal(received.length, before);
     }
+  });
+
+  it('an output schema whose pattern backtracks on the server\'s own answer: checked correctly, health answers', async () => {
+    const answer = await callWhileWatchingHealth('reply', {});
+    assert.notEqual(answer.body.call.outcome, 'ok');
+    assert.equal(answer.body.result.isError, true);
+    assert.match(textOf(answer), /structured content at \/answer must match pattern .* \(rule: pattern\)/);
   });
 });
