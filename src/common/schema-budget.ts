@@ -98,11 +98,16 @@ const WALKS_THE_VALUE = new Set([
   'additionalProperties', 'patternProperties', 'propertyNames', 'unevaluatedProperties', 'minProperties', 'maxProperties',
 ]);
 
-/** The work a keyword's own value makes per evaluation: an `enum`'s values, a `required` list, `properties`. */
-function schemaUnits(value: unknown): number {
+/**
+ * The work a keyword's own value makes per evaluation: every node of an `enum` or `const` (compared deeply),
+ * the entries of a `required` list or a `properties` map (its subschemas are metered where they run).
+ */
+function schemaUnits(keyword: string, value: unknown): number {
   if (value === null || typeof value !== 'object') return 0;
-  let units = 0;
-  for (const child of Array.isArray(value) ? value : Object.values(value)) units += 1 + schemaUnits(child);
+  const entries = Array.isArray(value) ? value : Object.values(value);
+  if (keyword !== 'enum' && keyword !== 'const') return entries.length;
+  let units = entries.length;
+  for (const entry of entries) units += schemaUnits(keyword, entry);
   return units;
 }
 
@@ -170,7 +175,7 @@ export function boundKeywords(ajv: RuledAjv): void {
     const walks = WALKS_THE_VALUE.has(keyword);
     definition.code = (cxt: KeywordCxt, ruleType?: string) => {
       const location = `${cxt.it.errSchemaPath}/${keyword}`;
-      const units = 1 + schemaUnits(cxt.schema);
+      const units = 1 + schemaUnits(keyword, cxt.schema);
       charge(units, undefined, keyword, location); // compiling is metered too
       const meter = cxt.gen.scopeValue('func', { ref: charge });
       cxt.gen.code(_`${meter}(${units}, ${walks ? cxt.data : _`undefined`}, ${keyword}, ${location})`);
