@@ -69,7 +69,7 @@ const ajvOptions: Options = {
  */
 export type SchemaOrigin = 'trusted' | 'untrusted';
 
-/** The most of an untrusted schema compiled (its JSON text): compiling is ~10 ms per KiB, on the event loop. */
+/** The most of an untrusted schema compiled (its JSON text): compiling runs on the event loop, milliseconds per KiB. */
 export const MAX_UNTRUSTED_SCHEMA_CHARS = 64 * 1024;
 
 /** The options of an untrusted schema's engines: ours, but for the linear-time regular-expression engine. */
@@ -112,7 +112,7 @@ interface Compiled {
   compiled: JsonSchema;
   dialect: Dialect;
 }
-/** Per origin: the same schema compiled on both engines is two different validators. */
+/** Per origin (the same schema on both engines is two validators); byContent is insertion-ordered: first = least recently used. */
 const caches: Record<SchemaOrigin, { byIdentity: WeakMap<object, ValidateFunction>; byContent: Map<string, Compiled> }> = {
   trusted: { byIdentity: new WeakMap(), byContent: new Map() },
   untrusted: { byIdentity: new WeakMap(), byContent: new Map() },
