@@ -80,7 +80,7 @@ function escapePointer(key: string): string {
  * where JSON allows escapes.
  */
 export function visibleJson(value: unknown): string {
-  return (JSON.stringify(value) ?? 'null').replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}]|(?! )\p{Zs}/gu,
+  return (JSON.stringify(value) ?? 'null').replace(/(?! )[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Cs}\p{Co}\p{Cn}]/gu,
     // A character past U+FFFF (the tag characters, say) is escaped as its two UTF-16 halves, as JSON spells it.
     (c) => [...Array(c.length).keys()].map((i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
 }

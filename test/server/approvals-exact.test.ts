@@ -16,40 +16,18 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Server as ModernServer, createMcpHandler } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/client';
+import { serveEchoTool } from '../mcp/helpers/servers.js';
 import { startInProcess, type InProcess } from './helpers/harness.js';
 
 /** The vault secret attached to every session here: it must reach the tool, and never an approver's eyes. */
 const SECRET = 'sk-live-4f9a2c71e8d3b6a05f1e';
 
-/** Every tools/call the upstream answered, with its arguments as they arrived (parsed from the wire). */
-const received: { tool: string; args: unknown }[] = [];
-let upstream: { url: string; http: HttpServer };
+/** The upstream: its tool `send` answers the arguments it received; `received` keeps them as they arrived. */
+let upstream: Awaited<ReturnType<typeof serveEchoTool>>;
+let received: Awaited<ReturnType<typeof serveEchoTool>>['received'];
 let s: InProcess;
 let vaultId: string;
-
-/** A v2 server whose tool `send` accepts any object and answers the arguments it received, as JSON. */
-async function echoServer(): Promise<{ url: string; http: HttpServer }> {
-  const handler = createMcpHandler(() => {
-    const server = new ModernServer({ name: 'mail', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler('tools/list', async () => ({
-      tools: [{ name: 'send', description: 'Sends a message; answers the arguments it received.', inputSchema: { type: 'object' } }],
-    }) as never);
-    server.setRequestHandler('tools/call', async (request) => {
-      received.push({ tool: request.params.name, args: request.params.arguments });
-      return { content: [{ type: 'text', text: JSON.stringify(request.params.arguments) }] } as never;
-    });
-    return server;
-  });
-  const node = toNodeHandler(handler);
-  const http = createServer((req, res) => { void node(req, res); });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`, http };
-}
 
 interface Session { id: string; token: string; mcp: { capability_url: string; url: string; authorization: string } }
 
@@ -110,7 +88,8 @@ function riskyArguments(): Record<string, unknown> {
 }
 
 before(async () => {
-  upstream = await echoServer();
+  upstream = await serveEchoTool();
+  received = upstream.received;
   s = await startInProcess();
   const vault = await s.call('POST', '/v1/vaults', { name: 'mail-vault' });
   assert.equal(vault.status, 201, JSON.stringify(vault.body));
@@ -122,8 +101,7 @@ before(async () => {
 });
 after(async () => {
   await s.close();
-  upstream.http.closeAllConnections();
-  await new Promise<void>((resolve) => upstream.http.close(() => resolve()));
+  await upstream.stop();
 });
 
 describe('a held call is shown exactly: what the approver reads is what the tool receives', () => {
