@@ -16,7 +16,8 @@ export function visibleJson(value: unknown): string {
 }
 
 export function HeldCall({ sessionId, approvalId }: { sessionId: string; approvalId: string }) {
-  const held = useLoad(() => api<HeldApprovalView>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(approvalId)}`), [sessionId, approvalId]);
+  const path = `/v1/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(approvalId)}`;
+  const held = useLoad(() => api<HeldApprovalView>('GET', path), [path]);
   if (held.error) return <ErrorLine error={held.error} />;
   if (!held.data) return <p class="muted">Loading what waits for approval…</p>;
   const { data } = held;
@@ -27,9 +28,12 @@ export function HeldCall({ sessionId, approvalId }: { sessionId: string; approva
         with exactly these arguments:
       </p>
       <pre class="json held-arguments">{visibleJson(data.arguments)}</pre>
-      {data.hidden_secrets.length > 0
-        ? <p class="held-secrets">A secret of the session's vaults is shown as <code>[redacted]</code> at {data.hidden_secrets.map((p, i) => <span key={i}>{i > 0 ? ', ' : ''}<code>{visibleJson(p)}</code></span>)}: the tool receives the secret itself there.</p>
-        : null}
+      {data.hidden_secrets.length > 0 ? (
+        <p class="held-secrets">
+          A secret of the session's vaults is shown as <code>[redacted]</code> at{' '}
+          {data.hidden_secrets.map((p, i) => <span key={i}>{i > 0 ? ', ' : ''}<code>{visibleJson(p)}</code></span>)}: the tool receives the secret itself there.
+        </p>
+      ) : null}
     </div>
   );
 }

@@ -56,14 +56,17 @@ function hide(value: unknown, secrets: readonly string[], pointer: string, hidde
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    let shownKey = redactText(key, secrets);
-    if (shownKey !== key) {
+    const hiddenKey = redactText(key, secrets);
+    let shownKey = hiddenKey;
+    if (hiddenKey !== key) {
       // Two keys that differ only by a secret would be one once hidden: each stays apart, and is named.
-      for (let n = 2; Object.prototype.hasOwnProperty.call(out, shownKey) || Object.prototype.hasOwnProperty.call(value, shownKey); n += 1) shownKey = `${redactText(key, secrets)} (${n})`;
+      const taken = (name: string) => Object.hasOwn(out, name) || Object.hasOwn(value, name);
+      for (let n = 2; taken(shownKey); n += 1) shownKey = `${hiddenKey} (${n})`;
       hidden.push(`${pointer}/${escapePointer(shownKey)}`);
     }
+    const shown = hide(item, secrets, `${pointer}/${escapePointer(shownKey)}`, hidden);
     // Defined, not assigned: a key "__proto__" is a member like any other, and shown as one.
-    Object.defineProperty(out, shownKey, { value: hide(item, secrets, `${pointer}/${escapePointer(shownKey)}`, hidden), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(out, shownKey, { value: shown, enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

@@ -23,8 +23,8 @@
  * is approvals.ts's, and it decides who approves) first gets its approval, before it takes a turn: a call that
  * carries one (a retried MCP request, end-user approval only) redeems it once it is admitted (a call refused for a
  * full queue keeps it); a call whose end user is to be asked is answered `input_required` (nothing recorded: the
- * call happens on the retry); any other call is recorded and held until an operator decides. One that is not approved ends `denied` without running; the record keeps how it
- * was decided (`approval`).
+ * call happens on the retry); any other call is recorded and held until an operator decides. One that is not
+ * approved ends `denied` without running; the record keeps how it was decided (`approval`).
  */
 import { createHash } from 'node:crypto';
 import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../tool.js';
