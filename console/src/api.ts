@@ -103,6 +103,21 @@ export interface CallView {
   egress: EgressRecord[];
   duration_ms: number | null;
   started_at: string;
+  /** Calls of a tool that needs approval: how it was asked and decided (`pending` while it is held). */
+  approval?: { id: string; asked: string; decision: string; decided_by: string | null; decided_at: string | null; reason?: string };
+}
+
+/** A held call as GET /v1/sessions/{id}/approvals/{approval_id} answers it: exactly what will run. */
+export interface HeldApprovalView {
+  id: string;
+  session_id: string;
+  call_id: string;
+  tool: string;
+  arguments: unknown;
+  hidden_secrets: string[];
+  created_at: string;
+  expires_at: string;
+  decision: string;
 }
 
 export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'];

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { CallView, EgressRecord } from './api';
 import { Json, Outcome, When } from './components';
+import { HeldCall } from './held-call';
 import { linkProps } from './router';
 
 /** A URL as shown: the query's values are left out (a guest may put a token there), its names kept. */
@@ -95,7 +96,10 @@ export function Trace({ call, result }: { call: CallView; result?: { content?: R
       </header>
       {call.crash ? <p class="crash"><strong>crash: {call.crash.reason}</strong> — {call.crash.message}</p> : null}
       <h4>Arguments</h4>
-      <Json value={call.arguments} />
+      {/* Held for approval, the call log's copy (keys that look secret hidden, deep or large ones cut) is not what an approver must read. */}
+      {call.approval?.decision === 'pending' && call.outcome === 'running'
+        ? <HeldCall sessionId={call.session_id} approvalId={call.approval.id} />
+        : <Json value={call.arguments} />}
       <h4>What the model saw</h4>
       <div class="model">{call.outcome === 'running' ? <p class="muted">running…</p> : blocks.map((b, i) => <ModelBlock key={i} block={b} />)}</div>
       <h4>stderr (last 4 KiB)</h4>

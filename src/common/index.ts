@@ -8,8 +8,8 @@ export { seal, unseal, isSealed, sealingKey, keyFilePath, type SealOptions } fro
 export { subakoHome } from './data-home.js';
 export { isHttpsOrLoopback } from './https-or-loopback.js';
 export {
-  compileSchema, checkAgainstSchema, checkArguments, TOOL_ARGUMENTS, REQUEST_BODY, queryParameter,
-  type SchemaCheck, type SchemaProblem, type ArgumentProblem, type SchemaSubject,
+  compileSchema, checkAgainstSchema, checkArguments, untrustedCheck, TOOL_ARGUMENTS, REQUEST_BODY, queryParameter, MAX_UNTRUSTED_SCHEMA_CHARS,
+  type SchemaCheck, type SchemaProblem, type ArgumentProblem, type SchemaSubject, type SchemaOrigin,
 } from './json-schema.js';
 export { SEAL_ERROR, SealError, InvalidSchemaError, type SealErrorReason } from './errors.js';
 export { createLogger, defaultLogLevel, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFields } from './log.js';

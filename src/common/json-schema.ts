@@ -6,6 +6,12 @@
  *
  * `format` is treated as an annotation (the 2020-12 default vocabulary), since the format plugins are not
  * installed: a value is never refused for its format alone.
+ *
+ * A schema subako did not write (a remote MCP server's, a package's: origin `untrusted`) compiles on engines of
+ * its own, whose options differ only in the regular-expression engine (linear time) and whose keywords are
+ * bounded (schema-budget.ts): at most MAX_UNTRUSTED_SCHEMA_CHARS of it is compiled, compiling and each check
+ * have a time budget, and a check past its budget is refused with a problem naming the keyword. Our own
+ * schemas (the routes', CallToolResult, a defineTool's) stay on the fast path.
  */
 import { createRequire } from 'node:module';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
@@ -14,6 +20,7 @@ import type { Ajv as AjvDraft7 } from 'ajv/dist/ajv.js';
 import type { ErrorObject, ValidateFunction, Options } from 'ajv';
 import type { JsonSchema } from '../tool.js';
 import { InvalidSchemaError } from './errors.js';
+import { boundKeywords, boundedRegExp, CHECK_BUDGET_MS, COMPILE_BUDGET_MS, SchemaBudgetExceeded, withinBudget } from './schema-budget.js';
 
 export interface SchemaProblem {
   code: string;
@@ -56,20 +63,35 @@ const ajvOptions: Options = {
   logger: false,
 };
 
+/**
+ * Who wrote a schema: subako (`trusted`: its routes', CallToolResult, a defineTool's) or someone it must not
+ * believe (`untrusted`: a remote MCP server's, a package's), whose schema is compiled and run bounded.
+ */
+export type SchemaOrigin = 'trusted' | 'untrusted';
+
+/** The most of an untrusted schema compiled (its JSON text): compiling runs on the event loop, milliseconds per KiB. */
+export const MAX_UNTRUSTED_SCHEMA_CHARS = 64 * 1024;
+
+/** The options of an untrusted schema's engines: ours, but for the linear-time regular-expression engine. */
+const untrustedOptions: Options = { ...ajvOptions, code: { regExp: boundedRegExp } };
+
 type Dialect = 'draft-07' | '2019-09' | '2020-12';
-const engines: Partial<Record<Dialect, AjvDraft7 | Ajv2019 | Ajv2020>> = {};
+type Engine = AjvDraft7 | Ajv2019 | Ajv2020;
+const engines: Record<SchemaOrigin, Partial<Record<Dialect, Engine>>> = { trusted: {}, untrusted: {} };
 
 /** Each dialect's Ajv is loaded when a schema first needs it: loading all three was most of a fresh CLI's start. */
 const requireAjv = createRequire(import.meta.url);
 
-function engine(dialect: Dialect): AjvDraft7 | Ajv2019 | Ajv2020 {
-  const existing = engines[dialect];
+function engine(dialect: Dialect, origin: SchemaOrigin): Engine {
+  const existing = engines[origin][dialect];
   if (existing) return existing;
+  const options = origin === 'trusted' ? ajvOptions : untrustedOptions;
   const made =
-    dialect === 'draft-07' ? new (requireAjv('ajv/dist/ajv.js') as { Ajv: typeof AjvDraft7 }).Ajv(ajvOptions)
-      : dialect === '2019-09' ? new (requireAjv('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019(ajvOptions)
-        : new (requireAjv('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(ajvOptions);
-  engines[dialect] = made;
+    dialect === 'draft-07' ? new (requireAjv('ajv/dist/ajv.js') as { Ajv: typeof AjvDraft7 }).Ajv(options)
+      : dialect === '2019-09' ? new (requireAjv('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019(options)
+        : new (requireAjv('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(options);
+  if (origin === 'untrusted') boundKeywords(made);
+  engines[origin][dialect] = made;
   return made;
 }
 
@@ -85,18 +107,30 @@ function dialectOf(schema: JsonSchema): { dialect: Dialect; schema: JsonSchema }
 }
 
 const MAX_CACHED = 256;
-const byIdentity = new WeakMap<object, ValidateFunction>();
-/** Insertion-ordered, so the first key is the least recently used. */
-const byContent = new Map<string, { validate: ValidateFunction; compiled: JsonSchema; dialect: Dialect }>();
+interface Compiled {
+  validate: ValidateFunction;
+  compiled: JsonSchema;
+  dialect: Dialect;
+}
+/** Per origin (the same schema on both engines is two validators); byContent is insertion-ordered: first = least recently used. */
+const caches: Record<SchemaOrigin, { byIdentity: WeakMap<object, ValidateFunction>; byContent: Map<string, Compiled> }> = {
+  trusted: { byIdentity: new WeakMap(), byContent: new Map() },
+  untrusted: { byIdentity: new WeakMap(), byContent: new Map() },
+};
 
-/** Returns the compiled validator for a schema; throws InvalidSchemaError when it cannot be compiled. */
+/** Returns the compiled validator for one of our schemas; throws InvalidSchemaError when it cannot be compiled. */
 export function compileSchema(schema: JsonSchema): ValidateFunction {
+  return compile(schema, 'trusted');
+}
+
+function compile(schema: JsonSchema, origin: SchemaOrigin): ValidateFunction {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new InvalidSchemaError('a JSON Schema must be an object');
   }
+  const { byIdentity, byContent } = caches[origin];
   const known = byIdentity.get(schema);
   if (known) return known;
-  const text = JSON.stringify(schema);
+  const text = schemaText(schema);
   const cached = byContent.get(text);
   if (cached) {
     byContent.delete(text);
@@ -104,21 +138,41 @@ export function compileSchema(schema: JsonSchema): ValidateFunction {
     byIdentity.set(schema, cached.validate);
     return cached.validate;
   }
+  if (origin === 'untrusted' && text.length > MAX_UNTRUSTED_SCHEMA_CHARS) {
+    throw new InvalidSchemaError(
+      `the schema is ${Math.ceil(text.length / 1024)} KiB of JSON; at most ${MAX_UNTRUSTED_SCHEMA_CHARS / 1024} KiB of a schema subako did not write is compiled`,
+    );
+  }
   const { dialect, schema: compiled } = dialectOf(schema);
+  const ajv = engine(dialect, origin);
   let validate: ValidateFunction;
   try {
-    validate = engine(dialect).compile(compiled);
+    validate = origin === 'trusted' ? ajv.compile(compiled) : withinBudget('compiling', COMPILE_BUDGET_MS, () => ajv.compile(compiled));
   } catch (err) {
+    // A failed compile leaves the schema in Ajv's own cache: a server sending new bad schemas must not grow it.
+    ajv.removeSchema(compiled);
+    if (err instanceof SchemaBudgetExceeded) {
+      throw new InvalidSchemaError(`the schema cannot be compiled: its ${err.keyword} at ${err.location}: ${err.reason}`, { cause: err });
+    }
     throw new InvalidSchemaError(`the schema cannot be compiled: ${(err as Error).message}`, { cause: err });
   }
   byContent.set(text, { validate, compiled, dialect });
   byIdentity.set(schema, validate);
   if (byContent.size > MAX_CACHED) {
-    const [oldestText, oldest] = byContent.entries().next().value as [string, { compiled: JsonSchema; dialect: Dialect }];
+    const [oldestText, oldest] = byContent.entries().next().value as [string, Compiled];
     byContent.delete(oldestText);
-    engine(oldest.dialect).removeSchema(oldest.compiled);
+    engine(oldest.dialect, origin).removeSchema(oldest.compiled);
   }
   return validate;
+}
+
+/** The cache key; a schema nested past what JSON.stringify follows is not a schema we can use. */
+function schemaText(schema: JsonSchema): string {
+  try {
+    return JSON.stringify(schema);
+  } catch (err) {
+    throw new InvalidSchemaError(`the schema cannot be read as JSON: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 function describe(error: ErrorObject, subject: SchemaSubject): SchemaProblem {
@@ -147,9 +201,18 @@ function escapePointer(segment: string): string {
  * Checks a value against a schema; every problem names its path and its rule, in the words of `subject`
  * (tool arguments unless told).
  */
-export function checkAgainstSchema(schema: JsonSchema, value: unknown, subject: SchemaSubject = TOOL_ARGUMENTS): SchemaCheck {
-  const validate = compileSchema(schema);
-  if (validate(value)) return { ok: true };
+export function checkAgainstSchema(
+  schema: JsonSchema, value: unknown, subject: SchemaSubject = TOOL_ARGUMENTS, origin: SchemaOrigin = 'trusted',
+): SchemaCheck {
+  const validate = compile(schema, origin);
+  let valid: boolean;
+  try {
+    valid = origin === 'trusted' ? (validate(value) as boolean) : withinBudget('checking', CHECK_BUDGET_MS, () => validate(value) as boolean);
+  } catch (err) {
+    if (err instanceof SchemaBudgetExceeded) return { ok: false, problems: [refusal(err, subject)] };
+    throw err;
+  }
+  if (valid) return { ok: true };
   const seen = new Set<string>();
   const problems: SchemaProblem[] = [];
   for (const error of validate.errors ?? []) {
@@ -161,13 +224,34 @@ export function checkAgainstSchema(schema: JsonSchema, value: unknown, subject: 
   return { ok: false, problems };
 }
 
+/**
+ * A schema subako did not write, compiled now (InvalidSchemaError when it cannot be), as a bounded check of
+ * values: for a caller that must learn of an unusable schema before it has a value (the SDK client's output
+ * validation).
+ */
+export function untrustedCheck(schema: JsonSchema, subject: SchemaSubject): (value: unknown) => SchemaCheck {
+  compile(schema, 'untrusted');
+  return (value) => checkAgainstSchema(schema, value, subject, 'untrusted');
+}
+
+/** A check past its budget: refused, naming the keyword it was in and where in the schema. */
+function refusal(exceeded: SchemaBudgetExceeded, subject: SchemaSubject): SchemaProblem {
+  const rule = exceeded.keyword;
+  return {
+    code: `${subject.code}.${rule}`,
+    path: '',
+    rule,
+    message: `${subject.whole} cannot be checked against the schema's ${rule} at ${exceeded.location}: ${exceeded.reason}; refused (rule: ${rule})`,
+  };
+}
+
 /** Tool arguments: a JSON object, checked against the tool's input schema. */
-export function checkArguments(schema: JsonSchema, args: unknown): SchemaCheck {
+export function checkArguments(schema: JsonSchema, args: unknown, origin: SchemaOrigin = 'trusted'): SchemaCheck {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return {
       ok: false,
       problems: [{ code: 'call.type', path: '', rule: 'type', message: 'the arguments must be a JSON object (rule: type)' }],
     };
   }
-  return checkAgainstSchema(schema, args);
+  return checkAgainstSchema(schema, args, TOOL_ARGUMENTS, origin);
 }

@@ -14,6 +14,7 @@ import { CallCancelledError } from '../tool.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
 import { classifyFailure, keepsConnection } from './classify-error.js';
 import { RESUMPTION, ResumingTransport } from './resuming-transport.js';
+import { boundedOutputValidator } from './output-validator.js';
 import { redactSecretsDeep, type Secret } from '../common/index.js';
 
 export interface Descriptor {
@@ -143,7 +144,8 @@ export class McpClientPool {
     const streamLostMarker = randomUUID();
     const client = new Client(
       { name: 'subako', version: SUBAKO_VERSION },
-      { versionNegotiation: { mode: 'auto' } },
+      // A remote tool's outputSchema is the server's: checked on the bounded engine, not the SDK's default.
+      { versionNegotiation: { mode: 'auto' }, jsonSchemaValidator: boundedOutputValidator },
     );
     const transport = new ResumingTransport(
       new URL(descriptor.url),

@@ -1,7 +1,8 @@
 /**
  * A session's toolbox, the one pipeline every entry point calls: the function tools of its agent version's
- * packages and the allowed tools of its remote MCP servers (policy `allow`, and `require_approval`, whose calls
- * the call log holds for a person's approval: approvals.ts), built once per session, each wrapped once by the
+ * packages and the allowed tools of its remote MCP servers (policy `allow`, and `require_approval` and
+ * `require_user_approval`, whose calls the call log holds for an operator's or asks the end user's approval:
+ * approvals.ts), built once per session, each wrapped once by the
  * call log under the name tool-names.ts publishes. REST, the session's MCP endpoint and in-process code all
  * call these same tools (`entry(via)` for a sink: the same tools, recorded as made through it), so a rule of
  * a call — the arguments check, which is the source's own, the call log, admission — is the same from each.
@@ -19,7 +20,7 @@ import type { FunctionCallContext } from '../function/index.js';
 import { requiresTask } from '../mcp/index.js';
 import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
 import type { CallLog, LoggedTool } from './call-log.js';
-import type { Approvals } from './approvals.js';
+import type { Approvals, Approver } from './approvals.js';
 import type { PackageService } from './packages.js';
 import type { PackageRuntime } from './package-runtime.js';
 import type { RemoteMcp } from './remote-mcp.js';
@@ -52,7 +53,7 @@ export interface SessionToolboxDeps {
   remote: RemoteMcp;
   quotas: VolumeQuotas;
   calls: CallLog;
-  /** Where calls of `require_approval` tools get their approval. */
+  /** Where calls of `require_approval` and `require_user_approval` tools get their approval. */
   approvals: Approvals;
   limits?: Partial<CallLimits>;
   /** Decides when a cached toolbox with remote tools is stale. */
@@ -100,7 +101,7 @@ export class SessionToolboxes {
     }
     const sources: { source: string; tools: Tool[] }[] = [];
     const warnings: string[] = [];
-    const needApproval = new Set<Tool>();
+    const needApproval = new Map<Tool, Approver>();
     for (const grant of spec.tools) {
       const rec = await this.deps.store.getPackage(grant.package, grant.version);
       if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
@@ -113,7 +114,7 @@ export class SessionToolboxes {
       try {
         const { tools, headerValues, taskOnly, approval } = await this.remoteTools(server);
         for (const value of headerValues) addSecret(secrets, value);
-        for (const tool of approval) needApproval.add(tool);
+        for (const [tool, approver] of approval) needApproval.set(tool, approver);
         for (const name of taskOnly) warnings.push(taskOnlyWarning(server.name, name));
         sources.push({ source: server.name, tools });
       } catch (err) {
@@ -135,7 +136,8 @@ export class SessionToolboxes {
     for (const { source, tool, name } of naming.published) {
       const original = bySource.get(source)?.get(tool);
       if (!original) continue;
-      const logged = this.deps.calls.withCallLog(original, scope, name, needApproval.has(original) ? this.deps.approvals : undefined);
+      const approver = needApproval.get(original);
+      const logged = this.deps.calls.withCallLog(original, scope, name, approver ? this.deps.approvals.gate(approver) : undefined);
       // defineProperty: a tool named "__proto__" is a tool like any other, not the record's prototype.
       Object.defineProperty(tools, name, { value: logged, enumerable: true });
     }
@@ -184,10 +186,10 @@ export class SessionToolboxes {
   }
 
   /**
-   * The server's tools its policy lets the session see (`allow` and `require_approval`; `approval` holds the
-   * latter), and the names of those left out because they run only as tasks.
+   * The server's tools its policy lets the session see (all but `deny`; `approval` holds those that need one, with
+   * who approves them), and the names of those left out because they run only as tasks.
    */
-  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[]; taskOnly: string[]; approval: Tool[] }> {
+  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[]; taskOnly: string[]; approval: Map<Tool, Approver> }> {
     let headers: Record<string, string> = {};
     if (server.credential) {
       const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
@@ -200,7 +202,12 @@ export class SessionToolboxes {
     const allowed = Object.values(box).filter((tool) => policy(tool) !== 'deny');
     const taskOnly = allowed.filter((tool) => requiresTask(tool)).map((tool) => tool.name);
     const tools = allowed.filter((tool) => !requiresTask(tool));
-    return { tools, headerValues: Object.values(headers), taskOnly, approval: tools.filter((tool) => policy(tool) === 'require_approval') };
+    const approval = new Map<Tool, Approver>();
+    for (const tool of tools) {
+      if (policy(tool) === 'require_approval') approval.set(tool, 'operator');
+      else if (policy(tool) === 'require_user_approval') approval.set(tool, 'user');
+    }
+    return { tools, headerValues: Object.values(headers), taskOnly, approval };
   }
 }
 

@@ -11,7 +11,7 @@ import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
 import { overlappingSource, SOURCE_SEPARATOR } from './tool-names.js';
-import type { AgentRecord, AgentSpec, AgentVersionRecord, Page, PageRequest, Store, ToolPolicy } from './store.js';
+import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type Store, type ToolPolicy } from './store.js';
 import { stopNoCalls, type StopCalls } from './sessions.js';
 import type { Volumes } from './volumes.js';
 
@@ -157,9 +157,11 @@ export class AgentService {
         }
       }
       const toolNames = new Set<string>();
-      for (const tool of server.tools ?? []) {
+      if (server.default_policy !== undefined) checkPolicy(server.default_policy, `${where}.default_policy`, problems);
+      for (const [index, tool] of (server.tools ?? []).entries()) {
         if (toolNames.has(tool.name)) problems.push({ code: 'agent.duplicate_tool_policy', message: `${where}: tool ${tool.name} has two policies` });
         toolNames.add(tool.name);
+        checkPolicy(tool.policy, `${where}.tools[${index}].policy`, problems);
       }
       spec.mcp_servers.push({
         name: server.name, url: server.url, credential: credential ? { vault_id: credential.vault_id, ...(credential.credential_id ? { credential_id: credential.credential_id } : {}) } : null,
@@ -195,6 +197,20 @@ function checkPrefix(problems: Problem[], source: NamedSource, earlier: NamedSou
     });
   }
   earlier.push(source);
+}
+
+/**
+ * A tool policy is one of TOOL_POLICIES (the HTTP layer's schema checks the same list; this holds for library
+ * callers too). Who approves is part of the name: an operator (`require_approval`) or the end user.
+ */
+function checkPolicy(policy: unknown, where: string, problems: Problem[]): void {
+  if ((TOOL_POLICIES as readonly unknown[]).includes(policy)) return;
+  problems.push({
+    code: 'agent.policy',
+    message: `${where}: ${JSON.stringify(policy)} is not a policy; use allow, require_approval (an operator approves each call: ` +
+      'an API key, through the API or the console), require_user_approval (the end user approves each call through the MCP client\'s ' +
+      'elicitation; held for an operator when the client cannot ask) or deny',
+  });
 }
 
 /** Remote servers are reached over https; plain http only on the loopback interface (local servers, tests). */

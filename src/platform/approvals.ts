@@ -1,24 +1,35 @@
 /**
- * Approvals: a call of a tool whose agent policy is `require_approval` runs only once a person approved that
- * very call. This is the one place the rule lives; the call log (call-log.ts) asks it for every such call, from
- * every entry point, before the call takes a turn or runs anything.
+ * Approvals: a call of a tool whose agent policy asks for one runs only once that very call was approved, by whom
+ * the policy names. This is the one place the rule lives; the call log (call-log.ts) asks it for every such call,
+ * from every entry point, before the call takes a turn or runs anything, through the gate of the tool's policy.
  *
- * Two ways to ask, chosen by what the caller can do:
+ * Who approves (`Approver`), chosen by the agent, per tool:
  *
- * - **The client's person** (an MCP 2026-07-28 request whose client declared form elicitation): the call is
- *   answered `input_required` with an elicitation asking to approve it, and a `requestState` that is the
- *   approval sealed (AES-256-GCM, the platform's key) with its id, the tool, the SHA-256 of the arguments'
- *   canonical JSON and an expiry, bound to the session as authenticated data. The retried request carries the
- *   answer and the state back. The state opens only for this session, names only this tool and these
- *   arguments, and its id is good once: a replayed, altered, forged or stale approval ends the call `denied`.
- *   Nothing is stored when it is issued (the seal is the proof, and every replica holds the key); its id is
- *   stored when it is used (`redeemed_approvals`, one insert that fails for an id already there), so a replay
- *   is refused on whichever replica it lands, and across a restart, until the approval expired anyway.
- * - **Anyone with an API key** (every other caller: REST, the library, clients without elicitation, 2025-era
- *   clients): the call is held by the replica it arrived at, and recorded in the store (`approvals`), where every
- *   replica lists it for its session until someone approves or denies it through the API, or its deadline passes
- *   (then it is `denied`, reason `expired`). A held call takes no turn of its session's or agent's: it waits for a
- *   person, not for a worker.
+ * - **An operator** (policy `require_approval`): someone with an API key, through the API or the console. The
+ *   session is the agent's side: neither its token nor its capability URL, nor an answer its MCP client gives to
+ *   an elicitation, ever approves such a call. Every call is held (below), whatever the client can do, and a
+ *   `requestState` it carries is not looked at.
+ * - **The end user** (policy `require_user_approval`): the person at the MCP client, asked through its elicitation.
+ *   An MCP 2026-07-28 request whose client declared form elicitation is answered `input_required` with an
+ *   elicitation whose message shows the whole call (approval-view.ts: the arguments exactly, the session's vault
+ *   secrets hidden by value and located, never clipped), and a `requestState` that is the approval sealed
+ *   (AES-256-GCM, the platform's key) with its id, the tool, the SHA-256 of the arguments' canonical JSON and an
+ *   expiry, bound to the session as authenticated data. The retried request carries the answer and the state
+ *   back. The state opens only for this session, names only this tool and these arguments, and its id is good
+ *   once: a replayed, altered, forged or stale approval ends the call `denied`. Nothing is stored when it is issued
+ *   (the seal is the proof, and every replica holds the key); its id is stored when it is used
+ *   (`redeemed_approvals`, one insert that fails for an id already there), so a replay is refused on whichever
+ *   replica it lands, and across a restart, until the approval expired anyway. A client that cannot be asked
+ *   (no form elicitation, a 2025-era client, REST, the library), or a call that cannot be shown whole in a
+ *   message (nested deeper than 32 levels, or a message past 8,192 characters), is held for an operator instead.
+ *
+ * A held call is kept by the replica it arrived at, and recorded in the store (`approvals`) with its arguments as an
+ * approver is shown them: exactly, but for the session's vault secrets (hidden by value, their places listed), so
+ * every replica lists it for its session, and an operator decides it through the API, until its deadline passes
+ * (then it is `denied`, reason `expired`). Arguments that cannot be shown whole anywhere (nested deeper than 256
+ * levels, or over 1 MiB of JSON) are not held: the call ends `denied` at once, saying why. What runs once approved is
+ * the call's own arguments, checked against the digest taken when they were shown. A held call takes no turn of its
+ * session's or agent's: it waits for a person, not for a worker.
  *
  * Across replicas, the store decides: every ending of a held call (a decision through the API on any replica;
  * the holder's deadline, its caller going away, its shutdown) is one conditional write that succeeds only while
@@ -28,17 +39,17 @@
  * approval whose session was deleted (on any replica) is gone with it, and its held call ends `stopped`.
  *
  * Either way the decision is kept with the call's record (`CallRecord.approval`: how it was asked, what was
- * decided, by which API key, when), so the call log is the audit trail. A session token never decides: the
- * session is the agent's side, and an approval it could give itself would be none.
+ * decided, by which API key, when), so the call log is the audit trail.
  */
 import { createHash } from 'node:crypto';
-import { redactArguments, redactText, seal, unseal, SealError, systemClock, type Clock } from '../common/index.js';
+import { seal, unseal, SealError, systemClock, type Clock } from '../common/index.js';
 import { ToolInputRequiredError, type Elicitation } from '../mcp/index.js';
 import type { CallerInput } from '../tool.js';
+import { approvalMessage, nestingDepth, showArguments } from './approval-view.js';
 import { CallRefusedError, RETRY_AFTER_MS } from './call-admission.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { newId } from './ids.js';
-import type { ApprovalDecision, CallApproval, HeldApprovalRecord, Store } from './store.js';
+import type { ApprovalDecision, CallApproval, HeldApprovalRecord, Page, PageRequest, Store } from './store.js';
 
 /** The key of the one input request an approval asks (and of its answer in the retried request). */
 export const APPROVAL_INPUT_KEY = 'approval';
@@ -49,8 +60,11 @@ export const MAX_HELD_PER_SESSION = 16;
 /** How often a replica holding calls asks the store whether any was decided elsewhere. */
 export const DEFAULT_APPROVAL_POLL_MS = 250;
 
-/** How long an elicitation's message may grow with the arguments it shows. */
-const MAX_MESSAGE_CHARS = 2_000;
+/** The deepest nesting of a held call's arguments: deeper, an approver could not be shown them whole, and it is not held. */
+export const MAX_HELD_DEPTH = 256;
+
+/** The most JSON a held call's arguments may be: larger, an approver could not read them, and it is not held. */
+export const MAX_HELD_ARGUMENT_BYTES = 1024 * 1024;
 
 /** The reasons a held call is stopped with; the one for a caller gone ends it `cancelled`, the others `stopped`. */
 const CALLER_GONE = 'its caller went away';
@@ -58,7 +72,35 @@ const SESSION_GONE = 'its session was deleted';
 const SHUT_DOWN = 'the server shut down';
 
 /** A call held for a decision through the API, as the API lists it: the held record without its decision. */
-export type PendingApproval = Pick<HeldApprovalRecord, 'id' | 'sessionId' | 'callId' | 'tool' | 'arguments' | 'createdAt' | 'expiresAt'>;
+export type PendingApproval = Pick<HeldApprovalRecord, 'id' | 'sessionId' | 'callId' | 'tool' | 'arguments' | 'hiddenSecrets' | 'createdAt' | 'expiresAt'>;
+
+/** One held call as the API reads it: what it lists, and how it was decided (all null while it waits). */
+export type HeldApproval = PendingApproval & Pick<HeldApprovalRecord, 'decision' | 'decidedBy' | 'decidedAt' | 'reason'>;
+
+/**
+ * Who may approve a tool's calls, as the agent's policy says: `operator` (`require_approval`), or `user`
+ * (`require_user_approval`: the end user through the client's elicitation; an operator when it is held).
+ */
+export type Approver = 'operator' | 'user';
+
+/** What the call log asks for a tool that needs approval: the gate of its policy's approver. */
+export interface ApprovalGate {
+  readonly approver: Approver;
+  /**
+   * How this call gets its approval. Rejects with ToolInputRequiredError to ask the client's person (nothing is
+   * recorded: the call happens on the retry), and CallRefusedError when the session already has as many calls
+   * held as it may.
+   */
+  plan(sessionId: string, tool: string, args: Record<string, unknown>, context: PlanContext): Promise<ApprovalPlan>;
+}
+
+export interface PlanContext {
+  callId: string;
+  input?: CallerInput;
+  /** The session's vault secret values: hidden, by value, from what an approver is shown. */
+  secrets: readonly string[];
+  signal?: AbortSignal;
+}
 
 /** How an approval ended for the call: run it, or end it (`denied`, or `stopped` when its session went away). */
 export type Verdict =
@@ -116,43 +158,52 @@ export class Approvals {
   private readonly pollMs: number;
   private poller: NodeJS.Timeout | null = null;
   private polling = false;
+  private readonly gates: Record<Approver, ApprovalGate>;
 
   constructor(private readonly options: ApprovalsOptions) {
     this.clock = options.clock ?? systemClock;
     this.store = options.store;
     this.instance = options.instance ?? newId('inst');
     this.pollMs = options.pollMs ?? DEFAULT_APPROVAL_POLL_MS;
+    const gate = (approver: Approver): ApprovalGate => Object.freeze({ approver, plan: (...args: Parameters<ApprovalGate['plan']>) => this.plan(approver, ...args) });
+    this.gates = { operator: gate('operator'), user: gate('user') };
+  }
+
+  /** The gate of the tools whose calls `approver` approves. */
+  gate(approver: Approver): ApprovalGate {
+    return this.gates[approver];
   }
 
   get windowMs(): number {
     return this.options.windowMs;
   }
 
-  /**
-   * How this call gets its approval. Rejects with ToolInputRequiredError to ask the client's person (nothing is
-   * recorded: the call happens on the retry), and CallRefusedError when the session already has as many calls
-   * held as it may.
-   */
-  async plan(
-    sessionId: string, tool: string, args: Record<string, unknown>,
-    context: { callId: string; input?: CallerInput; secrets: readonly string[]; signal?: AbortSignal },
-  ): Promise<ApprovalPlan> {
+  private async plan(approver: Approver, sessionId: string, tool: string, args: Record<string, unknown>, context: PlanContext): Promise<ApprovalPlan> {
     const { input } = context;
-    if (input?.requestState !== undefined) {
-      const state = input.requestState;
-      const answer = input.responses?.[APPROVAL_INPUT_KEY];
-      return { kind: 'redeem', redeem: () => this.redeem(sessionId, tool, args, state, answer) };
+    if (approver === 'user') {
+      if (input?.requestState !== undefined) {
+        const state = input.requestState;
+        const answer = input.responses?.[APPROVAL_INPUT_KEY];
+        return { kind: 'redeem', redeem: () => this.redeem(sessionId, tool, args, state, answer) };
+      }
+      const message = input?.canElicit ? approvalMessage(tool, args, context.secrets) : null;
+      if (message !== null) throw this.ask(sessionId, tool, args, message);
     }
-    if (input?.canElicit) throw this.ask(sessionId, tool, args, context.secrets);
+    // An operator decides: the policy says so, or the end user cannot be asked, or not be shown the whole call.
     return this.hold(sessionId, tool, args, context);
   }
 
-  /** The calls of a session (or of every session) held for a decision, on any replica, oldest first. */
-  async list(sessionId?: string): Promise<PendingApproval[]> {
-    return (await this.store.pendingApprovals(this.isoNow(), sessionId)).map((rec) => ({
-      id: rec.id, sessionId: rec.sessionId, callId: rec.callId, tool: rec.tool, arguments: rec.arguments,
-      createdAt: rec.createdAt, expiresAt: rec.expiresAt,
-    }));
+  /** The calls of a session (or of every session) held for a decision, on any replica, oldest first, a page at a time. */
+  async list(page: PageRequest, sessionId?: string): Promise<Page<PendingApproval>> {
+    const found = await this.store.pendingApprovals(this.isoNow(), page, sessionId);
+    return { items: found.items.map(pendingOf), next_cursor: found.next_cursor };
+  }
+
+  /** One held call of a session, pending or decided (until it is forgotten, after its expiry). */
+  async get(sessionId: string, id: string): Promise<HeldApproval> {
+    const rec = await this.store.getApproval(id);
+    if (!rec || rec.sessionId !== sessionId) throw new NotFoundError(`approval ${id} of session ${sessionId}`);
+    return { ...pendingOf(rec), decision: rec.decision, decidedBy: rec.decidedBy, decidedAt: rec.decidedAt, reason: rec.reason };
   }
 
   /**
@@ -191,13 +242,12 @@ export class Approvals {
   }
 
   /** The first round: an elicitation asking the client's person, and the sealed approval the retry must carry. */
-  private ask(sessionId: string, tool: string, args: Record<string, unknown>, secrets: readonly string[]): ToolInputRequiredError {
+  private ask(sessionId: string, tool: string, args: Record<string, unknown>, message: string): ToolInputRequiredError {
     const id = newId('apr');
     const expiresAt = this.clock.now() + this.options.windowMs;
     const state: SealedApproval = { v: 1, id, tool, args: argumentsDigest(args), exp: expiresAt };
-    const shown = redactText(JSON.stringify(redactArguments(args, secrets)), secrets);
     const elicitation: Elicitation = {
-      message: clip(`The agent asks to call the tool ${tool} with these arguments: ${shown}. Approve this one call?`),
+      message,
       requestedSchema: {
         type: 'object',
         properties: { approve: { type: 'boolean', title: 'Approve', description: `Run ${tool} once with exactly these arguments.` } },
@@ -222,7 +272,8 @@ export class Approvals {
       return refuse('none', 'the approval it carried was not given by this server for this session (forged or altered)');
     }
     if (state.tool !== tool) return refuse(state.id, `the approval it carried was given for the tool ${state.tool}, not ${tool}`);
-    if (state.args !== argumentsDigest(args)) return refuse(state.id, 'the approval it carried was given for other arguments');
+    // Approvals are given only for arguments shown whole, so deeper ones are other arguments (and never walked).
+    if (nestingDepth(args, MAX_HELD_DEPTH) > MAX_HELD_DEPTH || state.args !== argumentsDigest(args)) return refuse(state.id, 'the approval it carried was given for other arguments');
     // A stale approval is refused before it is spent: it can never be used again anyway, and nothing is stored for it.
     if (state.exp <= this.clock.now()) {
       return refuse(state.id, `the approval it carried expired (it is good for ${this.options.windowMs} ms)`, 'expired');
@@ -240,15 +291,16 @@ export class Approvals {
     return refuse(state.id, why, 'denied');
   }
 
-  private async hold(
-    sessionId: string, tool: string, args: Record<string, unknown>,
-    context: { callId: string; secrets: readonly string[]; signal?: AbortSignal },
-  ): Promise<ApprovalPlan> {
+  private async hold(sessionId: string, tool: string, args: Record<string, unknown>, context: PlanContext): Promise<ApprovalPlan> {
     const id = newId('apr');
     const now = this.clock.now();
     const approval: CallApproval = { id, asked: 'api', decision: 'pending', decidedBy: null, decidedAt: null };
+    const unshowable = this.unshowable(args);
+    if (unshowable !== null) return { kind: 'hold', approval, decided: Promise.resolve(this.notRun(id, 'denied', `was not held for approval: ${unshowable}`)) };
+    const shown = showArguments(args, context.secrets);
+    const digest = argumentsDigest(args);
     const record: HeldApprovalRecord = {
-      id, sessionId, callId: context.callId, tool, arguments: redactArguments(args, context.secrets),
+      id, sessionId, callId: context.callId, tool, arguments: shown.arguments, hiddenSecrets: shown.hidden,
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + this.options.windowMs).toISOString(),
       holder: this.instance, decision: null, decidedBy: null, decidedAt: null, reason: null,
     };
@@ -265,7 +317,7 @@ export class Approvals {
       void this.end(id, { decision, decidedBy: null, decidedAt: this.isoNow(), reason });
     const timer = setTimeout(() => stop(`nobody decided within ${this.options.windowMs} ms`, 'expired'), this.options.windowMs);
     const onAbort = () => stop(CALLER_GONE);
-    const decided = new Promise<Verdict>((resolve) => {
+    const waited = new Promise<Verdict>((resolve) => {
       this.held.set(id, {
         sessionId, ending: false,
         finish: (verdict) => {
@@ -280,7 +332,33 @@ export class Approvals {
     context.signal?.addEventListener('abort', onAbort, { once: true });
     this.startPolling();
     if (context.signal?.aborted) onAbort();
+    // What runs is what was shown: arguments changed since (by anything in this process) are not what was approved.
+    const decided = waited.then((verdict) => (verdict.run && argumentsDigest(args) !== digest
+      ? this.notRun(id, 'invalid', 'was approved for arguments that changed after they were shown', verdict.approval) : verdict));
     return { kind: 'hold', approval, decided };
+  }
+
+  /** Why these arguments cannot be shown to an approver whole (then the call is not held), or null. */
+  private unshowable(args: Record<string, unknown>): string | null {
+    if (nestingDepth(args, MAX_HELD_DEPTH) > MAX_HELD_DEPTH) {
+      return `its arguments nest deeper than ${MAX_HELD_DEPTH} levels, more than an approver can be shown whole`;
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(args) ?? 'null', 'utf8');
+    if (bytes > MAX_HELD_ARGUMENT_BYTES) {
+      return `its arguments are ${bytes} bytes of JSON, more than the ${MAX_HELD_ARGUMENT_BYTES} an approver can be shown whole`;
+    }
+    return null;
+  }
+
+  /**
+   * A held call's end without running, decided here rather than by a person: `reason` is kept in its record, and
+   * the model reads `it <reason>`. `decided`: the decision it overrides (an approval that no longer fits the call).
+   */
+  private notRun(id: string, decision: 'denied' | 'invalid', reason: string, decided?: CallApproval): Verdict {
+    return {
+      run: false, ending: 'denied', message: `it ${reason}`,
+      approval: { id, asked: 'api', decision, decidedBy: decided?.decidedBy ?? null, decidedAt: decided?.decidedAt ?? this.isoNow(), reason },
+    };
   }
 
   /**
@@ -398,6 +476,9 @@ function parseState(text: string): SealedApproval {
   return state as SealedApproval;
 }
 
-function clip(text: string): string {
-  return text.length <= MAX_MESSAGE_CHARS ? text : `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…`;
+function pendingOf(rec: HeldApprovalRecord): PendingApproval {
+  return {
+    id: rec.id, sessionId: rec.sessionId, callId: rec.callId, tool: rec.tool, arguments: rec.arguments, hiddenSecrets: rec.hiddenSecrets,
+    createdAt: rec.createdAt, expiresAt: rec.expiresAt,
+  };
 }

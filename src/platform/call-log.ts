@@ -19,12 +19,12 @@
  * call stopped because its session or agent was deleted is kept apart from that: a `crash` with reason
  * `stopped`, since nobody cancelled it.
  *
- * A tool wrapped with an approval gate (the agent's policy `require_approval`: approvals.ts) first gets its
- * approval, before it takes a turn: a call that carries one (a retried MCP request) redeems it once it is
- * admitted (a call refused for a full queue keeps it); a call whose client can ask its person is answered
- * `input_required` (nothing recorded: the call happens on the retry); any other call is recorded and held
- * until someone decides. One that is not approved ends `denied` without running; the record keeps how it
- * was decided (`approval`).
+ * A tool wrapped with an approval gate (the agent's policy `require_approval` or `require_user_approval`: the gate
+ * is approvals.ts's, and it decides who approves) first gets its approval, before it takes a turn: a call that
+ * carries one (a retried MCP request, end-user approval only) redeems it once it is admitted (a call refused for a
+ * full queue keeps it); a call whose end user is to be asked is answered `input_required` (nothing recorded: the
+ * call happens on the retry); any other call is recorded and held until an operator decides. One that is not
+ * approved ends `denied` without running; the record keeps how it was decided (`approval`).
  */
 import { createHash } from 'node:crypto';
 import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../tool.js';
@@ -35,7 +35,7 @@ import { redactArguments, redactText } from '../common/index.js';
 import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
 import { NotFoundError } from './errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
-import type { Approvals, Verdict } from './approvals.js';
+import type { ApprovalGate, Verdict } from './approvals.js';
 import { CallEvents } from './call-events.js';
 
 export interface LoggedCall {
@@ -59,7 +59,7 @@ export interface LoggedTool extends Tool {
    * `input`: what the caller can ask of its person (an MCP 2026-07-28 request), for a call that needs approval.
    */
   run(args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter, input?: CallerInput): Promise<LoggedCall>;
-  /** The tool's calls wait for a person's approval (agent policy `require_approval`). */
+  /** The tool's calls wait for a person's approval (agent policy `require_approval` or `require_user_approval`). */
   readonly requiresApproval?: boolean;
 }
 
@@ -94,7 +94,7 @@ export class CallLog {
    * The one place a session's tool gets its call log and its published name (tool-names.ts): every entry
    * point calls what this returns.
    */
-  withCallLog(tool: Tool, scope: CallScope, name = tool.name, approvals?: Approvals): LoggedTool {
+  withCallLog(tool: Tool, scope: CallScope, name = tool.name, approvals?: ApprovalGate): LoggedTool {
     const run = (args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter, input?: CallerInput): Promise<LoggedCall> =>
       this.run(scope.session, via, name, tool, args, scope.secrets, signal, progress, input, approvals);
     return Object.freeze({
@@ -128,7 +128,7 @@ export class CallLog {
     signal?: AbortSignal,
     progress?: ProgressReporter,
     input?: CallerInput,
-    approvals?: Approvals,
+    approvals?: ApprovalGate,
   ): Promise<LoggedCall> {
     const callId = newId('call');
     // Throws before anything is recorded when the client's person is to be asked, or too many calls are held.

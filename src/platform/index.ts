@@ -14,7 +14,11 @@ export {
 } from './call-admission.js';
 export { NotFoundError, ConflictError, InUseError, UpstreamError, StoreUnavailableError } from './errors.js';
 export type { AgentToolbox } from './agent-toolbox.js';
-export { Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, type PendingApproval, type Verdict } from './approvals.js';
+export {
+  Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, MAX_HELD_DEPTH, MAX_HELD_ARGUMENT_BYTES,
+  type Approver, type ApprovalGate, type HeldApproval, type PendingApproval, type Verdict,
+} from './approvals.js';
+export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './approval-view.js';
 export type { AgentInput } from './agents.js';
 export type { SessionInput } from './sessions.js';
 export type { CredentialInput } from './vaults.js';

@@ -215,4 +215,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX redeemed_approvals_expiry ON redeemed_approvals(expires_at);
     `,
   },
+  {
+    version: 6,
+    description: 'approvals: held arguments kept exactly as an approver is shown them, and where a vault secret was hidden in them',
+    sql: `
+      ALTER TABLE approvals ADD COLUMN hidden_secrets TEXT NOT NULL DEFAULT '[]';
+    `,
+  },
 ];

@@ -94,7 +94,7 @@ export class Platform {
   /** Each volume's quota across calls. */
   readonly quotas = new VolumeQuotas();
   readonly calls: CallLog;
-  /** Calls of `require_approval` tools held for a decision, and the approvals their clients carry. */
+  /** Calls of `require_approval` and `require_user_approval` tools held for a decision, and the approvals end users give. */
   readonly approvals: Approvals;
   /** Who may run a call now; `stopSession` / `stopAgent` end a session's or an agent's calls. */
   readonly admission: CallAdmission;

@@ -545,12 +545,12 @@ export class PostgresStore implements Store {
   async holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean> {
     // One statement; two replicas holding for one session at the very same moment may both count below the
     // bound (it guards against a flood, it is not a quota), but never a queue of them.
-    const { rowCount } = await this.q(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
-      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12
+    const { rowCount } = await this.q(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, hidden_secrets, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
+      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
       WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
-        WHERE a.session_id = $2 AND a.decision IS NULL AND a.expires_at > $13 AND c.outcome = 'running') < $14
+        WHERE a.session_id = $2 AND a.decision IS NULL AND a.expires_at > $14 AND c.outcome = 'running') < $15
         AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2)`,
-    [rec.id, rec.sessionId, rec.callId, rec.tool, json(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
+    [rec.id, rec.sessionId, rec.callId, rec.tool, json(rec.arguments), json(rec.hiddenSecrets), rec.createdAt, rec.expiresAt, rec.holder,
       rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, now, maxPerSession]);
     return rowCount === 1;
   }
@@ -558,13 +558,11 @@ export class PostgresStore implements Store {
     const row = await this.one('SELECT * FROM approvals WHERE id = $1', [id]);
     return row ? toHeldApproval(row) : null;
   }
-  async pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]> {
-    const pending = `SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
-      WHERE a.decision IS NULL AND a.expires_at > $1 AND c.outcome = 'running'`;
-    const rows = sessionId === undefined
-      ? await this.all(`${pending} ORDER BY a.id`, [now])
-      : await this.all(`${pending} AND a.session_id = $2 ORDER BY a.id`, [now, sessionId]);
-    return rows.map(toHeldApproval);
+  async pendingApprovals(now: string, page: PageRequest, sessionId?: string): Promise<Page<HeldApprovalRecord>> {
+    const rows = await this.all(`SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
+      WHERE a.decision IS NULL AND a.expires_at > $1 AND c.outcome = 'running' AND ($2::text IS NULL OR a.session_id = $2) AND ($3::text IS NULL OR a.id > $3)
+      ORDER BY a.id LIMIT $4`, [now, sessionId ?? null, page.after ?? null, page.limit + 1]);
+    return pageFromRows(rows, page.limit, toHeldApproval, (row) => s(row.id));
   }
   async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
     // Under READ COMMITTED a second UPDATE of the row waits for the first to commit, then re-checks

@@ -484,25 +484,23 @@ export class SqliteStore implements Store {
   // ---- approvals, shared by the replicas (here there is one; the same contract all the same)
   async holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean> {
     // One statement: the count and the insert cannot be split by another writer.
-    return this.sql(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
-      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    return this.sql(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, hidden_secrets, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
+      SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
       WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
         WHERE a.session_id = ? AND a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running') < ?
         AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?)`)
-      .run(rec.id, rec.sessionId, rec.callId, rec.tool, JSON.stringify(rec.arguments), rec.createdAt, rec.expiresAt, rec.holder,
-        rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, rec.sessionId, now, maxPerSession, rec.sessionId).changes === 1;
+      .run(rec.id, rec.sessionId, rec.callId, rec.tool, JSON.stringify(rec.arguments), JSON.stringify(rec.hiddenSecrets), rec.createdAt, rec.expiresAt,
+        rec.holder, rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, rec.sessionId, now, maxPerSession, rec.sessionId).changes === 1;
   }
   async getApproval(id: string): Promise<HeldApprovalRecord | null> {
     const row = this.sql('SELECT * FROM approvals WHERE id = ?').get(id) as Row | undefined;
     return row ? toHeldApproval(row) : null;
   }
-  async pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]> {
-    const pending = `SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
-      WHERE a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running'`;
-    const rows = sessionId === undefined
-      ? this.sql(`${pending} ORDER BY a.id`).all(now)
-      : this.sql(`${pending} AND a.session_id = ? ORDER BY a.id`).all(now, sessionId);
-    return (rows as Row[]).map(toHeldApproval);
+  async pendingApprovals(now: string, page: PageRequest, sessionId?: string): Promise<Page<HeldApprovalRecord>> {
+    const rows = this.sql(`SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
+      WHERE a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running' AND (? IS NULL OR a.session_id = ?) AND (? IS NULL OR a.id > ?)
+      ORDER BY a.id LIMIT ?`).all(now, sessionId ?? null, sessionId ?? null, page.after ?? null, page.after ?? null, page.limit + 1) as Row[];
+    return pageFromRows(rows, page.limit, toHeldApproval, (row) => s(row.id));
   }
   async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
     return this.sql(`UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ?, reason = ?

@@ -116,6 +116,7 @@ export function toHeldApproval(row: Row): HeldApprovalRecord {
   const orNull = (v: unknown): string | null => (v === null || v === undefined ? null : s(v));
   return {
     id: s(row.id), sessionId: s(row.session_id), callId: s(row.call_id), tool: s(row.tool), arguments: j(row.arguments),
+    hiddenSecrets: j(row.hidden_secrets) as string[],
     createdAt: s(row.created_at), expiresAt: s(row.expires_at), holder: s(row.holder),
     decision: orNull(row.decision) as HeldApprovalRecord['decision'], decidedBy: orNull(row.decided_by), decidedAt: orNull(row.decided_at),
     reason: orNull(row.reason),

@@ -72,10 +72,12 @@ export interface AgentToolGrant {
 }
 
 /**
- * What an agent lets a session do with a remote tool: call it, call it once a person approved that call
- * (approvals.ts), or not see it at all.
+ * What an agent lets a session do with a remote tool: call it; call it once an operator approved that call
+ * (`require_approval`), or once the end user did through the client's elicitation (`require_user_approval`; an
+ * operator when the call is held: approvals.ts); or not see it at all.
  */
-export type ToolPolicy = 'allow' | 'require_approval' | 'deny';
+export const TOOL_POLICIES = ['allow', 'require_approval', 'require_user_approval', 'deny'] as const;
+export type ToolPolicy = (typeof TOOL_POLICIES)[number];
 
 export interface AgentRemoteServer {
   name: string;
@@ -329,8 +331,8 @@ export interface Store {
    */
   holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean>;
   getApproval(id: string): Promise<HeldApprovalRecord | null>;
-  /** The approvals open at `now`, of one session or of all, oldest first. */
-  pendingApprovals(now: string, sessionId?: string): Promise<HeldApprovalRecord[]>;
+  /** The approvals open at `now`, of one session or of all, oldest first, a page at a time. */
+  pendingApprovals(now: string, page: PageRequest, sessionId?: string): Promise<Page<HeldApprovalRecord>>;
   /**
    * Decides an undecided approval in one conditional write, so that of two deciders (on two replicas) exactly
    * one wins: answers whether this decision is the one. `only.sessionId`: it must belong to that session;
@@ -366,8 +368,12 @@ export interface HeldApprovalRecord {
   /** The call record that waits for it. */
   callId: string;
   tool: string;
-  /** Redacted, as the call log stores them. */
+  /**
+   * As an approver is shown them (approval-view.ts): exactly the call's arguments, but for the session's vault
+   * secrets, hidden by value at the places `hiddenSecrets` lists (JSON Pointers).
+   */
   arguments: unknown;
+  hiddenSecrets: string[];
   createdAt: string;
   expiresAt: string;
   /** The process holding the call (a replica's instance id): where its caller waits. */

@@ -3,14 +3,23 @@
  * Inputs are strict (`additionalProperties: false`) so a misspelt field is an error, not silently ignored.
  */
 import type { JsonSchema } from '../tool.js';
+import type { ToolPolicy } from '../platform/index.js';
 
 const str = (extra: JsonSchema = {}): JsonSchema => ({ type: 'string', ...extra });
 const name64 = str({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' });
 const version = str({ pattern: '^(latest|[A-Za-z0-9][A-Za-z0-9._+-]{0,63})$' });
 const stringList = (max: number): JsonSchema => ({ type: 'array', maxItems: max, items: str({ minLength: 1, maxLength: 512 }) });
+/**
+ * The platform's TOOL_POLICIES, spelt again because server/ imports platform/ for types only: `satisfies` refuses a
+ * name that is not a policy, and ALL_POLICIES_LISTED stops compiling when a policy is missing here.
+ */
+const POLICIES = ['allow', 'require_approval', 'require_user_approval', 'deny'] as const satisfies readonly ToolPolicy[];
+export const ALL_POLICIES_LISTED: [Exclude<ToolPolicy, (typeof POLICIES)[number]>] extends [never] ? true : false = true;
 const policy: JsonSchema = {
-  type: 'string', enum: ['allow', 'require_approval', 'deny'],
-  description: 'allow: served; require_approval: served, each call held until a person approves it; deny: not served.',
+  type: 'string', enum: [...POLICIES],
+  description: 'allow: served; require_approval: served, each call held until an operator (an API key: the API or the console) approves it; ' +
+    'require_user_approval: served, each call approved by the end user through the MCP client\'s elicitation, which shows the whole call ' +
+    '(held for an operator instead when the client cannot ask, or the call cannot be shown whole in one message); deny: not served.',
 };
 
 export const ERROR_SCHEMA: JsonSchema = {
@@ -47,7 +56,7 @@ export const TOOL_SCHEMA: JsonSchema = {
   required: ['name', 'inputSchema'],
   properties: {
     name: str(), description: str(), inputSchema: { type: 'object' }, outputSchema: { type: 'object' },
-    requires_approval: { type: 'boolean', description: 'Each call waits for a person\'s approval (policy require_approval).' },
+    requires_approval: { type: 'boolean', description: 'Each call waits for a person\'s approval (policy require_approval or require_user_approval).' },
   },
 };
 
@@ -263,7 +272,7 @@ export const CALL_INPUT_SCHEMA: JsonSchema = {
 };
 
 export const CALL_APPROVAL_SCHEMA: JsonSchema = {
-  type: 'object', description: 'Calls of a require_approval tool: how the call was asked about and decided.',
+  type: 'object', description: 'Calls of a require_approval or require_user_approval tool: how the call was asked about and decided.',
   required: ['id', 'asked', 'decision'],
   properties: {
     id: str(), asked: { type: 'string', enum: ['elicitation', 'api'] },
@@ -285,14 +294,42 @@ export const CALL_SCHEMA: JsonSchema = {
   },
 };
 
+const approvalProperties: Record<string, JsonSchema> = {
+  id: str(), session_id: str(), call_id: str({ description: 'The call record that waits for the decision.' }), tool: str(),
+  arguments: {
+    description: 'Exactly the arguments the tool receives once the call is approved, but for values of the session\'s vault secrets, ' +
+      'found by value and shown as "[redacted]" at the places hidden_secrets names (never hidden for the name of a key).',
+  },
+  hidden_secrets: {
+    type: 'array', items: str(),
+    description: 'JSON Pointers to each string (or member, when its key held one) in which a vault secret is shown as "[redacted]": the tool ' +
+      'receives the secret there. A "[redacted]" not named here is the agent\'s own text.',
+  },
+  created_at: str(),
+  expires_at: str({ description: 'Undecided by then, the call ends denied.' }),
+};
+
 export const APPROVAL_SCHEMA: JsonSchema = {
   type: 'object',
-  required: ['id', 'session_id', 'call_id', 'tool', 'expires_at'],
+  required: ['id', 'session_id', 'call_id', 'tool', 'arguments', 'hidden_secrets', 'expires_at'],
+  properties: approvalProperties,
+};
+
+export const HELD_APPROVAL_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'session_id', 'call_id', 'tool', 'arguments', 'hidden_secrets', 'expires_at', 'decision'],
   properties: {
-    id: str(), session_id: str(), call_id: str({ description: 'The call record that waits for the decision.' }), tool: str(),
-    arguments: { description: 'As the call log stores them (secrets redacted).' }, created_at: str(),
-    expires_at: str({ description: 'Undecided by then, the call ends denied.' }),
+    ...approvalProperties,
+    decision: { type: 'string', enum: ['pending', 'approved', 'denied', 'expired', 'stopped'], description: 'pending until it is decided or ends.' },
+    decided_by: { type: ['string', 'null'], description: 'The id of the API key that decided.' },
+    decided_at: { type: ['string', 'null'] },
+    reason: { type: ['string', 'null'] },
   },
+};
+
+export const APPROVAL_PAGE_QUERY: Record<string, JsonSchema> = {
+  limit: { type: 'integer', minimum: 1, maximum: 32, description: 'Items per page (1-32, default 16): each carries its call\'s whole arguments.' },
+  after: str({ minLength: 1, maxLength: 512, description: 'The next_cursor of the previous page.' }),
 };
 
 export const APPROVAL_DECISION_SCHEMA: JsonSchema = {

@@ -2,7 +2,7 @@
  * What the API shows of each record: snake_case JSON, never a secret (API keys, session tokens and
  * credential payloads exist only as hashes or sealed text and are not in any view).
  */
-import type { AgentRecord, AgentVersionRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
+import type { AgentRecord, AgentVersionRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
 
 export const DEFAULT_PAGE_LIMIT = 50;
@@ -82,11 +82,16 @@ export function approvalDecisionView(rec: CallApproval): Record<string, unknown>
   };
 }
 
+/** A held call as its approver reads it: its arguments exactly (approval-view.ts), vault secrets hidden where it says. */
 export function pendingApprovalView(rec: PendingApproval): Record<string, unknown> {
   return {
-    id: rec.id, session_id: rec.sessionId, call_id: rec.callId, tool: rec.tool, arguments: rec.arguments,
+    id: rec.id, session_id: rec.sessionId, call_id: rec.callId, tool: rec.tool, arguments: rec.arguments, hidden_secrets: rec.hiddenSecrets,
     created_at: rec.createdAt, expires_at: rec.expiresAt,
   };
+}
+
+export function heldApprovalView(rec: HeldApproval): Record<string, unknown> {
+  return { ...pendingApprovalView(rec), decision: rec.decision ?? 'pending', decided_by: rec.decidedBy, decided_at: rec.decidedAt, reason: rec.reason };
 }
 
 /**

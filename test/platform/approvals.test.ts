@@ -91,7 +91,7 @@ describe('a call held while its session is being deleted', () => {
     const store = new SqliteStore(join(dir, 'subako.db'));
     const approvals = new Approvals({ store, key: randomBytes(32), windowMs: 5_000 });
     try {
-      const plan = await approvals.plan('ses_gone', 'files__delete', { path: '/x' }, { callId: 'call_1', secrets: [] });
+      const plan = await approvals.gate('operator').plan('ses_gone', 'files__delete', { path: '/x' }, { callId: 'call_1', secrets: [] });
       assert.equal(plan.kind, 'hold');
       const verdict = await (plan as Extract<typeof plan, { kind: 'hold' }>).decided;
       assert.equal(verdict.run, false);

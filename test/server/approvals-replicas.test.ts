@@ -47,9 +47,10 @@ async function replica(): Promise<{ server: SubakoServer; apiKey: string | null 
 
 interface Session { id: string; mcp: { capability_url: string } }
 
-async function newSession(): Promise<{ session: Session; tool: string }> {
+/** `policy`: who approves (an operator by default; the end user, through the client's elicitation, if named). */
+async function newSession(policy: 'require_approval' | 'require_user_approval' = 'require_approval'): Promise<{ session: Session; tool: string }> {
   const agent = await a.call('POST', '/v1/agents', {
-    name: `replicas-${Date.now()}`, mcp_servers: [{ name: 'files', url: upstream.url, default_policy: 'require_approval' }],
+    name: `replicas-${Date.now()}`, mcp_servers: [{ name: 'files', url: upstream.url, default_policy: policy }],
   });
   assert.equal(agent.status, 201, JSON.stringify(agent.body));
   const session = await a.call('POST', `/v1/agents/${agent.body.id}/sessions`, {});
@@ -181,7 +182,7 @@ describe('a call held on one replica is listed and decided on another', () => {
 
 describe('an elicited approval is good once across replicas', () => {
   it('a requestState redeemed on A is refused on B, and the call it approved ran once', async () => {
-    const { session, tool } = await newSession();
+    const { session, tool } = await newSession('require_user_approval');
     const onB = session.mcp.capability_url.replace(new URL(a.url).origin, new URL(b.url).origin);
     assert.notEqual(onB, session.mcp.capability_url);
     const [clientA, clientB] = [await connectManual(session.mcp.capability_url), await connectManual(onB)];
@@ -206,7 +207,7 @@ describe('an elicited approval is good once across replicas', () => {
   });
 
   it('an approval issued by A is honoured by B, once (the seal is the proof; nothing per process is needed)', async () => {
-    const { session, tool } = await newSession();
+    const { session, tool } = await newSession('require_user_approval');
     const onB = session.mcp.capability_url.replace(new URL(a.url).origin, new URL(b.url).origin);
     const [clientA, clientB] = [await connectManual(session.mcp.capability_url), await connectManual(onB)];
     try {

@@ -1,10 +1,12 @@
 /**
- * Issue 13, point 11: a remote tool under the agent policy `require_approval` runs only once a person approved
- * that very call. A 2026-07-28 client that declared elicitation is answered `input_required` with an elicitation,
- * and its retry carries the answer and the sealed approval; any other caller's call is held and listed at
- * `/v1/sessions/{id}/approvals` until someone with an API key decides it, or its deadline passes. An approval is
- * single-use and bound to the session, the tool and the arguments: replayed, altered or forged, it is refused. A
- * call that is not approved ends `denied` without reaching the upstream, and the call log keeps the decision.
+ * Issue 13, point 11: a remote tool under the agent policy `require_approval` or `require_user_approval` runs only
+ * once a person approved that very call; under `require_user_approval`, a 2026-07-28 client that declared
+ * elicitation is answered `input_required` with an elicitation, and its retry carries the answer and the sealed
+ * approval; any other caller's call (and every call under `require_approval`, the operator's policy) is held and
+ * listed at `/v1/sessions/{id}/approvals` until someone with an API key decides it, or its deadline passes. An
+ * approval is single-use and bound to the session, the tool and the arguments: replayed, altered or forged, it is
+ * refused. A call that is not approved ends `denied` without reaching the upstream, and the call log keeps the
+ * decision.
  *
  * Real parts only: a v2 McpServer upstream on loopback, the platform server in this process, and the official v2
  * client SDK with and without the elicitation capability (auto-fulfilling, and in manual mode to replay and alter).
@@ -41,11 +43,12 @@ function files(): McpServer {
 
 interface Session { id: string; token: string; mcp: { capability_url: string; url: string; authorization: string } }
 
-async function newSession(server: InProcess): Promise<Session> {
+/** `policy`: the guarded tools' (an operator approves them by default; the end user, asked through elicitation, if named). */
+async function newSession(server: InProcess, policy: 'require_approval' | 'require_user_approval' = 'require_approval'): Promise<Session> {
   const agent = await server.call('POST', '/v1/agents', {
     name: `approvals-${Date.now()}`,
     mcp_servers: [{
-      name: 'files', url: upstream.url, default_policy: 'require_approval',
+      name: 'files', url: upstream.url, default_policy: policy,
       tools: [{ name: 'read_file', policy: 'allow' }, { name: 'wipe', policy: 'deny' }],
     }],
   });
@@ -101,7 +104,7 @@ after(async () => {
   await upstream.stop();
 });
 
-describe('the policy require_approval', () => {
+describe('the policies require_approval and require_user_approval', () => {
   it('is accepted per server and per tool; such tools are served and marked, denied ones are not served', async () => {
     const session = await newSession(s);
     const list = await s.call('GET', `/v1/sessions/${session.id}/tools`);
@@ -114,9 +117,9 @@ describe('the policy require_approval', () => {
   });
 });
 
-describe('a client that declared elicitation is asked through it', () => {
+describe('under require_user_approval, a client that declared elicitation is asked through it', () => {
   it('approving in the elicitation runs the call once, and the call log records the approval', async () => {
-    const session = await newSession(s);
+    const session = await newSession(s, 'require_user_approval');
     const asked: ElicitRequestFormParams[] = [];
     const client = await connect(session.mcp.capability_url, (params) => {
       asked.push(params);
@@ -153,7 +156,7 @@ describe('a client that declared elicitation is asked through it', () => {
   });
 
   it('declining ends the call denied: the model reads that a person did not approve it, and the upstream sees nothing', async () => {
-    const session = await newSession(s);
+    const session = await newSession(s, 'require_user_approval');
     const client = await connect(session.mcp.capability_url, () => ({ action: 'decline' }));
     try {
       const before = callsTo('delete_file').length;
@@ -171,7 +174,7 @@ describe('a client that declared elicitation is asked through it', () => {
   });
 
   it('an accepted elicitation that does not say approve is not an approval', async () => {
-    const session = await newSession(s);
+    const session = await newSession(s, 'require_user_approval');
     const client = await connect(session.mcp.capability_url, () => ({ action: 'accept', content: { approve: false } }));
     try {
       const before = callsTo('delete_file').length;
@@ -201,7 +204,7 @@ describe('a client that declared elicitation is asked through it', () => {
       client.callTool({ name, arguments: args, inputResponses: approve, requestState } as never);
 
     before(async () => {
-      session = await newSession(s);
+      session = await newSession(s, 'require_user_approval');
       manual = await connect(session.mcp.capability_url, () => { throw new Error('manual mode answers by hand'); });
       tool = await published(session, 'delete_file');
     });
@@ -263,7 +266,7 @@ describe('a client that declared elicitation is asked through it', () => {
       const invented = await retry(tool, { path: '/e' }, 'approved');
       assert.match(text(invented), /forged or altered/);
 
-      const elsewhere = await newSession(s);
+      const elsewhere = await newSession(s, 'require_user_approval');
       const stranger = await connect(elsewhere.mcp.capability_url, () => ({ action: 'decline' }));
       try {
         const theirs = await retry(await published(elsewhere, 'delete_file'), { path: '/e' }, first.requestState, stranger);
@@ -279,7 +282,7 @@ describe('a client that declared elicitation is asked through it', () => {
   });
 });
 
-describe('any other caller waits for a decision through the API', () => {
+describe('any other caller (and every caller under require_approval) waits for an operator\'s decision through the API', () => {
   it('a client without elicitation waits; an API key approves it; the record names the key', async () => {
     const session = await newSession(s);
     const client = await connect(session.mcp.capability_url);
@@ -303,14 +306,14 @@ describe('any other caller waits for a decision through the API', () => {
       assert.equal(waiting.body.outcome, 'running');
       assert.equal(waiting.body.approval.decision, 'pending');
 
-      // The session's own token can list, but not decide: the agent cannot approve itself.
+      // The session's own token can list, but not decide: the agent cannot approve itself (told who decides).
       const asSession = { authorization: session.mcp.authorization };
       const listed = await fetch(`${s.url}/v1/sessions/${session.id}/approvals`, { headers: asSession });
       assert.equal(listed.status, 200);
       const selfApproval = await fetch(`${s.url}/v1/sessions/${session.id}/approvals/${approval.id}`, {
         method: 'POST', headers: { ...asSession, 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }),
       });
-      assert.equal(selfApproval.status, 401);
+      assert.equal(selfApproval.status, 403);
 
       const decided = await s.call('POST', `/v1/sessions/${session.id}/approvals/${approval.id}`, { decision: 'approve' });
       assert.equal(decided.status, 200, JSON.stringify(decided.body));
@@ -340,8 +343,8 @@ describe('any other caller waits for a decision through the API', () => {
     }
   });
 
-  it('a 2025-era client (the v1 SDK), even one that declared elicitation, is held: its capabilities are not known per request', async () => {
-    const session = await newSession(s);
+  it('a 2025-era client (the v1 SDK), even one that declared elicitation, is held under require_user_approval: its capabilities are not known per request', async () => {
+    const session = await newSession(s, 'require_user_approval');
     const legacy = new LegacyClient({ name: 'legacy', version: '1.0.0' }, { capabilities: { elicitation: {} } });
     let asked = 0;
     legacy.setRequestHandler(ElicitRequestSchema, async () => { asked += 1; return { action: 'accept', content: { approve: true } }; });
@@ -470,7 +473,7 @@ describe('an undecided call ends at its deadline as denied', () => {
   });
 
   it('an elicited approval that comes back after its deadline is refused', async () => {
-    const session = await newSession(short);
+    const session = await newSession(short, 'require_user_approval');
     const list = await short.call('GET', `/v1/sessions/${session.id}/tools`);
     const tool = list.body.items.map((t: { name: string }) => t.name).find((n: string) => n.endsWith('delete_file'));
     const client = await connect(session.mcp.capability_url, () => ({ action: 'accept', content: { approve: true } }));

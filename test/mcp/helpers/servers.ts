@@ -246,3 +246,25 @@ export async function serveMcpServer(makeServer: () => import('@modelcontextprot
   const port = await listen(http);
   return { url: `http://127.0.0.1:${port}/mcp`, stop: () => close(http) };
 }
+
+/**
+ * A v2 server whose one tool, `send`, takes any object and answers the arguments it received, as JSON; `received`
+ * keeps each call's arguments as they arrived (what approvals tests compare with what an approver was shown).
+ */
+export async function serveEchoTool(): Promise<{ url: string; received: { tool: string; args: unknown }[]; stop(): Promise<void> }> {
+  const received: { tool: string; args: unknown }[] = [];
+  const node = toNodeHandler(createMcpHandler(() => {
+    const server = new ModernServer({ name: 'mail', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler('tools/list', async () => ({
+      tools: [{ name: 'send', description: 'Sends a message; answers the arguments it received.', inputSchema: { type: 'object' } }],
+    }) as never);
+    server.setRequestHandler('tools/call', async (request) => {
+      received.push({ tool: request.params.name, args: request.params.arguments });
+      return { content: [{ type: 'text', text: JSON.stringify(request.params.arguments) }] } as never;
+    });
+    return server;
+  }));
+  const http = createServer((req, res) => { void node(req, res); });
+  const port = await listen(http);
+  return { url: `http://127.0.0.1:${port}/mcp`, received, stop: () => close(http) };
+}

@@ -548,8 +548,9 @@ export function storeSuite(title: string, backend: StoreBackend): void {
 
     // ---- approvals, shared by the replicas
     const held = (sessionId: string, extra: Partial<HeldApprovalRecord> = {}): HeldApprovalRecord => ({
-      id: newId('apr'), sessionId, callId: newId('call'), tool: 'files__delete', arguments: { path: '/x', nested: { b: 1, a: 'ü' } },
-      createdAt: iso(0), expiresAt: iso(60_000), holder: 'inst_a', decision: null, decidedBy: null, decidedAt: null, reason: null, ...extra,
+      id: newId('apr'), sessionId, callId: newId('call'), tool: 'files__delete',
+      arguments: { path: '/x', nested: { b: 1, a: 'ü', list: [1, null, '[redacted]'] }, api_key: 'shown as it is', ['__proto__']: { own: true } },
+      hiddenSecrets: ['/nested/list/2'], createdAt: iso(0), expiresAt: iso(60_000), holder: 'inst_a', decision: null, decidedBy: null, decidedAt: null, reason: null, ...extra,
     });
     const approve = (at: number): ApprovalDecision => ({ decision: 'approved', decidedBy: 'key_1', decidedAt: iso(at), reason: null });
     /** Holds an approval as the platform does: the approval, then its call's `running` record. */
@@ -573,12 +574,19 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal(await hold(store, held(session.id), 2, iso(20)), true, 'one of them is past its expiry: it no longer counts');
       const theirs = held(other.session.id);
       assert.equal(await hold(store, theirs, 2, iso(20)), true, 'the bound is per session');
-      const pending = await store.pendingApprovals(iso(20), session.id);
+      const pending = (await store.pendingApprovals(iso(20), { limit: 10 }, session.id)).items;
       assert.equal(pending.length, 2);
       assert.deepEqual(pending[0], first);
       assert.ok(pending.every((a) => a.sessionId === session.id && a.id !== stale.id));
-      assert.deepEqual((await store.pendingApprovals(iso(20))).map((a) => a.id), [...pending.map((a) => a.id), theirs.id].sort(byteOrder));
-      assert.equal((await store.pendingApprovals(iso(5), session.id)).length, 3, 'listed at a time before it expired');
+      const all = [...pending.map((a) => a.id), theirs.id].sort(byteOrder);
+      assert.deepEqual((await store.pendingApprovals(iso(20), { limit: 10 })).items.map((a) => a.id), all);
+      assert.equal((await store.pendingApprovals(iso(5), { limit: 10 }, session.id)).items.length, 3, 'listed at a time before it expired');
+      // A page at a time, oldest first: the cursor is the last id of the page.
+      const firstPage = await store.pendingApprovals(iso(20), { limit: 2 });
+      assert.deepEqual(firstPage.items.map((a) => a.id), all.slice(0, 2));
+      assert.equal(firstPage.next_cursor, all[1]);
+      const lastPage = await store.pendingApprovals(iso(20), { limit: 2, after: firstPage.next_cursor! });
+      assert.deepEqual(lastPage, { items: [await store.getApproval(all[2])], next_cursor: null });
       assert.equal(await store.getApproval('apr_none'), null);
     });
 
@@ -598,7 +606,7 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual(decided, { ...rec, ...won });
       assert.equal(await store.decideApproval(rec.id, { decision: 'expired', decidedBy: null, decidedAt: iso(3), reason: 'late' }), false);
       assert.deepEqual(await store.getApproval(rec.id), decided, 'a losing decision changes nothing');
-      assert.deepEqual(await store.pendingApprovals(iso(3)), [], 'a decided approval is not pending');
+      assert.deepEqual((await store.pendingApprovals(iso(3), { limit: 10 })).items, [], 'a decided approval is not pending');
       assert.equal(await store.decideApproval('apr_none', approve(3)), false);
     });
 
@@ -607,9 +615,9 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       const { session } = await agentWithSession(store);
       const orphan = held(session.id);
       await hold(store, orphan, 1);
-      assert.equal((await store.pendingApprovals(iso(1))).length, 1);
+      assert.equal((await store.pendingApprovals(iso(1), { limit: 10 })).items.length, 1);
       assert.equal(await store.interruptOrphanedCalls(), 1, "a call of no live instance");
-      assert.deepEqual(await store.pendingApprovals(iso(1)), []);
+      assert.deepEqual((await store.pendingApprovals(iso(1), { limit: 10 })).items, []);
       assert.equal(await hold(store, held(session.id), 1), true, 'it no longer takes the session\'s one place');
       assert.equal(await store.decideApproval(orphan.id, approve(2), { sessionId: session.id, openAt: iso(2) }), false);
       const stopped: ApprovalDecision = { decision: 'stopped', decidedBy: null, decidedAt: iso(3), reason: 'the server shut down' };
