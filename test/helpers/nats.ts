@@ -4,10 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Objm } from '@nats-io/obj';
 import { natsSubjects } from '../../src/platform/nats-calls.js';
@@ -35,25 +35,34 @@ export class OwnNatsServer {
   private child: ChildProcess | null = null;
   readonly dir = mkdtempSync(join(tmpdir(), 'subako-nats-'));
 
-  private constructor(readonly port: number) {}
+  /** `configFile`: a nats-server configuration (users, permissions); the port, address and JetStream store are the flags'. */
+  private constructor(readonly port: number, private readonly configFile?: string) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<OwnNatsServer> {
-    const server = new OwnNatsServer(await freePort());
-    await server.resume();
+  /** `options.config`: the text of a configuration file; `options.user`: how to connect to see it is up. */
+  static async start(options: { config?: string; user?: { user: string; pass: string } } = {}): Promise<OwnNatsServer> {
+    const port = await freePort();
+    let configFile: string | undefined;
+    if (options.config !== undefined) {
+      configFile = join(mkdtempSync(join(tmpdir(), 'subako-nats-conf-')), 'nats.conf');
+      writeFileSync(configFile, options.config);
+    }
+    const server = new OwnNatsServer(port, configFile);
+    await server.resume(options.user);
     return server;
   }
 
   /** Starts (again) on the same port and store directory; resolves once the server accepts connections. */
-  async resume(): Promise<void> {
-    const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'js')], { stdio: 'ignore' });
+  async resume(user?: { user: string; pass: string }): Promise<void> {
+    const args = ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'js')];
+    const child = spawn('nats-server', this.configFile ? ['-c', this.configFile, ...args] : args, { stdio: 'ignore' });
     this.child = child;
     for (let attempt = 0; ; attempt++) {
       try {
-        const nc = await connect({ servers: this.url, reconnect: false });
+        const nc = await connect({ servers: this.url, reconnect: false, ...user });
         await nc.close();
         return;
       } catch (err) {
@@ -76,6 +85,7 @@ export class OwnNatsServer {
   async remove(): Promise<void> {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
+    if (this.configFile) rmSync(dirname(this.configFile), { recursive: true, force: true });
   }
 }
 
