@@ -111,7 +111,8 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
     child.stderr.on('data', (chunk) => { err += chunk; });
     const code = await new Promise<number | null>((done) => child.on('exit', done));
     assert.equal(code, 1);
-    assert.equal(err, 'subako serve: cannot start: the sealing key differs from the one this database was set up with; give every replica the same SUBAKO_SECRET_KEY\n');
+    // The bus is met before the database: its key check refuses first (the database's would say the same).
+    assert.equal(err, `subako serve: cannot start: the sealing key differs from the one this deployment's NATS bus was set up with (its check is in the bucket ${prefix}_bus); give every replica and worker the same SUBAKO_SECRET_KEY and --nats-prefix\n`);
   });
 
   it('starts two workers, and takes a package and a skill through replica 1 and a session of its agent through replica 2', async () => {
