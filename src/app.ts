@@ -9,13 +9,13 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CallLimits } from './config.js';
-import { sealingKey } from './common/index.js';
+import { createLogger, sealingKey } from './common/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
-  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents,
+  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey,
 } from './platform/index.js';
 import { SubakoServer, type ConnectionLimits } from './server/index.js';
 
@@ -108,8 +108,17 @@ export async function startServer(options: StartOptions): Promise<Started> {
         await nc.close();
         throw err;
       });
-      runtime = natsRuntime = new NatsRuntime({ nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits });
-      relayCalls = (events) => void CallEventRelay.start(nc, prefix, events);
+      // Every process of the deployment seals the bus with the same key: one that holds another refuses to start.
+      await checkBusKey(nc, prefix, busKey(key, prefix), { create: true }).catch(async (err: unknown) => {
+        await nc.close();
+        throw err;
+      });
+      const busLog = (options.logger ?? createLogger()).child({ component: 'bus' });
+      const bus = natsRuntime = new NatsRuntime({
+        nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits, log: (line) => busLog.warn({}, line),
+      });
+      runtime = bus;
+      relayCalls = (events) => void CallEventRelay.start(bus.sealedBus, prefix, events);
     } catch (err) {
       await local.close();
       throw err;

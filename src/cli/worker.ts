@@ -12,7 +12,7 @@ import { SealError, sealingKey, systemErrorCode } from '../common/index.js';
 import { SubakoError, ValidationError } from '../errors.js';
 import { CONFIG_FILE, WORKER_ENV_NAMES, defaultWorkerConfig, readConfigFile, resolveWorkerConfig, type WorkerConfig } from '../config.js';
 import { NatsBlobStore } from '../package/index.js';
-import { NatsWorker, connectNats, natsSubjects } from '../platform/index.js';
+import { NatsWorker, busKey, checkBusKey, connectNats, natsSubjects } from '../platform/index.js';
 import { WorkerMetrics, listenForMetrics, type MetricsListener } from '../server/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { untilStopped } from './until-stopped.js';
@@ -93,6 +93,7 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
         return;
       }
       try {
+        await checkBusKey(nc, config.natsPrefix, busKey(key, config.natsPrefix), { create: false });
         const blobs = await NatsBlobStore.open(nc, subjects.packagesBucket);
         worker = new NatsWorker({
           nc, prefix: config.natsPrefix, blobs, pool: config.pool, volumesDir: config.volumesDir, dataDir: config.dataDir, sealingKey: key, log,

@@ -28,5 +28,7 @@ export { NatsRuntime, type NatsRuntimeOptions } from './nats-runtime.js';
 export { NatsWorker, type NatsWorkerOptions } from './nats-worker.js';
 export { natsSubjects, type NatsSubjects } from './nats-calls.js';
 export { connectNats } from './nats-connect.js';
+export { busKey, BUS_DROP_REASONS, type BusDropReason } from './nats-envelope.js';
+export { checkBusKey, BusKeyMismatchError } from './nats-key-check.js';
 export { CallEventRelay } from './nats-events.js';
 export type { HistogramSnapshot, NatsDispatchStats, NatsCallResult } from './nats-dispatch-stats.js';

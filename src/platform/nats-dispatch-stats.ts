@@ -7,6 +7,8 @@
  * after a million calls as after one; a scrape reads the buckets as they are.
  */
 
+import type { BusDropReason } from './nats-envelope.js';
+
 /** How a call over the bus ended, as `subako_nats_calls_total{result}` says it. */
 export type NatsCallResult = 'outcome' | 'interrupted' | 'unavailable' | 'refused' | 'cancelled';
 
@@ -34,6 +36,8 @@ export interface NatsDispatchStats {
   dispatchSeconds: HistogramSnapshot;
   /** From the first send to the worker's outcome (calls that ended with one). */
   callSeconds: HistogramSnapshot;
+  /** Messages dropped off the bus (never acted on), by why (nats-envelope.ts). */
+  busDropped: Readonly<Record<BusDropReason, number>>;
 }
 
 class FixedHistogram {
@@ -86,7 +90,7 @@ export class DispatchCounters {
     else this.inFlight.delete(worker);
   }
 
-  snapshot(): NatsDispatchStats {
+  snapshot(): Omit<NatsDispatchStats, 'busDropped'> {
     return {
       inFlightByWorker: Object.fromEntries(this.inFlight),
       noResponders: this.noResponders,

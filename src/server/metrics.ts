@@ -81,6 +81,22 @@ export class ServerMetrics {
   }
 }
 
+/**
+ * Messages a replica or worker dropped off the NATS bus — not a subako message, not sealed with this
+ * deployment's key, expired, replayed, or out of place — by reason: none was ever acted on. A steady rise of
+ * `unauthentic` means something on the bus without the key publishes on the deployment's subjects.
+ */
+export function registerBusDropMetrics(registry: Registry, dropped: () => Readonly<Record<string, number>>): void {
+  new Counter({
+    name: 'subako_bus_dropped_total', help: 'Messages dropped off the NATS bus and never acted on, by reason: malformed, unauthentic, expired, replayed, unexpected.',
+    labelNames: ['reason'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, count] of Object.entries(dropped())) this.inc({ reason }, count);
+    },
+  });
+}
+
 /** The sandbox's workers, queue and compile cache, read from `stats` when scraped (a replica's, or a worker node's). */
 export function registerSandboxMetrics(registry: Registry, stats: () => RuntimeStats): void {
   const registers = [registry];
@@ -107,6 +123,7 @@ export function registerSandboxMetrics(registry: Registry, stats: () => RuntimeS
 /** A replica's calls over NATS, read from the runtime's stats when scraped. */
 function registerNatsMetrics(registry: Registry, stats: () => NatsStats): void {
   const registers = [registry];
+  registerBusDropMetrics(registry, () => stats().busDropped);
   new Gauge({
     name: 'subako_nats_calls_in_flight', help: 'Calls this replica has running on each worker, by the worker\'s name (a worker with none has no series).', labelNames: ['worker'], registers,
     collect() {

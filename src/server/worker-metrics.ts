@@ -8,13 +8,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { processRegistry, registerSandboxMetrics, type RuntimeStats } from './metrics.js';
+import { processRegistry, registerBusDropMetrics, registerSandboxMetrics, type RuntimeStats } from './metrics.js';
 
 /** The worker's read-only stats (NatsWorker.stats()). */
 export interface WorkerStats {
   slots: number;
   inFlight: number;
   calls: Readonly<Record<string, number>>;
+  busDropped: Readonly<Record<string, number>>;
   sandbox: RuntimeStats;
 }
 
@@ -34,6 +35,7 @@ export class WorkerMetrics {
       },
     });
     registerSandboxMetrics(this.registry, () => stats().sandbox);
+    registerBusDropMetrics(this.registry, () => stats().busDropped);
   }
 
   get contentType(): string {

@@ -4,13 +4,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Objm } from '@nats-io/obj';
 import { natsSubjects } from '../../src/platform/nats-calls.js';
+import { BUS_SENDERS, busKey, openEnvelope, type BusKind } from '../../src/platform/nats-envelope.js';
 
 export const SHARED_NATS_URL = process.env.SUBAKO_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -34,25 +35,34 @@ export class OwnNatsServer {
   private child: ChildProcess | null = null;
   readonly dir = mkdtempSync(join(tmpdir(), 'subako-nats-'));
 
-  private constructor(readonly port: number) {}
+  /** `configFile`: a nats-server configuration (users, permissions); the port, address and JetStream store are the flags'. */
+  private constructor(readonly port: number, private readonly configFile?: string) {}
 
   get url(): string {
     return `nats://127.0.0.1:${this.port}`;
   }
 
-  static async start(): Promise<OwnNatsServer> {
-    const server = new OwnNatsServer(await freePort());
-    await server.resume();
+  /** `options.config`: the text of a configuration file; `options.user`: how to connect to see it is up. */
+  static async start(options: { config?: string; user?: { user: string; pass: string } } = {}): Promise<OwnNatsServer> {
+    const port = await freePort();
+    let configFile: string | undefined;
+    if (options.config !== undefined) {
+      configFile = join(mkdtempSync(join(tmpdir(), 'subako-nats-conf-')), 'nats.conf');
+      writeFileSync(configFile, options.config);
+    }
+    const server = new OwnNatsServer(port, configFile);
+    await server.resume(options.user);
     return server;
   }
 
   /** Starts (again) on the same port and store directory; resolves once the server accepts connections. */
-  async resume(): Promise<void> {
-    const child = spawn('nats-server', ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'js')], { stdio: 'ignore' });
+  async resume(user?: { user: string; pass: string }): Promise<void> {
+    const args = ['-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'js')];
+    const child = spawn('nats-server', this.configFile ? ['-c', this.configFile, ...args] : args, { stdio: 'ignore' });
     this.child = child;
     for (let attempt = 0; ; attempt++) {
       try {
-        const nc = await connect({ servers: this.url, reconnect: false });
+        const nc = await connect({ servers: this.url, reconnect: false, ...user });
         await nc.close();
         return;
       } catch (err) {
@@ -75,6 +85,7 @@ export class OwnNatsServer {
   async remove(): Promise<void> {
     await this.stop();
     rmSync(this.dir, { recursive: true, force: true });
+    if (this.configFile) rmSync(dirname(this.configFile), { recursive: true, force: true });
   }
 }
 
@@ -118,15 +129,50 @@ export async function spawnWorker(
   };
 }
 
-/** Removes a run's object-store buckets (packages and skills) from the shared NATS server; what is missing is skipped. */
+/** Removes a run's object-store buckets (packages, skills, the bus's key check) from the shared NATS server; what is missing is skipped. */
 export async function removeBuckets(prefix: string): Promise<void> {
   const nc = await connectShared();
   try {
     const subjects = natsSubjects(prefix);
-    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket]) {
+    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket, subjects.busBucket]) {
       await (await new Objm(nc).open(bucket).catch(() => null))?.destroy().catch(() => undefined);
     }
   } finally {
     await nc.close();
   }
+}
+
+/** A message seen on the bus: its subject, its bytes as text (for looking for what must not be in the clear), and what it says when it opens. */
+export interface SeenMessage {
+  subject: string;
+  data: string;
+  opened: { kind: BusKind; body: any } | null;
+}
+
+/**
+ * Every message on the reply inboxes (and, with `calls`, on this run's own subjects), as a process holding the
+ * deployment's key reads them: opened with the bus key derived from `sealingKey` (base64, the tests'
+ * SUBAKO_SECRET_KEY) and the prefix. Other runs' messages share the inboxes and do not open: they are kept,
+ * unopened. Watching the calls subject makes it one with a subscriber, which the NATS server then never answers
+ * "no responders": a test of what happens when no worker is free must not ask for it.
+ */
+export function watchBus(nc: NatsConnection, prefix: string, sealingKey: string, options: { calls?: boolean } = {}): { seen: SeenMessage[]; accepted(from?: number): string[] } {
+  const key = busKey(Buffer.from(sealingKey, 'base64'), prefix);
+  const kinds = Object.keys(BUS_SENDERS) as BusKind[];
+  const seen: SeenMessage[] = [];
+  // Never '>': that would also subscribe to every other run's `<prefix>.calls`.
+  for (const subject of options.calls ? [`${prefix}.>`, '_INBOX.>'] : ['_INBOX.>']) {
+    nc.subscribe(subject, {
+      callback: (err, msg) => {
+        if (err) return;
+        const opened = openEnvelope<unknown>(key, msg.subject, msg.data, kinds);
+        seen.push({ subject: msg.subject, data: Buffer.from(msg.data).toString('latin1'), opened: opened.ok ? { kind: opened.header.k, body: opened.body } : null });
+      },
+    });
+  }
+  return {
+    seen,
+    /** The names of the workers that said they took a call, in order, from the `from`-th message seen. */
+    accepted: (from = 0) => seen.slice(from).filter((m) => m.opened?.kind === 'accepted').map((m) => m.opened!.body.worker as string),
+  };
 }

@@ -1,40 +1,21 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { SealError } from '../../src/common/index.js';
-import {
-  natsSubjects, notRunOutcome, sealCredentials, unsealCredentials, volumeFromWire, volumeOnWire,
-} from '../../src/platform/nats-calls.js';
+import { natsSubjects, notRunOutcome, volumeFromWire, volumeOnWire, workerCallLimits } from '../../src/platform/nats-calls.js';
+import { DEFAULT_CALL_LIMITS } from '../../src/config.js';
 
-const key = randomBytes(32);
-const credentials = [{ origin: 'https://api.example.com', headers: { authorization: 'Bearer tok-9d8e7f6a5b' } }];
-
-describe('a call\'s credentials on the bus', () => {
-  it('are sealed: the sealed text holds no credential value and opens back to the credentials', () => {
-    const sealed = sealCredentials(credentials, 'call-1', key);
-    assert.ok(!sealed.includes('tok-9d8e7f6a5b') && !sealed.includes('api.example.com'));
-    assert.deepEqual(unsealCredentials(sealed, 'call-1', key), credentials);
-  });
-
-  it('sealed for one call, they open for no other call (the call id is bound as additional data)', () => {
-    const sealed = sealCredentials(credentials, 'call-1', key);
-    assert.throws(() => unsealCredentials(sealed, 'call-2', key), (err: unknown) => err instanceof SealError && err.reason === 'tampered');
-  });
-
-  it('open with no other key', () => {
-    const sealed = sealCredentials(credentials, 'call-1', key);
-    assert.throws(() => unsealCredentials(sealed, 'call-1', randomBytes(32)), SealError);
-  });
-});
+const SESSION = `ses_${'a'.repeat(28)}`;
+const AGENT = `agt_${'b'.repeat(28)}`;
 
 describe('volume paths on the bus', () => {
   const root = '/srv/replica/volumes';
 
-  it('travel relative to the volumes root and land under the worker\'s own root', () => {
-    const rel = volumeOnWire(root, join(root, 'sessions', 'ses_1', 'tmp'));
-    assert.equal(rel, 'sessions/ses_1/tmp');
-    assert.equal(volumeFromWire('/mnt/shared/volumes', rel), '/mnt/shared/volumes/sessions/ses_1/tmp');
+  it('travel relative to the volumes root and land under the worker\'s own root, each kind in its one shape', () => {
+    const rel = volumeOnWire(root, join(root, 'sessions', SESSION, 'tmp'));
+    assert.equal(rel, `sessions/${SESSION}/tmp`);
+    assert.equal(volumeFromWire('/mnt/shared/volumes', 'tmp', rel), `/mnt/shared/volumes/sessions/${SESSION}/tmp`);
+    assert.equal(volumeFromWire('/mnt/shared/volumes', 'data', `agents/${AGENT}/data`), `/mnt/shared/volumes/agents/${AGENT}/data`);
+    assert.equal(volumeFromWire('/mnt/shared/volumes', 'skills', `.skills/sets/${'c'.repeat(64)}`), `/mnt/shared/volumes/.skills/sets/${'c'.repeat(64)}`);
   });
 
   it('a directory outside the root is not sent', () => {
@@ -42,16 +23,29 @@ describe('volume paths on the bus', () => {
     assert.throws(() => volumeOnWire(root, root));
   });
 
-  it('a path off the wire that would leave the worker\'s root is refused', () => {
-    for (const rel of ['../etc', 'sessions/../../etc', '/etc', '', 'a//b', './a', 42, null]) {
-      assert.equal(volumeFromWire('/mnt/shared/volumes', rel), null, JSON.stringify(rel));
-    }
+  it('a path off the wire that is not exactly a session\'s tmp, an agent\'s data or a skill set is refused', () => {
+    const refused: [Parameters<typeof volumeFromWire>[1], unknown][] = [
+      ['tmp', 'sessions'], ['tmp', `sessions/${SESSION}`], ['tmp', `sessions/${SESSION}/tmp/..`], ['tmp', `agents/${AGENT}/data`],
+      ['tmp', '../etc'], ['tmp', `sessions/../../etc/tmp`], ['tmp', '/etc'], ['tmp', ''], ['tmp', 'a//b'], ['tmp', 42], ['tmp', null],
+      ['data', 'agents'], ['data', `sessions/${SESSION}/tmp`], ['data', `agents/${AGENT}/data/x`],
+      ['skills', '.skills'], ['skills', '.skills/sets'], ['skills', `.skills/sets/${'c'.repeat(63)}`], ['skills', `sessions/${SESSION}/tmp`],
+    ];
+    for (const [kind, rel] of refused) assert.equal(volumeFromWire('/mnt/shared/volumes', kind, rel), null, `${kind} ${JSON.stringify(rel)}`);
+  });
+});
+
+describe('what a worker takes of a call\'s limits', () => {
+  it('the deadline, cut to its own; nothing else', () => {
+    const own = { ...DEFAULT_CALL_LIMITS, callTimeoutMs: 5_000 };
+    assert.deepEqual(workerCallLimits(own, 60_000), { callTimeoutMs: 5_000 });
+    assert.deepEqual(workerCallLimits(own, 1_234.7), { callTimeoutMs: 1_234 });
+    assert.deepEqual(workerCallLimits(own, 0), { callTimeoutMs: 1 });
   });
 });
 
 describe('subjects and the buckets', () => {
   it('are named by the deployment\'s prefix', () => {
-    assert.deepEqual(natsSubjects('run_1'), { calls: 'run_1.calls', cancel: 'run_1.cancel', packagesBucket: 'run_1_packages', skillsBucket: 'run_1_skills', events: 'run_1.events' });
+    assert.deepEqual(natsSubjects('run_1'), { calls: 'run_1.calls', packagesBucket: 'run_1_packages', skillsBucket: 'run_1_skills', busBucket: 'run_1_bus', events: 'run_1.events' });
   });
 
   it('a prefix that is not one subject token is refused', () => {

@@ -10,13 +10,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { packBundle } from '../../src/package/index.js';
-import { natsSubjects } from '../../src/platform/index.js';
 import { probePackageDir, skillDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { connectShared, runName, SHARED_NATS_URL, spawnWorker, type ChildWorker } from '../helpers/nats.js';
+import { connectShared, removeBuckets, runName, SHARED_NATS_URL, spawnWorker, watchBus, type ChildWorker, type SeenMessage } from '../helpers/nats.js';
 import { progressGuest } from '../helpers/wat-progress-guest.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { startServer as startHttps, type TestServer } from '../egress/helpers/servers.js';
@@ -31,8 +29,9 @@ describe('calls dispatched to workers over NATS', () => {
   let workers: ChildWorker[] = [];
   let bus: NatsConnection;
   let https: TestServer;
-  /** Every message on the bus during the tests: subject and bytes as text. */
-  const seen: { subject: string; data: string }[] = [];
+  /** Every message on the bus during the tests, as a process with the deployment's key reads it. */
+  let watch: ReturnType<typeof watchBus>;
+  const seen = (): SeenMessage[] => watch.seen;
 
   before(async () => {
     const caFile = join(scratch, 'ca.pem');
@@ -42,12 +41,7 @@ describe('calls dispatched to workers over NATS', () => {
       res.end(JSON.stringify({ authorized: req.headers.authorization === SECRET }));
     });
     bus = await connectShared();
-    // This run's subjects and the reply inboxes only: a subscriber on '>' would also be one on every other
-    // run's `<prefix>.calls`, and a call with a subscriber is never answered "no responders", so another test
-    // file's full worker would leave its calls waiting for their deadline instead of being sent again.
-    for (const subject of [`${prefix}.>`, '_INBOX.>']) {
-      bus.subscribe(subject, { callback: (err, msg) => { if (!err) seen.push({ subject: msg.subject, data: Buffer.from(msg.data).toString('latin1') }); } });
-    }
+    watch = watchBus(bus, prefix, TEST_KEY.SUBAKO_SECRET_KEY, { calls: true });
     await bus.flush();
     serve = await spawnServe(dataDir, undefined, ['--nats', SHARED_NATS_URL, '--nats-prefix', prefix, '--no-examples', '--allow-private-destinations']);
     const env = { ...TEST_KEY, NODE_EXTRA_CA_CERTS: caFile };
@@ -58,7 +52,7 @@ describe('calls dispatched to workers over NATS', () => {
     await Promise.all(workers.map((w) => w.stop()));
     serve.child.kill('SIGTERM');
     await serve.exited;
-    await (await new Objm(bus).open(natsSubjects(prefix).packagesBucket)).destroy().catch(() => undefined);
+    await removeBuckets(prefix);
     await bus.close();
     await https.close();
     rmSync(scratch, { recursive: true, force: true });
@@ -77,7 +71,7 @@ describe('calls dispatched to workers over NATS', () => {
     const session = await probeSession();
     const client = new Client({ name: 'nats-test', version: '1' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(new StreamableHTTPClientTransport(new URL(session.mcp.capability_url)));
-    const before = seen.length;
+    const before = seen().length;
     try {
       const results = [];
       // Eight at a time: more than one worker's pool, so both must take some.
@@ -94,10 +88,7 @@ describe('calls dispatched to workers over NATS', () => {
       await client.close();
     }
     const taken = new Map<string, number>();
-    for (const { data } of seen.slice(before)) {
-      const accepted = /^\{"kind":"accepted","worker":"([^"]+)"\}$/.exec(data);
-      if (accepted) taken.set(accepted[1], (taken.get(accepted[1]) ?? 0) + 1);
-    }
+    for (const name of watch.accepted(before)) taken.set(name, (taken.get(name) ?? 0) + 1);
     for (const worker of workers) assert.ok((taken.get(worker.name) ?? 0) > 0, `worker ${worker.name} took no call: ${JSON.stringify([...taken])}`);
     // Counted for this run's workers: the reply inboxes are every run's, and another test file may be calling.
     assert.equal(workers.reduce((sum, w) => sum + (taken.get(w.name) ?? 0), 0), 50);
@@ -116,20 +107,20 @@ describe('calls dispatched to workers over NATS', () => {
     });
     assert.equal(stored.status, 201, JSON.stringify(stored.body));
     const session = await probeSession({ allow: [`localhost:${https.port}`], grants: [origin] }, [vault.id]);
-    const before = seen.length;
+    const before = seen().length;
     const called = await serve.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'http', arguments: { request: { url: `${origin}/x` } } });
     assert.equal(called.status, 200, JSON.stringify(called.body));
     const answer = JSON.parse(called.body.result.content[0].text);
     assert.deepEqual(JSON.parse(answer.ok.body.text), { authorized: true });
-    const during = seen.slice(before);
-    assert.ok(during.some((m) => m.subject === `${prefix}.calls` && m.data.includes('sealedCredentials')), 'the call crossed the bus');
+    const during = seen().slice(before);
+    assert.ok(during.some((m) => m.subject === `${prefix}.calls` && m.opened?.body.egress?.credentials?.length === 1), 'the call crossed the bus, its credential inside the sealed call');
     const token = SECRET.slice('Bearer '.length);
     for (const message of during) assert.ok(!message.data.includes(token), `the secret is in the clear on ${message.subject}`);
   });
 
   it('a client going away mid-call cancels the run on its worker, which answers `cancelled` at once', async () => {
     const session = await probeSession();
-    const before = seen.length;
+    const before = seen().length;
     const controller = new AbortController();
     const call = fetch(`${serve.url}/v1/sessions/${session.id}/calls`, {
       method: 'POST', signal: controller.signal,
@@ -137,7 +128,7 @@ describe('calls dispatched to workers over NATS', () => {
       body: JSON.stringify({ tool: 'timeout', arguments: {} }),
     });
     // Aborted once a worker has taken it (bounded: a call never taken fails the test).
-    for (let i = 0; i < 400 && !seen.slice(before).some((m) => m.data.startsWith('{"kind":"accepted"')); i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 400 && watch.accepted(before).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
     controller.abort();
     await assert.rejects(call, { name: 'AbortError' });
     let logged: { outcome: string } | undefined;
@@ -146,10 +137,10 @@ describe('calls dispatched to workers over NATS', () => {
       logged = (await serve.call('GET', `/v1/sessions/${session.id}/calls`)).body.items[0];
     }
     assert.equal(logged?.outcome, 'cancelled');
-    assert.ok(seen.slice(before).some((m) => m.subject === `${prefix}.cancel`), 'the replica told the workers');
-    for (let i = 0; i < 400 && !seen.slice(before).some((m) => m.data.startsWith('{"kind":"outcome"')); i++) await new Promise((r) => setTimeout(r, 25));
-    const answered = seen.slice(before).find((m) => m.data.startsWith('{"kind":"outcome"'));
-    assert.equal(JSON.parse(answered!.data).outcome.status, 'cancelled', 'the worker stopped the run rather than let it reach its deadline');
+    assert.ok(seen().slice(before).some((m) => m.opened?.kind === 'cancel'), 'the replica told the worker that took the call');
+    const outcomeOf = () => seen().slice(before).find((m) => m.opened?.kind === 'outcome');
+    for (let i = 0; i < 400 && !outcomeOf(); i++) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(outcomeOf()!.opened!.body.outcome.status, 'cancelled', 'the worker stopped the run rather than let it reach its deadline');
   });
 
   it("a guest's progress reaches the MCP client from its worker, in order", async () => {

@@ -9,8 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { CallEvents, type CallEvent } from '../../src/platform/call-events.js';
-import { CallEventRelay, NOT_RELAYED_TEXT, readRelayed, relayMessage } from '../../src/platform/nats-events.js';
-import { encodeMessage } from '../../src/platform/nats-calls.js';
+import { randomBytes } from 'node:crypto';
+import { CallEventRelay, NOT_RELAYED_TEXT, readRelayed, relayBody } from '../../src/platform/nats-events.js';
+import { SealedBus } from '../../src/platform/nats-calls.js';
+import { BusDrops, busKey } from '../../src/platform/nats-envelope.js';
 import { newId } from '../../src/platform/ids.js';
 import type { CallRecord } from '../../src/platform/store.js';
 import { connectShared, runName } from '../helpers/nats.js';
@@ -43,23 +45,23 @@ describe('what a relayed message holds', () => {
 
   it('the whole record when it fits', () => {
     const call = record({ model: [{ type: 'text', text: 'hello' }], stderrTail: 'log' });
-    const message = relayMessage({ ...event, call }, 1024 * 1024);
-    assert.deepEqual(readRelayed(message!), { v: 1, ...event, call });
+    const body = relayBody({ ...event, call }, 1024 * 1024);
+    assert.deepEqual(readRelayed(body), { v: 1, ...event, call });
   });
 
   it('without its result and stderr when they do not fit, then without its arguments; nothing when even that does not', () => {
     const big = 'x'.repeat(4_000);
     const call = record({ model: [{ type: 'text', text: big }], stderrTail: big, arguments: { small: true } });
-    const slim = readRelayed(relayMessage({ ...event, call }, 2_000)!)!;
+    const slim = readRelayed(relayBody({ ...event, call }, 2_000))!;
     assert.deepEqual(slim.call, { ...call, model: [{ type: 'text', text: NOT_RELAYED_TEXT }], stderrTail: '' });
     const heavy = record({ model: [{ type: 'text', text: big }], arguments: { blob: big } });
-    assert.equal(readRelayed(relayMessage({ ...event, call: heavy }, 2_000)!)!.call.arguments, NOT_RELAYED_TEXT);
-    assert.equal(relayMessage({ ...event, call: record({ tool: big }) }, 2_000), null);
+    assert.equal(readRelayed(relayBody({ ...event, call: heavy }, 2_000))!.call.arguments, NOT_RELAYED_TEXT);
+    assert.equal(relayBody({ ...event, call: record({ tool: big }) }, 2_000), null);
   });
 
-  it('anything else on the subject is dropped', () => {
-    for (const junk of [new TextEncoder().encode('not json'), encodeMessage(null), encodeMessage({ v: 2, origin: 'a', agentId: 'b', call: record() }),
-      encodeMessage({ v: 1, origin: 'a', call: record() }), encodeMessage({ v: 1, origin: 'a', agentId: 'b', call: { id: 'x' } })]) {
+  it('a body of any other shape is dropped', () => {
+    for (const junk of ['not a record', null, { v: 2, origin: 'a', agentId: 'b', call: record() },
+      { v: 1, origin: 'a', call: record() }, { v: 1, origin: 'a', agentId: 'b', call: { id: 'x' } }]) {
       assert.equal(readRelayed(junk), null);
     }
   });
@@ -71,10 +73,11 @@ describe('two replicas\' feeds relayed over NATS', () => {
   let ncB: NatsConnection;
   const feedA = new CallEvents();
   const feedB = new CallEvents();
+  const key = busKey(randomBytes(32), prefix);
   before(async () => {
     [ncA, ncB] = [await connectShared(), await connectShared()];
-    CallEventRelay.start(ncA, prefix, feedA);
-    CallEventRelay.start(ncB, prefix, feedB);
+    CallEventRelay.start(new SealedBus(ncA, key, new BusDrops(undefined)), prefix, feedA);
+    CallEventRelay.start(new SealedBus(ncB, key, new BusDrops(undefined)), prefix, feedB);
     // Both subscriptions are registered with the server before anything is published.
     await Promise.all([ncA.flush(), ncB.flush()]);
   });

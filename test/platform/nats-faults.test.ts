@@ -12,7 +12,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { OwnNatsServer, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
+import { OwnNatsServer, runName, spawnWorker, watchBus, type ChildWorker } from '../helpers/nats.js';
 
 interface CallAnswer { call: { id: string; outcome: string; crash: { reason: string; message: string } | null }; result: unknown }
 
@@ -26,7 +26,7 @@ describe('calls over NATS when things fail', () => {
   let sessionId: string;
   let made = 0;
   /** Worker names in the order they accepted calls. */
-  const accepted: string[] = [];
+  let acceptedNow: () => string[] = () => [];
 
   const call = async (tool: string, args: Record<string, unknown> = {}): Promise<CallAnswer> => {
     made++;
@@ -43,12 +43,9 @@ describe('calls over NATS when things fail', () => {
   before(async () => {
     nats = await OwnNatsServer.start();
     bus = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-    bus.subscribe('_INBOX.>', {
-      callback: (err, msg) => {
-        const found = err ? null : /^\{"kind":"accepted","worker":"([^"]+)"\}$/.exec(Buffer.from(msg.data).toString());
-        if (found) accepted.push(found[1]);
-      },
-    });
+    // Every worker's "accepted", in order, opened with the deployment's key (other runs' do not open).
+    const watch = watchBus(bus, prefix, TEST_KEY.SUBAKO_SECRET_KEY);
+    acceptedNow = () => watch.accepted();
     await bus.flush();
     serve = await spawnServe(dataDir, undefined, ['--nats', nats.url, '--nats-prefix', prefix, '--no-examples', '--call-timeout-ms', '8000']);
     assert.equal((await serve.call('POST', '/v1/packages', await packBundle(probePackageDir()))).status, 201);
@@ -75,22 +72,22 @@ describe('calls over NATS when things fail', () => {
   it('a worker killed mid-call leaves that call a crash `interrupted`, run once, while others succeed on the other worker', async () => {
     await startWorker();
     await startWorker();
-    const seenBefore = accepted.length;
+    const seenBefore = acceptedNow().length;
     const spinning = call('timeout');
-    while (accepted.length === seenBefore) await new Promise((r) => setTimeout(r, 20));
-    const victim = workers.find((w) => w.name === accepted[seenBefore])!;
+    while (acceptedNow().length === seenBefore) await new Promise((r) => setTimeout(r, 20));
+    const victim = workers.find((w) => w.name === acceptedNow()[seenBefore])!;
     const survivor = workers.find((w) => w !== victim)!;
     victim.child.kill('SIGKILL');
     await victim.exited;
     const others = await Promise.all(Array.from({ length: 10 }, (_, n) => call('echo', { n })));
     for (const other of others) assert.equal(other.call.outcome, 'ok', JSON.stringify(other.call.crash));
-    assert.ok(accepted.slice(seenBefore + 1).every((name) => name === survivor.name), 'the calls after the kill ran on the surviving worker');
+    assert.ok(acceptedNow().slice(seenBefore + 1).every((name) => name === survivor.name), 'the calls after the kill ran on the surviving worker');
     const interrupted = await spinning;
     assert.equal(interrupted.call.outcome, 'crash');
     assert.equal(interrupted.call.crash?.reason, 'interrupted');
     assert.match(interrupted.call.crash!.message, /stopped answering mid-call.*not retried/);
     // Never sent again: one worker ever accepted it.
-    assert.equal(accepted.filter((name) => name === victim.name).length, 1);
+    assert.equal(acceptedNow().filter((name) => name === victim.name).length, 1);
   });
 
   it('while NATS is down calls fail fast as `unavailable`; once it is back they succeed, nothing restarted', async () => {

@@ -6,13 +6,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { packBundle } from '../../src/package/index.js';
-import { natsSubjects } from '../../src/platform/index.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { connectShared, runName, SHARED_NATS_URL, spawnWorker, type ChildWorker } from '../helpers/nats.js';
+import { connectShared, removeBuckets, runName, SHARED_NATS_URL, spawnWorker, watchBus, type ChildWorker } from '../helpers/nats.js';
 
 describe('a worker at capacity takes no more calls', () => {
   const prefix = runName('subako');
@@ -23,18 +21,12 @@ describe('a worker at capacity takes no more calls', () => {
   let sessionId: string;
   let otherSessionId: string;
   /** The workers named in "accepted" messages on any inbox: other test files' runs share the server, so only this run's worker counts. */
-  const acceptedBy: string[] = [];
-  const accepted = { get length(): number { return acceptedBy.filter((name) => name === worker?.name).length; } };
+  let watch: ReturnType<typeof watchBus>;
+  const accepted = { get length(): number { return watch.accepted().filter((name) => name === worker?.name).length; } };
 
   before(async () => {
     bus = await connectShared();
-    bus.subscribe('_INBOX.>', {
-      callback: (err, msg) => {
-        const text = err ? '' : Buffer.from(msg.data).toString();
-        const by = /^\{"kind":"accepted","worker":"([^"]+)"/.exec(text)?.[1];
-        if (by !== undefined) acceptedBy.push(by);
-      },
-    });
+    watch = watchBus(bus, prefix, TEST_KEY.SUBAKO_SECRET_KEY);
     await bus.flush();
     serve = await spawnServe(dataDir, undefined, ['--nats', SHARED_NATS_URL, '--nats-prefix', prefix, '--no-examples', '--call-timeout-ms', '20000', '--agent-concurrency', '4']);
     worker = await spawnWorker({ url: SHARED_NATS_URL, prefix, volumesDir: join(dataDir, 'volumes'), pool: 1, env: TEST_KEY, repoRoot: REPO_ROOT });
@@ -48,7 +40,7 @@ describe('a worker at capacity takes no more calls', () => {
     await worker?.stop();
     serve?.child.kill('SIGTERM');
     await serve?.exited;
-    await (await new Objm(bus).open(natsSubjects(prefix).packagesBucket)).destroy().catch(() => undefined);
+    await removeBuckets(prefix);
     await bus?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });

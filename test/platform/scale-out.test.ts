@@ -23,7 +23,7 @@ import { packBundle } from '../../src/package/index.js';
 import { natsSubjects } from '../../src/platform/nats-calls.js';
 import { makeApi, probePackageDir, skillDir, spawnServe, tempDir, TEST_KEY, type Api, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
-import { SHARED_NATS_URL, connectShared, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
+import { SHARED_NATS_URL, connectShared, removeBuckets, runName, spawnWorker, watchBus, type ChildWorker } from '../helpers/nats.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 
 /** Short, so that the other replica marks a dead one's calls within the test (30 s by default). */
@@ -44,7 +44,7 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
   let two: Api;
   const workers: ChildWorker[] = [];
   /** The names of the workers that accepted calls, one per call, as they said so on the calls' reply inboxes. */
-  const accepted: string[] = [];
+  let acceptedNow: () => string[] = () => [];
   let agentId: string;
   let session: { id: string; mcp: { capability_url: string } };
   let skillDigest: string;
@@ -71,12 +71,9 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
     db = await createTestDatabase();
     bus = await connectShared();
     // Other runs share this server: only this run's workers' names are counted below.
-    bus.subscribe('_INBOX.>', {
-      callback: (err, msg) => {
-        const found = err ? null : /^\{"kind":"accepted","worker":"([^"]+)"\}$/.exec(Buffer.from(msg.data).toString());
-        if (found) accepted.push(found[1]);
-      },
-    });
+    // Every worker's "accepted", in order, opened with the deployment's key (other runs' do not open).
+    const watch = watchBus(bus, prefix, TEST_KEY.SUBAKO_SECRET_KEY);
+    acceptedNow = () => watch.accepted();
     await bus.flush();
   });
 
@@ -84,9 +81,7 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
     await Promise.all(workers.map((w) => w.stop()));
     for (const replica of replicas) if (replica.child.exitCode === null) replica.child.kill('SIGTERM');
     await Promise.all(replicas.map((r) => r.exited));
-    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket]) {
-      await (await new Objm(bus).open(bucket).catch(() => null))?.destroy().catch(() => undefined);
-    }
+    await removeBuckets(prefix);
     await bus?.close();
     await db?.drop();
     for (const dir of [volumesDir, ...dataDirs]) rmSync(dir, { recursive: true, force: true });
@@ -116,7 +111,8 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
     child.stderr.on('data', (chunk) => { err += chunk; });
     const code = await new Promise<number | null>((done) => child.on('exit', done));
     assert.equal(code, 1);
-    assert.equal(err, 'subako serve: cannot start: the sealing key differs from the one this database was set up with; give every replica the same SUBAKO_SECRET_KEY\n');
+    // The bus is met before the database: its key check refuses first (the database's would say the same).
+    assert.equal(err, `subako serve: cannot start: the sealing key differs from the one this deployment's NATS bus was set up with (its check is in the bucket ${prefix}_bus); give every replica and worker the same SUBAKO_SECRET_KEY and --nats-prefix\n`);
   });
 
   it('starts two workers, and takes a package and a skill through replica 1 and a session of its agent through replica 2', async () => {
@@ -145,7 +141,7 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
   });
 
   it(`answers ${CALLS_PER_REPLICA} MCP calls through each replica's endpoint of the one session right, on both workers`, async () => {
-    const seenBefore = accepted.length;
+    const seenBefore = acceptedNow().length;
     const clients = await Promise.all([one, two].map(async (api) => {
       const client = new Client({ name: 'scale-out', version: '1' }, { versionNegotiation: { mode: 'auto' } });
       await client.connect(new StreamableHTTPClientTransport(onReplica(api, session.mcp.capability_url)));
@@ -170,7 +166,7 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }
-    const ours = accepted.slice(seenBefore);
+    const ours = acceptedNow().slice(seenBefore);
     for (const worker of workers) {
       assert.ok(ours.filter((name) => name === worker.name).length > 0, `worker ${worker.name} ran some of the calls: ${ours.length} accepted in all`);
     }
