@@ -41,7 +41,8 @@ export class BoundedTransport extends ResumingTransport {
 
   override async send(...[message, options]: SendArguments): Promise<void> {
     const id = requestIdOf(message);
-    if (id === undefined) return super.send(message, options);
+    // A notification (or a response) sent while a request is in flight answers for none: its context is left.
+    if (id === undefined) return this.#requests.exit(() => super.send(message, options));
     const cut = new AbortController();
     const theirs = options?.requestSignal;
     const requestSignal = theirs ? AbortSignal.any([theirs, cut.signal]) : cut.signal;
