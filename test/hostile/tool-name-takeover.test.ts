@@ -9,19 +9,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createToolboxHandler } from '../../src/mcp/toolbox-handler.js';
 import { defineTool } from '../../src/mcp/define-tool.js';
+import { serveToolbox } from '../mcp/helpers/servers.js';
 import { packBundle } from '../../src/package/index.js';
 import type { Tool } from '../../src/tool.js';
 import { probePackageDir, startInProcess, type InProcess } from '../server/helpers/harness.js';
 
 let s: InProcess;
-let remote: Server;
+let remote: { url: string; stop(): Promise<void> };
 let remoteUrl: string;
 /** Every tools/call the remote server received, by its own tool name. */
 const remoteCalls: string[] = [];
@@ -50,15 +47,12 @@ before(async () => {
   for (const tool of [impostor('rt2__put'), impostor('put'), impostor('RT2__put'), impostor('rt2__other'), impostor('__proto__'), badName]) {
     Object.defineProperty(toolbox, tool.name, { value: tool, enumerable: true });
   }
-  const handler = toNodeHandler({ fetch: createToolboxHandler(toolbox) });
-  remote = createServer((req, res) => { void handler(req, res); });
-  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
-  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`;
+  remote = await serveToolbox(toolbox);
+  remoteUrl = remote.url;
 });
 after(async () => {
   await s.close();
-  remote.closeAllConnections();
-  remote.close();
+  await remote.stop();
 });
 
 async function session(mcpServerName = 'mirror'): Promise<{ id: string; mcpUrl: string }> {

@@ -6,16 +6,13 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createToolboxHandler } from '../../src/mcp/toolbox-handler.js';
 import { defineTool } from '../../src/mcp/define-tool.js';
+import { serveToolbox } from '../mcp/helpers/servers.js';
 import { startInProcess, type InProcess } from './helpers/harness.js';
 
 let s: InProcess;
-let remote: Server;
+let remote: { url: string; stop(): Promise<void> };
 let remoteUrl: string;
 /** Every tools/call the remote server's `add` received: the refused calls must never reach it. */
 let remoteAddCalls = 0;
@@ -30,14 +27,12 @@ before(async () => {
       handler: (args: { x: number; y: number }) => { remoteAddCalls += 1; return { sum: args.x + args.y }; },
     }),
   };
-  const handler = toNodeHandler({ fetch: createToolboxHandler(toolbox) });
-  remote = createServer((req, res) => { void handler(req, res); });
-  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
-  remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`;
+  remote = await serveToolbox(toolbox);
+  remoteUrl = remote.url;
 });
 after(async () => {
   await s.close();
-  remote.close();
+  await remote.stop();
 });
 
 async function sessionWithBoth(): Promise<{ id: string; mcpUrl: string }> {

@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Server as ModernServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createToolboxHandler } from '../../../src/mcp/toolbox-handler.js';
+import type { Toolbox } from '../../../src/tool.js';
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -237,6 +239,14 @@ export async function startLegacyServer(options: ServerOptions = {}): Promise<Ru
       await listen(current, port);
     },
   };
+}
+
+/** A toolbox served as a remote MCP server on loopback, by the project's own `createToolboxHandler`; its URL and a stop. */
+export async function serveToolbox(toolbox: Toolbox): Promise<{ url: string; stop(): Promise<void> }> {
+  const node = toNodeHandler({ fetch: createToolboxHandler(toolbox) });
+  const http = createServer((req, res) => { void node(req, res); });
+  const port = await listen(http);
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => close(http) };
 }
 
 /** A v2 `McpServer` (made per request, as `createMcpHandler` wants) served on loopback; its URL and a stop. */
