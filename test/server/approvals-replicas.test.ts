@@ -14,10 +14,8 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 import { serveMcpServer } from '../mcp/helpers/servers.js';
-import { makeApi, tempDir, TEST_KEY, type Api } from './helpers/harness.js';
+import { makeApi, type Api, startReplica } from './helpers/harness.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { startServer } from '../../src/app.js';
-import { Secret } from '../../src/common/index.js';
 import type { SubakoServer } from '../../src/server/index.js';
 
 const received: { tool: string; args: Record<string, unknown> }[] = [];
@@ -37,12 +35,9 @@ function files(): McpServer {
 }
 
 async function replica(): Promise<{ server: SubakoServer; apiKey: string | null }> {
-  const { server, firstStart } = await startServer({
-    dataDir: tempDir('subako-replica-'), port: 0, workers: 2, examplesDir: null, env: { ...process.env, ...TEST_KEY },
-    database: new Secret(db.url),
-  });
-  servers.push(server);
-  return { server, apiKey: firstStart?.apiKey ?? null };
+  const started = await startReplica({ databaseUrl: db.url });
+  servers.push(started.server);
+  return started;
 }
 
 interface Session { id: string; mcp: { capability_url: string } }

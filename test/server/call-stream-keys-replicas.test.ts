@@ -12,11 +12,9 @@ import assert from 'node:assert/strict';
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { serveMcpServer } from '../mcp/helpers/servers.js';
-import { makeApi, tempDir, TEST_KEY, type Api } from './helpers/harness.js';
+import { makeApi, type Api, startReplica } from './helpers/harness.js';
 import { openSse, type SseEvent, type SseStream } from './helpers/sse.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { startServer } from '../../src/app.js';
-import { Secret } from '../../src/common/index.js';
 import type { SubakoServer } from '../../src/server/index.js';
 
 /** Far less than the 15 s heartbeat, far more than the 1 s check. */
@@ -40,12 +38,9 @@ function echo(): McpServer {
 }
 
 async function replica(): Promise<{ server: SubakoServer; apiKey: string | null }> {
-  const { server, firstStart } = await startServer({
-    dataDir: tempDir('subako-replica-'), port: 0, workers: 2, examplesDir: null, env: { ...process.env, ...TEST_KEY },
-    database: new Secret(db.url),
-  });
-  servers.push(server);
-  return { server, apiKey: firstStart?.apiKey ?? null };
+  const started = await startReplica({ databaseUrl: db.url });
+  servers.push(started.server);
+  return started;
 }
 
 async function within<T>(promise: Promise<T>, what: string): Promise<T> {

@@ -13,12 +13,10 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { Objm } from '@nats-io/obj';
 import * as z from 'zod';
 import { serveMcpServer } from '../mcp/helpers/servers.js';
-import { makeApi, tempDir, TEST_KEY, type Api } from './helpers/harness.js';
+import { makeApi, type Api, startReplica } from './helpers/harness.js';
 import { openSse, type SseStream } from './helpers/sse.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { connectShared, runName, SHARED_NATS_URL } from '../helpers/nats.js';
-import { startServer } from '../../src/app.js';
-import { Secret } from '../../src/common/index.js';
 import { natsSubjects } from '../../src/platform/index.js';
 import type { SubakoServer } from '../../src/server/index.js';
 
@@ -40,12 +38,9 @@ function echo(): McpServer {
 }
 
 async function replica(): Promise<{ server: SubakoServer; apiKey: string | null }> {
-  const { server, firstStart } = await startServer({
-    dataDir: tempDir('subako-replica-'), port: 0, workers: 2, examplesDir: null, env: { ...process.env, ...TEST_KEY },
-    database: new Secret(db.url), nats: { url: SHARED_NATS_URL, prefix },
-  });
-  servers.push(server);
-  return { server, apiKey: firstStart?.apiKey ?? null };
+  const started = await startReplica({ databaseUrl: db.url, nats: { url: SHARED_NATS_URL, prefix } });
+  servers.push(started.server);
+  return started;
 }
 
 const stream = (api: Api) => openSse(`${api.url}/v1/calls/stream?session_id=${sessionId}`, { authorization: `Bearer ${api.apiKey}` });

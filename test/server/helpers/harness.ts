@@ -10,7 +10,7 @@ import { REPO_ROOT, fixture } from '../../helpers/paths.js';
 import { startServer } from '../../../src/app.js';
 import type { SubakoServer } from '../../../src/server/index.js';
 import type { CallLimits } from '../../../src/config.js';
-import type { Clock } from '../../../src/common/index.js';
+import { Secret, type Clock } from '../../../src/common/index.js';
 import type { McpClientPool } from '../../../src/mcp/index.js';
 
 export interface Api {
@@ -67,6 +67,18 @@ export async function startInProcess(options: { limits?: Partial<CallLimits>; da
 }
 
 /** A package directory holding the abi_probe guest, whose tools misbehave on request. */
+/**
+ * One API replica in this process on a shared PostgreSQL database (and NATS, when given), with its own data
+ * directory: its server, and the admin key when it made the first start (null for a later replica).
+ */
+export async function startReplica(options: { databaseUrl: string; nats?: { url: string; prefix: string } }): Promise<{ server: SubakoServer; apiKey: string | null }> {
+  const { server, firstStart } = await startServer({
+    dataDir: tempDir('subako-replica-'), port: 0, workers: 2, examplesDir: null, env: { ...process.env, ...TEST_KEY },
+    database: new Secret(options.databaseUrl), ...(options.nats ? { nats: options.nats } : {}),
+  });
+  return { server, apiKey: firstStart?.apiKey ?? null };
+}
+
 export function probePackageDir(version = '1.0.0', name = 'probe'): string {
   const dir = tempDir('subako-probe-');
   writeFileSync(join(dir, 'subako-package.json'), JSON.stringify({ abi: 1, name, description: 'The ABI probe.', version }));
