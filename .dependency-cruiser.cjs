@@ -90,6 +90,20 @@ module.exports = {
       to: { path: '^src/[^/]+/', pathNot: ['^src/$1/', ...FACES] },
     },
     {
+      name: 'enter-a-sub-room-through-its-face',
+      comment: 'a sub-room (platform/calls/, mcp/oauth/, …) is entered from anywhere outside it through its index.ts',
+      severity: 'error',
+      from: { path: '^(src/[^/]+/[^/]+)/' },
+      to: { path: '^src/[^/]+/[^/]+/', pathNot: ['^$1/', '^src/[^/]+/[^/]+/index[.]ts$'] },
+    },
+    {
+      name: 'a-room-enters-its-sub-rooms-through-their-faces',
+      comment: 'a file at the top of a room enters that room\'s sub-rooms through their index.ts too',
+      severity: 'error',
+      from: { path: '^src/[^/]+/[^/]+[.]tsx?$' },
+      to: { path: '^src/[^/]+/[^/]+/', pathNot: '^src/[^/]+/[^/]+/index[.]ts$' },
+    },
+    {
       name: 'top-enters-through-the-face',
       comment: 'the library face and the composition root use a room through its index.ts too',
       severity: 'error',

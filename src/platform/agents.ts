@@ -10,10 +10,10 @@ import { parseAllowEntry, canonicalOrigin } from '../egress/index.js';
 import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
-import { overlappingSource, SOURCE_SEPARATOR } from './tool-names.js';
-import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type Store, type ToolPolicy } from './store.js';
+import { overlappingSource, SOURCE_SEPARATOR } from './calls/index.js';
+import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type Store, type ToolPolicy } from './store/index.js';
 import { stopNoCalls, type StopCalls } from './sessions.js';
-import type { Volumes } from './volumes.js';
+import type { Volumes } from './volumes/index.js';
 
 /** An agent as the API receives it (the body is shape-checked by the HTTP layer first). */
 export interface AgentInput {

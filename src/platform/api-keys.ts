@@ -11,8 +11,8 @@ import { existsSync } from 'node:fs';
 import { SubakoError } from '../errors.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { hashSecret, newId, newSecret, nowIso } from './ids.js';
-import { SqliteStore } from './sqlite-store.js';
-import type { ApiKeyRecord, ApiKeyScope, Page, PageRequest, Store } from './store.js';
+import { SqliteStore } from './store/index.js';
+import type { ApiKeyRecord, ApiKeyScope, Page, PageRequest, Store } from './store/index.js';
 
 export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['admin', 'read'];
 

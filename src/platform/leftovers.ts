@@ -6,8 +6,8 @@
  */
 import { rm } from 'node:fs/promises';
 import type { ContentStore } from '../package/index.js';
-import type { Store } from './store.js';
-import type { Volumes } from './volumes.js';
+import type { Store } from './store/index.js';
+import type { Volumes } from './volumes/index.js';
 
 export interface ContentStores {
   packages: ContentStore;

@@ -11,7 +11,7 @@ import { bundleDigest, readBundle, writeBundleTree, type BundleLimits, type Cont
 import { ConflictError, InUseError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';
 import type { PackageRuntime, StoredPackageRef } from './package-runtime.js';
-import type { PackageRecord, PackageVersionSummary, Page, PageRequest, Store } from './store.js';
+import type { PackageRecord, PackageVersionSummary, Page, PageRequest, Store } from './store/index.js';
 
 export const PACKAGE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const VERSION_TEXT = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;

@@ -17,27 +17,27 @@ import { createLogger, systemClock, type Clock, type Logger, type Secret } from 
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BlobStore, type BundleLimits, ContentStore } from '../package/index.js';
 import { AgentService } from './agents.js';
-import { SessionToolboxes } from './agent-toolbox.js';
-import { VolumeQuotas } from './volume-quota.js';
+import { SessionToolboxes } from './calls/index.js';
+import { VolumeQuotas } from './volumes/index.js';
 import { ApiKeys } from './api-keys.js';
-import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './call-admission.js';
-import { CallLog } from './call-log.js';
-import { Approvals } from './approvals.js';
+import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './calls/index.js';
+import { CallLog } from './calls/index.js';
+import { Approvals } from './calls/index.js';
 import { ValidationError } from '../errors.js';
 import { newId } from './ids.js';
-import { checkSealingKey } from './sealing-key-check.js';
+import { checkSealingKey } from './store/index.js';
 import { sweepLeftovers } from './leftovers.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
 import type { RemoteMcp } from './remote-mcp.js';
 import { SessionService } from './sessions.js';
 import { SkillService } from './skills.js';
-import { PostgresStore } from './postgres-store.js';
-import { SqliteStore } from './sqlite-store.js';
-import type { Store } from './store.js';
+import { PostgresStore } from './store/index.js';
+import { SqliteStore } from './store/index.js';
+import type { Store } from './store/index.js';
 import { VaultService } from './vaults.js';
 import { VolumeBrowser } from './volume-browser.js';
-import { Volumes } from './volumes.js';
+import { Volumes } from './volumes/index.js';
 
 /** How long a process's lease lasts unless `instanceLeaseMs` says otherwise. */
 export const DEFAULT_INSTANCE_LEASE_MS = 30_000;

@@ -9,8 +9,8 @@ import { isoAt, systemClock, type Clock } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { NotFoundError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
-import type { Page, PageRequest, SessionRecord, Store } from './store.js';
-import type { Volumes } from './volumes.js';
+import type { Page, PageRequest, SessionRecord, Store } from './store/index.js';
+import type { Volumes } from './volumes/index.js';
 
 /**
  * Stops the calls in flight of these sessions (and, when given, every call of the agent) and resolves once

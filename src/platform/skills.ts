@@ -10,7 +10,7 @@ import { bundleDigest, readBundle, type BundleLimits, type ContentStore } from '
 import { ConflictError, InUseError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';
 import { VERSION_TEXT } from './packages.js';
-import type { Page, PageRequest, SkillRecord, Store } from './store.js';
+import type { Page, PageRequest, SkillRecord, Store } from './store/index.js';
 
 export const SKILL_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 

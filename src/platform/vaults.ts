@@ -10,7 +10,7 @@ import { ValidationError } from '../errors.js';
 import { InUseError, NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { isAcceptableTokenEndpoint, refreshAccessToken, type OAuthRefreshSettings } from './oauth-refresh.js';
-import type { CredentialRecord, CredentialScheme, Page, PageRequest, Store, VaultRecord } from './store.js';
+import type { CredentialRecord, CredentialScheme, Page, PageRequest, Store, VaultRecord } from './store/index.js';
 
 export type CredentialPayload =
   | { auth_scheme: 'static_bearer'; token: string }

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 import { VaultService } from '../../src/platform/vaults.js';
 import { ValidationError } from '../../src/errors.js';
 

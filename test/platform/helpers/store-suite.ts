@@ -7,12 +7,12 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError } from '../../../src/platform/errors.js';
-import { MIGRATIONS } from '../../../src/platform/migrations.js';
+import { MIGRATIONS } from '../../../src/platform/store/migrations.js';
 import { newId } from '../../../src/platform/ids.js';
 import type {
   AgentSpec, AgentToolGrant, ApiKeyRecord, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store,
-} from '../../../src/platform/store.js';
-import type { ApprovalDecision, HeldApprovalRecord } from '../../../src/platform/store.js';
+} from '../../../src/platform/store/store.js';
+import type { ApprovalDecision, HeldApprovalRecord } from '../../../src/platform/store/store.js';
 
 export interface StoreHandle {
   store: Store;

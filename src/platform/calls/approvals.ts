@@ -42,14 +42,14 @@
  * decided, by which API key, when), so the call log is the audit trail.
  */
 import { createHash } from 'node:crypto';
-import { seal, unseal, SealError, systemClock, type Clock } from '../common/index.js';
-import { ToolInputRequiredError, type Elicitation } from '../mcp/index.js';
-import type { CallerInput } from '../tool.js';
+import { seal, unseal, SealError, systemClock, type Clock } from '../../common/index.js';
+import { ToolInputRequiredError, type Elicitation } from '../../mcp/index.js';
+import type { CallerInput } from '../../tool.js';
 import { approvalMessage, nestingDepth, showArguments } from './approval-view.js';
 import { CallRefusedError, RETRY_AFTER_MS } from './call-admission.js';
-import { ConflictError, NotFoundError } from './errors.js';
-import { newId } from './ids.js';
-import type { ApprovalDecision, CallApproval, HeldApprovalRecord, Page, PageRequest, Store } from './store.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { ApprovalDecision, CallApproval, HeldApprovalRecord, Page, PageRequest, Store } from '../store/index.js';
 
 /** The key of the one input request an approval asks (and of its answer in the retried request). */
 export const APPROVAL_INPUT_KEY = 'approval';

@@ -14,23 +14,23 @@
  * Toolboxes are cached per session; those with remote servers are rebuilt after a minute (remote tool lists
  * and OAuth tokens change), those without live until the session goes.
  */
-import { systemClock, type Clock } from '../common/index.js';
-import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
-import type { FunctionCallContext } from '../function/index.js';
-import { requiresTask } from '../mcp/index.js';
-import type { Tool, ToolCallContext, Toolbox } from '../tool.js';
+import { systemClock, type Clock } from '../../common/index.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
+import type { FunctionCallContext } from '../../function/index.js';
+import { requiresTask } from '../../mcp/index.js';
+import type { Tool, ToolCallContext, Toolbox } from '../../tool.js';
 import type { CallLog, LoggedTool } from './call-log.js';
 import type { Approvals, Approver } from './approvals.js';
-import type { PackageService } from './packages.js';
-import type { PackageRuntime } from './package-runtime.js';
-import type { RemoteMcp } from './remote-mcp.js';
-import type { SkillService } from './skills.js';
-import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, Store } from './store.js';
+import type { PackageService } from '../packages.js';
+import type { PackageRuntime } from '../package-runtime.js';
+import type { RemoteMcp } from '../remote-mcp.js';
+import type { SkillService } from '../skills.js';
+import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, Store } from '../store/index.js';
 import { publishToolNames, type SourceTools } from './tool-names.js';
-import type { VaultService } from './vaults.js';
-import type { Volumes } from './volumes.js';
-import { NotFoundError } from './errors.js';
-import type { QuotaVolume, VolumeQuotas } from './volume-quota.js';
+import type { VaultService } from '../vaults.js';
+import type { Volumes } from '../volumes/index.js';
+import { NotFoundError } from '../errors.js';
+import type { QuotaVolume, VolumeQuotas } from '../volumes/index.js';
 
 export interface AgentToolbox {
   /** Under their published names, each wrapped by the call log. */

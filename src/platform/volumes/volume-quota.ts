@@ -14,8 +14,8 @@
  */
 import { constants } from 'node:fs';
 import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
-import { isSystemError } from '../common/index.js';
-import { ENTRY_COST_BYTES } from '../wasi/index.js';
+import { isSystemError } from '../../common/index.js';
+import { ENTRY_COST_BYTES } from '../../wasi/index.js';
 
 const REMEASURE_MS = 5_000;
 

@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import { MIGRATIONS, migrationSql } from './migrations.js';
-import { ConflictError } from './errors.js';
+import { ConflictError } from '../errors.js';
 import type {
   AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
   PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,

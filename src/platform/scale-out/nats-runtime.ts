@@ -12,17 +12,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
-import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
-import { CrashReason, callDeadlineMs, functionTool, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../function/index.js';
-import type { ProgressReporter, Tool, Toolbox } from '../tool.js';
-import type { FunctionRuntime } from './function-runtime.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
+import { CrashReason, callDeadlineMs, functionTool, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../../function/index.js';
+import type { ProgressReporter, Tool, Toolbox } from '../../tool.js';
+import type { FunctionRuntime } from '../function-runtime.js';
 import {
   INTERRUPTED_AFTER_MS, MESSAGE_TTL_MS, PROTOCOL, SealedBus, WORKER_KINDS, WORKER_NAME, natsSubjects, notRunOutcome, volumeOnWire,
   type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerMessage,
 } from './nats-calls.js';
 import { BusDrops, busKey, type BusDropReason } from './nats-envelope.js';
 import { DispatchCounters, type NatsCallResult, type NatsDispatchStats } from './nats-dispatch-stats.js';
-import type { InspectedPackage, PackageRuntime, StoredPackageRef } from './package-runtime.js';
+import type { InspectedPackage, PackageRuntime, StoredPackageRef } from '../package-runtime.js';
 
 export interface NatsRuntimeOptions {
   /** The runtime owns it: `close` closes it. */

@@ -6,7 +6,7 @@
  * must give the same check or refuse to start.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { SubakoError } from '../errors.js';
+import { SubakoError } from '../../errors.js';
 import type { Store } from './store.js';
 
 /** The settings row holding the check. */

@@ -8,7 +8,7 @@
  * server it connects to is the URL without them.
  */
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
-import { UpstreamError } from './errors.js';
+import { UpstreamError } from '../errors.js';
 
 /** The connection options a URL names: the server, and its user and password, or token, when it holds them. */
 export function natsConnectionOptions(url: string): Pick<ConnectionOptions, 'servers' | 'user' | 'pass' | 'token'> {

@@ -2,7 +2,7 @@
  * Rows to records, and list keys and cursors, for the SQL stores. Both back ends keep the same columns
  * (migrations.ts) with JSON as text, so one set of mappers reads either's rows.
  */
-import { CrashReason } from '../function/index.js';
+import { CrashReason } from '../../function/index.js';
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
   SkillRecord, VaultRecord, Page,

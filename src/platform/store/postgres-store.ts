@@ -11,10 +11,10 @@
  * JSON (`sessionsUsingVault`) casts to jsonb as it reads.
  */
 import pg from 'pg';
-import type { Secret } from '../common/index.js';
-import { ValidationError } from '../errors.js';
+import type { Secret } from '../../common/index.js';
+import { ValidationError } from '../../errors.js';
 import { MIGRATIONS, migrationSql, type Migration } from './migrations.js';
-import { ConflictError, StoreUnavailableError } from './errors.js';
+import { ConflictError, StoreUnavailableError } from '../errors.js';
 import {
   INTERRUPTED_CRASH, type Row, decodeCursor, encodeCursor, json, jsonOrNull, listKey, s, toAgent, toApiKey, toAgentVersion, toCall, toCredential,
   toIdempotency, toPackage, toSession, toSkill, toVault,

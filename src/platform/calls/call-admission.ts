@@ -24,8 +24,8 @@
  * work per admitted or ended call is bounded by the agent's queue (amortized: an agent found with nothing that
  * could start leaves the turns, and only an event of its own brings it back), whatever the number of agents.
  */
-import { ToolCallRefusedError } from '../mcp/index.js';
-import { NotFoundError } from './errors.js';
+import { ToolCallRefusedError } from '../../mcp/index.js';
+import { NotFoundError } from '../errors.js';
 import { WorkerTurns } from './worker-turns.js';
 
 export interface CallAdmissionLimits {

@@ -13,7 +13,7 @@
  * by the replica that ran it, and a relayed event is never relayed back out.
  */
 import { randomBytes } from 'node:crypto';
-import type { CallRecord } from './store.js';
+import type { CallRecord } from '../store/index.js';
 
 export interface CallEvent {
   /** Rises by one per event within this process. */

@@ -15,10 +15,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Subscription } from '@nats-io/transport-node';
-import type { CallEvents } from './call-events.js';
+import type { CallEvents } from '../calls/index.js';
 import { MESSAGE_TTL_MS, natsSubjects, type SealedBus } from './nats-calls.js';
 import { ReplayGuard } from './nats-envelope.js';
-import type { CallRecord } from './store.js';
+import type { CallRecord } from '../store/index.js';
 
 /** One call record on `<prefix>.events`. */
 export interface RelayedCall {

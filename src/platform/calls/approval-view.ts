@@ -9,7 +9,7 @@
  *
  * The call log keeps its own, key-redacted and bounded copy for its own readers (common/redact.ts); this is not it.
  */
-import { REDACTED, redactText } from '../common/index.js';
+import { REDACTED, redactText } from '../../common/index.js';
 
 /** The arguments as an approver reads them, and where a vault secret was hidden in them. */
 export interface ShownArguments {

@@ -27,13 +27,13 @@
  * approved ends `denied` without running; the record keeps how it was decided (`approval`).
  */
 import { createHash } from 'node:crypto';
-import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../tool.js';
-import { CrashReason } from '../function/index.js';
-import { CallError } from '../mcp/index.js';
-import { newId, nowIso } from './ids.js';
-import { redactArguments, redactText } from '../common/index.js';
-import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from './store.js';
-import { NotFoundError } from './errors.js';
+import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../../tool.js';
+import { CrashReason } from '../../function/index.js';
+import { CallError } from '../../mcp/index.js';
+import { newId, nowIso } from '../ids.js';
+import { redactArguments, redactText } from '../../common/index.js';
+import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from '../store/index.js';
+import { NotFoundError } from '../errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
 import type { ApprovalGate, Verdict } from './approvals.js';
 import { CallEvents } from './call-events.js';

@@ -12,8 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isSystemError } from '../common/index.js';
-import { removeTree } from '../wasi/index.js';
+import { isSystemError } from '../../common/index.js';
+import { removeTree } from '../../wasi/index.js';
 
 const SAFE_ID = /^[a-z]{2,5}_[0-9a-f]{28}$/;
 /** A trash entry: the id of what was removed, and a random suffix (one id may be trashed twice). */

@@ -17,10 +17,10 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { ValidationError } from '../errors.js';
-import { FunctionHost, type FunctionCallContext, type FunctionCallOutcome, type FunctionHostStats, type LoadedPackage } from '../function/index.js';
-import { ContentStore, readPackageDir, type BlobStore, type BundleLimits } from '../package/index.js';
-import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
+import { ValidationError } from '../../errors.js';
+import { FunctionHost, type FunctionCallContext, type FunctionCallOutcome, type FunctionHostStats, type LoadedPackage } from '../../function/index.js';
+import { ContentStore, readPackageDir, type BlobStore, type BundleLimits } from '../../package/index.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import {
   HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, START_WAIT_MS, SealedBus, WORKER_QUEUE, natsSubjects, volumeFromWire, workerCallLimits,
   type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,

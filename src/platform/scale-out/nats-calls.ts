@@ -17,8 +17,8 @@
  */
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { CallLimits } from '../config.js';
-import { CrashReason, renderCrash, type EgressGrant, type FunctionCallOutcome } from '../function/index.js';
+import type { CallLimits } from '../../config.js';
+import { CrashReason, renderCrash, type EgressGrant, type FunctionCallOutcome } from '../../function/index.js';
 import { BusDrops, openEnvelope, sealEnvelope, type BusKind, type EnvelopeHeader } from './nats-envelope.js';
 
 /** How often a worker says a call it runs is still running. */

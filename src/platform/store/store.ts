@@ -6,8 +6,8 @@
  * Records are plain data. JSON-valued fields are typed here and (de)serialized by the implementation.
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
  */
-import type { ToolInfo } from '../function/index.js';
-import type { EgressRecord } from '../tool.js';
+import type { ToolInfo } from '../../function/index.js';
+import type { EgressRecord } from '../../tool.js';
 
 export interface PageRequest {
   limit: number;

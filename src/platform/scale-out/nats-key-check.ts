@@ -13,7 +13,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Objm } from '@nats-io/obj';
-import { SubakoError } from '../errors.js';
+import { SubakoError } from '../../errors.js';
 import { natsSubjects } from './nats-calls.js';
 
 const OBJECT = 'bus-key-check';

@@ -18,7 +18,7 @@
  * published name exactly (names are case-sensitive, as in MCP); letter case is ignored only in deciding what
  * is free, so no source can publish a case variant of another's name.
  */
-import { isToolName, TOOL_NAME_RULE } from '../mcp/index.js';
+import { isToolName, TOOL_NAME_RULE } from '../../mcp/index.js';
 
 export interface SourceTools {
   /** The package or remote server name, as the agent names it. */
