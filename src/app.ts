@@ -8,11 +8,11 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { CallLimits } from './config.js';
+import { CONFIG_FILE, LIMIT_ENV_NAMES, type CallLimits } from './config.js';
 import { createLogger, sealingKey } from './common/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
-import { headers, tools, type OriginPolicy } from './mcp/index.js';
+import { headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey,
@@ -58,16 +58,28 @@ export interface StartOptions {
    * resolves it from --instance-lease-ms, SUBAKO_INSTANCE_LEASE_MS or the config file); 30 s when absent.
    */
   instanceLeaseMs?: number;
+  /**
+   * The most read of one message a remote MCP server answers, in bytes (`subako serve`'s remoteAnswerMiB); 8 MiB
+   * when absent. Past it the call fails and the rest is not read.
+   */
+  remoteAnswerBytes?: number;
 }
 
 export interface Started {
   server: SubakoServer;
   firstStart: FirstStart | null;
+  /** The connections to remote MCP servers that sessions' tools share. */
+  remotePool: McpClientPool;
 }
 
-export const remoteMcp: RemoteMcp = {
-  tools: (url, values) => tools({ url, auth: headers(values) }),
-};
+/** Remote MCP servers for the platform, over this server's own connections (and so its cap on answers). */
+function remoteMcpOver(pool: McpClientPool): RemoteMcp {
+  return { tools: (url, values) => tools({ url, auth: headers(values), pool }) };
+}
+
+/** What an answer past the cap names as the way to raise it. */
+const REMOTE_ANSWER_SETTING =
+  `the server setting remoteAnswerMiB (--remote-answer-mib, $${LIMIT_ENV_NAMES.remoteAnswerMiB} or "remoteAnswerMiB" in ${CONFIG_FILE})`;
 
 export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
@@ -124,9 +136,10 @@ export async function startServer(options: StartOptions): Promise<Started> {
       throw err;
     }
   }
+  const remotePool = new McpClientPool({ maxAnswerBytes: options.remoteAnswerBytes, maxAnswerSetting: REMOTE_ANSWER_SETTING });
   let platform: Platform;
   try {
-    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcp, sealingKey: key, limits: options.limits, admission,
+    platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcpOver(remotePool), sealingKey: key, limits: options.limits, admission,
       database: options.database,
       packageBlobs, skillBlobs, volumesDir,
       ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),
@@ -153,7 +166,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   // The first start's admin key is made only once the listener is up: a start that fails before (the port
   // taken) has created nothing, and the next start prints the key.
   try {
-    return { server, firstStart: await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir) };
+    return { server, firstStart: await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir), remotePool };
   } catch (err) {
     await server.close(0);
     throw err;

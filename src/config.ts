@@ -98,6 +98,11 @@ export interface ServerConfig {
    */
   instanceLeaseMs?: number;
   /**
+   * The most read of one message a remote MCP server answers (a JSON body or one SSE event), in MiB (undefined:
+   * 8); past it the call fails naming this setting, and the rest is not read.
+   */
+  remoteAnswerMiB?: number;
+  /**
    * Where the records live: a `postgres://` URL (several replicas share it), or undefined for the SQLite file
    * in the data directory. A Secret from the moment it is read: the URL may hold a password.
    */
@@ -133,6 +138,7 @@ export const LIMIT_ENV_NAMES: Readonly<Record<string, string>> = Object.freeze({
   agentVolumeMiB: 'SUBAKO_AGENT_VOLUME_MIB',
   sandboxHeapMiB: 'SUBAKO_SANDBOX_HEAP_MIB',
   instanceLeaseMs: 'SUBAKO_INSTANCE_LEASE_MS',
+  remoteAnswerMiB: 'SUBAKO_REMOTE_ANSWER_MIB',
 });
 
 /** What any one source (the file, the environment, the flags) may say: every key optional, the URLs as read. */
@@ -226,6 +232,7 @@ const FIELDS: Record<keyof ServerConfig | 'worker', Check> = {
   agentVolumeMiB: wholeNumber(1, 16 * 1024 * 1024),
   sandboxHeapMiB: wholeNumber(64, 65_536),
   instanceLeaseMs: wholeNumber(1_000, 3_600_000),
+  remoteAnswerMiB: wholeNumber(1, 1024),
   allowPrivateDestinations: flag,
   database: postgresUrl,
   nats: natsUrl,

@@ -44,7 +44,7 @@ describe('configuration: flags over environment over subako.config.json over def
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
           '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
             'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
-            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
+            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, remoteAnswerMiB, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
           '--workers is 0; it takes a whole number from 1 to 256',
         ]);
@@ -119,5 +119,21 @@ describe('configuration: flags over environment over subako.config.json over def
     const limit = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--session-queue', 'many'], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(limit.status, 1);
     assert.match(limit.stderr, /--session-queue is "many"; it takes a whole number from 0 to 10000/);
+  });
+
+  test('the cap on a remote MCP server\'s answer comes from the file, the environment or the flag, is checked, and is in serve --help', () => {
+    assert.equal(resolveServerConfig({ defaults }).remoteAnswerMiB, undefined, 'unset: the pool\'s 8 MiB');
+    assert.equal(resolveServerConfig({ defaults, file: { path: 'subako.config.json', input: { remoteAnswerMiB: 16 } } }).remoteAnswerMiB, 16);
+    assert.equal(resolveServerConfig({ defaults, env: { SUBAKO_REMOTE_ANSWER_MIB: '32' } }).remoteAnswerMiB, 32);
+    const flagged = resolveServerConfig({
+      defaults, env: { SUBAKO_REMOTE_ANSWER_MIB: '32' }, flags: { input: { remoteAnswerMiB: 64 }, names: { remoteAnswerMiB: '--remote-answer-mib' } },
+    });
+    assert.equal(flagged.remoteAnswerMiB, 64);
+    assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_REMOTE_ANSWER_MIB: '0' } }), /SUBAKO_REMOTE_ANSWER_MIB is 0; it takes a whole number from 1 to 1024/);
+    const bad = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--remote-answer-mib', '4096'], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /--remote-answer-mib is 4096; it takes a whole number from 1 to 1024/);
+    const help = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--help'], { encoding: 'utf8', timeout: 30_000 });
+    assert.match(help.stdout.replace(/\s+/g, ' '), /--remote-answer-mib <n> the most read of one message a remote MCP server answers; past it the call fails \(default 8\); \$SUBAKO_REMOTE_ANSWER_MIB/);
   });
 });

@@ -47,6 +47,8 @@ function ModelBlock({ block }: { block: Record<string, unknown> }) {
       return <p class="block-link">link: {safe ? <a href={uri} rel="noopener noreferrer nofollow" target="_blank">{name}</a> : <span>{name}</span>} <code>{shownUrl(uri)}</code></p>;
     }
     if (NOTE.test(block.text)) return <p class="block-note">note: {block.text.slice(1, -1)}</p>;
+    // The start of a text the call log cut (the caller received all of it; the note after it says how much).
+    if (block.truncated === true) return <><pre class="block-text">{block.text}</pre><p class="block-note">note: the call log keeps only the start of this text</p></>;
     return <pre class="block-text">{block.text}</pre>;
   }
   return <Json value={block} />;

@@ -3,7 +3,7 @@
  * of a data directory prints the admin API key once, with the URL and how to call the example tools.
  * SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../app.js';
@@ -47,6 +47,7 @@ const LIMIT_FLAGS: [keyof ServerConfig, string, string][] = [
   ['agentVolumeMiB', '--agent-volume-mib <n>', "what an agent's /volume/data holds across its sessions' calls (default 8192)"],
   ['sandboxHeapMiB', '--sandbox-heap-mib <n>', "the sandbox process's V8 heap limit (default: Node's)"],
   ['instanceLeaseMs', '--instance-lease-ms <ms>', "how long this replica's lease lasts; a dead replica's calls are marked interrupted after it (default 30000)"],
+  ['remoteAnswerMiB', '--remote-answer-mib <n>', 'the most read of one message a remote MCP server answers; past it the call fails (default 8)'],
 ];
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -92,7 +93,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
               allowedOrigins: flags.allowOrigin.length > 0 ? flags.allowOrigin : undefined,
               publicUrl: flags.publicUrl, database: flags.database, nats: flags.nats, natsPrefix: flags.natsPrefix, volumesDir: flags.volumesDir,
               allowPrivateDestinations: flags.allowPrivateDestinations === true ? true : undefined,
-              ...Object.fromEntries(LIMIT_FLAGS.map(([key]) => [key, numeric(flags[key] as string | undefined)])),
+              // Read under commander's name for the flag, which camel-cases each word (`--remote-answer-mib` is
+              // `remoteAnswerMib`, not the setting's `remoteAnswerMiB`).
+              ...Object.fromEntries(LIMIT_FLAGS.map(([key, flag]) => [key, numeric(flags[new Option(flag).attributeName()] as string | undefined)])),
             },
             names: {
               port: '--port', host: '--host', dataDir: '--data-dir', workers: '--workers', callTimeoutMs: '--call-timeout-ms',
@@ -120,6 +123,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
             ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * 1024 * 1024 } : {}),
           },
           sandboxHeapMiB: config.sandboxHeapMiB, database: config.database, instanceLeaseMs: config.instanceLeaseMs,
+          ...(config.remoteAnswerMiB ? { remoteAnswerBytes: config.remoteAnswerMiB * 1024 * 1024 } : {}),
           // The URL leaves its Secret only here, on its way to the connection.
           ...(config.nats ? { nats: { url: config.nats.reveal(), prefix: config.natsPrefix } } : {}),
           ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),

@@ -2,7 +2,7 @@
  * common/: what every room may use and that belongs to none. It imports no room (only the shared leaves
  * beside them: errors.ts, tool.ts).
  */
-export { REDACTED, redactArguments, redactText } from './redact.js';
+export { REDACTED, CALL_LOG_PREVIEW_BYTES, cutToBytes, redactArguments, redactText } from './redact.js';
 export { Secret, redactSecrets, redactSecretsDeep } from './secret.js';
 export { seal, unseal, isSealed, sealingKey, keyFilePath, type SealOptions } from './seal.js';
 export { subakoHome } from './data-home.js';

@@ -4,7 +4,8 @@
  *     credential, private_key) is replaced whatever it is;
  *   - any string that contains one of the session's known secret values (its vault credentials) has that
  *     value replaced, wherever it sits.
- * Arguments are bounded too: the log keeps at most 64 KiB of them.
+ * What the log keeps is bounded too: at most 64 KiB of a call's arguments, and as much of its result
+ * (platform/'s call preview, which cuts with `cutToBytes`).
  */
 /**
  * The one redaction marker: what stands where a secret was, in the call log, in a Secret's every string
@@ -14,14 +15,22 @@ export const REDACTED = '[redacted]';
 
 const SECRET_KEY = /pass(word|phrase)?|secret|token|api[-_]?key|authorization|cookie|credential|private[-_]?key/i;
 const MAX_DEPTH = 32;
-const MAX_LOGGED_BYTES = 64 * 1024;
+/** The most the call log keeps of a call's arguments, and of its result: bytes of JSON, as UTF-8. */
+export const CALL_LOG_PREVIEW_BYTES = 64 * 1024;
 
 export function redactArguments(value: unknown, knownSecrets: readonly string[] = []): unknown {
   const secrets = knownSecrets.filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
   const redacted = walk(value, secrets, 0);
   const text = JSON.stringify(redacted) ?? 'null';
-  if (text.length <= MAX_LOGGED_BYTES) return redacted;
-  return { truncated: true, preview: text.slice(0, MAX_LOGGED_BYTES) };
+  if (Buffer.byteLength(text) <= CALL_LOG_PREVIEW_BYTES) return redacted;
+  return { truncated: true, preview: cutToBytes(text, CALL_LOG_PREVIEW_BYTES) };
+}
+
+/** The longest start of `text` that is at most `maxBytes` in UTF-8, never splitting a character. */
+export function cutToBytes(text: string, maxBytes: number): string {
+  if (text.length * 3 <= maxBytes) return text; // no UTF-16 unit takes more than 3 bytes
+  const { read } = new TextEncoder().encodeInto(text, new Uint8Array(Math.max(0, maxBytes)));
+  return text.slice(0, read);
 }
 
 /** Replaces every known secret value inside a piece of text (stderr, messages). */

@@ -7,6 +7,7 @@ import { McpAuthError, McpServerError } from './errors.js';
 import { redactSecrets, type Secret } from '../common/index.js';
 import type { Auth } from './auth.js';
 import { RESUMPTION } from './resuming-transport.js';
+import { describeBytes } from './answer-cap.js';
 
 export interface FailureContext {
   url: string;
@@ -16,8 +17,13 @@ export interface FailureContext {
   tool?: string;
   /** Every secret revealed to this connection; their values are cut out of any message. */
   secrets: Iterable<Secret>;
-  /** The marker of the error the transport makes up when a response stream was lost (see resuming-transport). */
-  streamLostMarker?: string;
+  /**
+   * The marker of the errors the transport makes up: a response stream lost (resuming-transport.ts), an answer
+   * past the cap (bounded-transport.ts).
+   */
+  transportMarker?: string;
+  /** What sets the cap on an answer, named in the error of an answer past it. */
+  maxAnswerSetting?: string;
 }
 
 export interface Classified {
@@ -25,6 +31,12 @@ export interface Classified {
   /** Whether the connection must be dropped, so that the next call makes a new one. */
   dropConnection: boolean;
 }
+
+/**
+ * The most of a server's own text (an error message, an HTTP body) repeated in an error: enough to say what
+ * went wrong, never the megabytes a hostile server may send as its "reason".
+ */
+const MAX_SERVER_TEXT = 2000;
 
 /** MCP 2026-07-28: the request needs a client capability the request did not declare. */
 const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
@@ -48,6 +60,10 @@ function messageOf(err: unknown): string {
   return String(err);
 }
 
+function shorten(text: string): string {
+  return text.length <= MAX_SERVER_TEXT ? text : `${text.slice(0, MAX_SERVER_TEXT)}… (${text.length - MAX_SERVER_TEXT} more characters)`;
+}
+
 function isAbort(err: unknown): boolean {
   return err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError');
 }
@@ -57,7 +73,8 @@ function isAbort(err: unknown): boolean {
  * credential back, and `util.inspect` prints causes.
  */
 export function classifyFailure(err: unknown, context: FailureContext, signal?: AbortSignal): Classified {
-  const clean = (text: string) => redactSecrets(text, context.secrets);
+  // Redacted before it is shortened: a cut must never leave half of a secret standing.
+  const clean = (text: string) => shorten(redactSecrets(text, context.secrets));
   const { url, tool, operation } = context;
 
   const auth = findInCauses(err, (e): e is McpAuthError => e instanceof McpAuthError);
@@ -91,8 +108,23 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     };
   }
 
-  const lost = err instanceof ProtocolError && context.streamLostMarker !== undefined
-    && (err.data as { streamLost?: unknown } | undefined)?.streamLost === context.streamLostMarker;
+  // The errors our own transport made up carry the connection's marker, which a server never sees.
+  const made = err instanceof ProtocolError && context.transportMarker !== undefined
+    ? ((err.data ?? {}) as { streamLost?: unknown; answerTooLarge?: unknown; limitBytes?: unknown })
+    : undefined;
+  if (made !== undefined && made.answerTooLarge === context.transportMarker) {
+    const limit = typeof made.limitBytes === 'number' ? describeBytes(made.limitBytes) : 'the cap';
+    const setting = context.maxAnswerSetting ?? 'the cap on answers';
+    // The connection stays: only this request's exchange was cut off.
+    return {
+      error: new McpServerError('transport', `the MCP server at ${url} answered the request to ${operation} with more than ${limit} in one message, the most subako reads of a remote answer; it stopped reading there and the request failed. If such answers are expected, raise ${setting}`, {
+        url,
+        tool,
+      }),
+      dropConnection: false,
+    };
+  }
+  const lost = made !== undefined && made.streamLost === context.transportMarker;
   if (lost) {
     return {
       error: new McpServerError('transport', `the MCP server at ${url} closed the response stream for the request to ${operation} before the result, and resuming it failed (up to ${RESUMPTION.maxRetries} tries); the next call reconnects`, {

@@ -6,6 +6,9 @@
  *
  * Secrets reach the wire only here: header values through a fetch wrapper at request time, OAuth access
  * tokens through the transport's token provider. Neither is ever stored in a transport option.
+ *
+ * What a server answers is read up to a byte cap per message (bounded-transport.ts): an answer past it fails
+ * its request with a reason naming the cap and what sets it, and is not read further.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, type FetchLike } from '@modelcontextprotocol/client';
@@ -13,7 +16,9 @@ import { SUBAKO_VERSION } from '../version.js';
 import { CallCancelledError } from '../tool.js';
 import { accessTokenFor, authIdentity, type Auth } from './auth.js';
 import { classifyFailure, keepsConnection } from './classify-error.js';
-import { RESUMPTION, ResumingTransport } from './resuming-transport.js';
+import { RESUMPTION } from './resuming-transport.js';
+import { BoundedTransport } from './bounded-transport.js';
+import { DEFAULT_MAX_ANSWER_BYTES } from './answer-cap.js';
 import { boundedOutputValidator } from './output-validator.js';
 import { redactSecretsDeep, type Secret } from '../common/index.js';
 
@@ -29,8 +34,11 @@ interface Entry {
   readonly ready: Promise<void>;
   /** Every secret revealed on this connection, so that messages from the server can be scrubbed of them. */
   readonly secrets: Set<Secret>;
-  /** Marks the error the transport makes up for a request whose response stream was lost (never sent out). */
-  readonly streamLostMarker: string;
+  /**
+   * Marks the errors the transport makes up (never sent out): a request whose response stream was lost, one
+   * whose answer passed the cap.
+   */
+  readonly transportMarker: string;
   busy: number;
   retired: boolean;
 }
@@ -45,6 +53,10 @@ export interface UseOptions {
 export interface McpClientPoolOptions {
   /** Per-request timeout (connect included), in milliseconds. */
   timeoutMs?: number;
+  /** The most read of one message a server answers (a JSON body, or one SSE event), in bytes; default 8 MiB. */
+  maxAnswerBytes?: number;
+  /** What sets `maxAnswerBytes` where this pool is made, named in the error of an answer past it. */
+  maxAnswerSetting?: string;
 }
 
 function keyOf(descriptor: Descriptor): string {
@@ -54,11 +66,15 @@ function keyOf(descriptor: Descriptor): string {
 export class McpClientPool {
   readonly #entries = new Map<string, Entry>();
   readonly #timeoutMs: number;
+  readonly #maxAnswerBytes: number;
+  readonly #maxAnswerSetting: string;
   /** Counts connections made, for tests and diagnostics. */
   connectsMade = 0;
 
   constructor(options: McpClientPoolOptions = {}) {
     this.#timeoutMs = options.timeoutMs ?? 60_000;
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+    this.#maxAnswerSetting = options.maxAnswerSetting ?? 'the McpClientPool option maxAnswerBytes';
   }
 
   get timeoutMs(): number {
@@ -90,7 +106,8 @@ export class McpClientPool {
           operation: options.operation,
           tool: options.tool,
           secrets: entry.secrets,
-          streamLostMarker: entry.streamLostMarker,
+          transportMarker: entry.transportMarker,
+          maxAnswerSetting: this.#maxAnswerSetting,
         },
         options.signal,
       );
@@ -141,23 +158,24 @@ export class McpClientPool {
 
   #connect(key: string, descriptor: Descriptor): Entry {
     const secrets = new Set<Secret>();
-    const streamLostMarker = randomUUID();
+    const transportMarker = randomUUID();
     const client = new Client(
       { name: 'subako', version: SUBAKO_VERSION },
       // A remote tool's outputSchema is the server's: checked on the bounded engine, not the SDK's default.
       { versionNegotiation: { mode: 'auto' }, jsonSchemaValidator: boundedOutputValidator },
     );
-    const transport = new ResumingTransport(
+    const transport = new BoundedTransport(
       new URL(descriptor.url),
       { ...authOptions(descriptor.auth, secrets), reconnectionOptions: RESUMPTION },
-      streamLostMarker,
+      transportMarker,
+      this.#maxAnswerBytes,
     );
     const entry: Entry = {
       key,
       descriptor,
       client,
       secrets,
-      streamLostMarker,
+      transportMarker,
       busy: 0,
       retired: false,
       ready: Promise.resolve(),

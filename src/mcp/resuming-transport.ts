@@ -24,7 +24,7 @@ export const RESUMPTION = { maxRetries: 3, initialReconnectionDelay: 500, maxRec
 
 export const STREAM_LOST_MESSAGE = 'the response stream closed before the result and could not be resumed';
 
-function requestIdOf(message: Message): Id | undefined {
+export function requestIdOf(message: Message): Id | undefined {
   if (Array.isArray(message)) return undefined;
   const m = message as { method?: unknown; id?: unknown };
   return typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') ? m.id : undefined;

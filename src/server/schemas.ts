@@ -41,7 +41,10 @@ export const ERROR_SCHEMA: JsonSchema = {
 };
 
 export const PAGE_QUERY: Record<string, JsonSchema> = {
-  limit: { type: 'integer', minimum: 1, maximum: 200, description: 'Items per page (1-200, default 50).' },
+  limit: {
+    type: 'integer', minimum: 1, maximum: 200,
+    description: 'Items per page (1-200, default 50). A page also ends before its items pass 1 MiB of JSON (it holds at least one); follow next_cursor for the rest.',
+  },
   after: str({ minLength: 1, maxLength: 512, description: 'The next_cursor of the previous page.' }),
 };
 

@@ -7,8 +7,14 @@ import type { Tool } from '../tool.js';
 
 export const DEFAULT_PAGE_LIMIT = 50;
 
+/**
+ * A list page ends before its items pass this much JSON, whatever its `limit` (a page of 200 calls, each with
+ * its 64 KiB previews of arguments and result, would otherwise be 25 MiB): next_cursor then goes on from there.
+ */
+export const PAGE_MAX_BYTES = 1024 * 1024;
+
 export function pageRequest(query: Record<string, string>): PageRequest {
-  return { limit: query.limit ? Number(query.limit) : DEFAULT_PAGE_LIMIT, ...(query.after ? { after: query.after } : {}) };
+  return { limit: query.limit ? Number(query.limit) : DEFAULT_PAGE_LIMIT, ...(query.after ? { after: query.after } : {}), maxBytes: PAGE_MAX_BYTES };
 }
 
 export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): { items: U[]; next_cursor: string | null } {

@@ -4,10 +4,10 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { InsufficientScopeError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { InsufficientScopeError, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { classifyFailure, keepsConnection } from '../../src/mcp/classify-error.js';
 import { McpAuthError, McpServerError } from '../../src/mcp/errors.js';
-import { mcp } from '../../src/mcp/index.js';
+import { Secret, mcp } from '../../src/mcp/index.js';
 
 const context = { url: 'http://127.0.0.1:1/mcp', auth: mcp.oauth('main'), operation: 'call tool "deploy"', tool: 'deploy', secrets: [] };
 
@@ -42,5 +42,30 @@ describe('classifyFailure', () => {
     assert.match(error.message, /subako mcp login --url http:\/\/127\.0\.0\.1:1\/mcp --name main --scope 'tools:call admin'/);
     assert.equal(dropConnection, false);
     assert.equal(keepsConnection(new Error('socket hang up')), false);
+  });
+
+  it('an answer past the cap, as our transport reports it, names the cap and what raises it, and keeps the connection', () => {
+    const marked = { ...context, transportMarker: 'marker-1', maxAnswerSetting: 'the setting remoteAnswerMiB' };
+    const ours = new ProtocolError(-32000, 'cut off', { answerTooLarge: 'marker-1', limitBytes: 8 * 1024 * 1024 });
+    const { error, dropConnection } = classifyFailure(ours, marked);
+    assert.ok(error instanceof McpServerError);
+    assert.equal(error.reason, 'transport');
+    assert.match(error.message, /answered the request to call tool "deploy" with more than 8 MiB \(8388608 bytes\) in one message/);
+    assert.match(error.message, /raise the setting remoteAnswerMiB$/);
+    assert.equal(dropConnection, false);
+    // A server that sends the same shape without our marker gets no such reading: it is its own JSON-RPC error.
+    const forged = new ProtocolError(-32000, 'cut off', { answerTooLarge: 'guess', limitBytes: 1 });
+    assert.equal((classifyFailure(forged, marked).error as McpServerError).reason, 'rejected');
+    assert.equal((classifyFailure(forged, context).error as McpServerError).reason, 'rejected');
+  });
+
+  it('repeats at most 2000 characters of a server\'s own text, after cutting out the secrets in it', () => {
+    const secret = 'SECRET-TOKEN-VALUE-123';
+    // The secret straddles the 2000th character: cut first, half of it would be left in the message.
+    const text = `${'e'.repeat(1995)}${secret}${'z'.repeat(1_000_000)}`;
+    const { error } = classifyFailure(new ProtocolError(-32603, text), { ...context, secrets: [new Secret(secret)] });
+    assert.ok(error.message.length < 2200, `${error.message.length} characters`);
+    assert.ok(!error.message.includes('SECRET-'), 'no part of the secret is left standing');
+    assert.match(error.message, /e\[reda… \(\d+ more characters\)/);
   });
 });

@@ -12,7 +12,6 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createToolboxHandler } from '../../src/mcp/toolbox-handler.js';
 import { defineTool } from '../../src/mcp/define-tool.js';
-import { sharedMcpClientPool as defaultPool } from '../../src/mcp/connection.js';
 import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, startInProcess, type InProcess } from './helpers/harness.js';
 
@@ -121,7 +120,7 @@ describe('a client that goes away mid-call', () => {
     const session = await newSession({ mcp_servers: [{ name: 'remote', url: remoteUrl }] });
     // Warm the connection, then count: a dropped connection would make the next call connect again.
     assert.equal((await (await restCall(session.id, 'quick')).json()).call.outcome, 'ok');
-    const connects = defaultPool.connectsMade;
+    const connects = s.remotePool.connectsMade;
     const controller = new AbortController();
     const call = restCall(session.id, 'slow', controller.signal);
     await abortWhenRunning(session.id, controller);
@@ -130,6 +129,6 @@ describe('a client that goes away mid-call', () => {
     assert.equal(calls[1].tool, 'slow');
     assert.equal(calls[1].outcome, 'cancelled');
     assert.equal((await (await restCall(session.id, 'quick')).json()).call.outcome, 'ok');
-    assert.equal(defaultPool.connectsMade, connects, 'the cancelled call dropped the pooled connection');
+    assert.equal(s.remotePool.connectsMade, connects, 'the cancelled call dropped the pooled connection');
   });
 });

@@ -1,5 +1,7 @@
-// Calls, live: the latest calls of every session, kept current by the call stream, each opening to its trace.
-import { useEffect, useState } from 'preact/hooks';
+// Calls, live: the calls of every session, newest first, kept current by the call stream, each opening to its
+// trace. The list loads a page at a time (a page ends at 200 calls or 1 MiB, whichever comes first); "load older
+// calls" follows the page's cursor, so every call can be reached.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, OUTCOMES, query, type CallView, type Page } from '../api';
 import { ErrorLine, Outcome, useLoad, When } from '../components';
 import { followCalls } from '../sse';
@@ -13,49 +15,100 @@ interface Filters {
   status: string;
 }
 
-const SHOWN = 200;
+const PAGE = 200;
+
+/**
+ * What the list keeps of a call: its row. The trace loads the whole call when it is opened, so a page left open
+ * while the stream brings calls in holds a few hundred bytes for each, not its arguments and result.
+ */
+interface CallRow {
+  id: string;
+  tool: string;
+  outcome: string;
+  duration_ms: number | null;
+  via: string;
+  started_at: string;
+  requests: number;
+  refused: boolean;
+}
+
+const rowOf = (call: CallView): CallRow => ({
+  id: call.id, tool: call.tool, outcome: call.outcome, duration_ms: call.duration_ms, via: call.via, started_at: call.started_at,
+  requests: call.egress.length, refused: call.egress.some((e) => e.error),
+});
 
 /** A newer word on a call replaces the older; a `running` event never replaces its end. */
-function merge(calls: CallView[], call: CallView): CallView[] {
-  const at = calls.findIndex((c) => c.id === call.id);
-  if (at < 0) return [call, ...calls].sort((a, b) => (a.id < b.id ? 1 : -1)).slice(0, SHOWN);
-  if (call.outcome === 'running' && calls[at].outcome !== 'running') return calls;
-  const next = calls.slice();
-  next[at] = call;
+function merge(rows: CallRow[], call: CallView): CallRow[] {
+  const at = rows.findIndex((c) => c.id === call.id);
+  if (at < 0) return [rowOf(call), ...rows].sort((a, b) => (a.id < b.id ? 1 : -1));
+  if (call.outcome === 'running' && rows[at].outcome !== 'running') return rows;
+  const next = rows.slice();
+  next[at] = rowOf(call);
   return next;
 }
 
 export function CallsPage({ selected }: { selected: string | null }) {
   const [filters, setFilters] = useState<Filters>({ agent: '', session: '', tool: '', status: '' });
-  const [calls, setCalls] = useState<CallView[]>([]);
+  const [calls, setCalls] = useState<CallRow[]>([]);
+  /** The cursor of the oldest page loaded: null when there is nothing older, undefined before the first page. */
+  const [older, setOlder] = useState<string | null | undefined>(undefined);
+  const [loadingOlder, setLoadingOlder] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [state, setState] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
   const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/v1/agents?limit=200'), []);
   const filterQuery = query({ ...filters });
   const [generation, setGeneration] = useState(0);
+  /** Which list a page answers (the filters and the reloads so far): an answer for an older one is dropped. */
+  const listing = useRef('');
+  listing.current = `${filterQuery}#${generation}`;
+
+  // Other filters, another list. (A reset of the stream reloads the first page into the list it has.)
+  useEffect(() => setCalls([]), [filterQuery]);
 
   useEffect(() => {
     let live = true;
     // Calls the stream brings while the list loads are kept: the two are merged by id.
-    if (generation === 0) setCalls([]);
-    api<Page<CallView>>('GET', `/v1/calls${query({ ...filters, limit: String(SHOWN) })}`)
-      .then((page) => live && setCalls((current) => page.items.reduce(merge, current)), (e) => live && setError(e));
+    setOlder(undefined);
+    api<Page<CallView>>('GET', `/v1/calls${query({ ...filters, limit: String(PAGE) })}`).then((page) => {
+      if (!live) return;
+      setCalls((current) => page.items.reduce(merge, current));
+      setOlder(page.next_cursor);
+    }, (e) => live && setError(e));
     return () => { live = false; };
   }, [filterQuery, generation]);
 
+  const loadOlder = () => {
+    if (!older || loadingOlder) return;
+    const asked = listing.current;
+    setLoadingOlder(true);
+    api<Page<CallView>>('GET', `/v1/calls${query({ ...filters, limit: String(PAGE), after: older })}`).then((page) => {
+      if (listing.current !== asked) return;
+      setCalls((current) => page.items.reduce(merge, current));
+      setOlder(page.next_cursor);
+    }, setError).finally(() => setLoadingOlder(false));
+  };
+
+  // The open call, loaded whole; the stream's later word on it replaces it (a running call that ends).
+  const [open, setOpen] = useState<CallView | null>(null);
+  const openId = useRef<string | null>(null);
+  openId.current = selected;
+  useEffect(() => {
+    setOpen(null);
+    if (selected) {
+      api<CallView>('GET', `/v1/calls/${encodeURIComponent(selected)}`)
+        .then((call) => openId.current === call.id && setOpen((current) => current ?? call), setError);
+    }
+  }, [selected]);
+
   useEffect(() => followCalls(`/v1/calls/stream${filterQuery}`, {
-    onCall: (call) => setCalls((current) => merge(current, call as CallView)),
+    onCall: (event) => {
+      const call = event as CallView;
+      setCalls((current) => merge(current, call));
+      if (call.id === openId.current) setOpen((current) => (call.outcome === 'running' && current && current.outcome !== 'running' ? current : call));
+    },
     onReset: () => setGeneration((g) => g + 1),
     onState: setState,
   }), [filterQuery]);
-
-  const fromList = selected ? calls.find((c) => c.id === selected) ?? null : null;
-  const [fetched, setFetched] = useState<CallView | null>(null);
-  useEffect(() => {
-    setFetched(null);
-    if (selected && !fromList) api<CallView>('GET', `/v1/calls/${encodeURIComponent(selected)}`).then(setFetched, setError);
-  }, [selected]);
-  const open = fromList ?? fetched;
 
   const field = (name: keyof Filters) => ({
     value: filters[name],
@@ -90,12 +143,15 @@ export function CallsPage({ selected }: { selected: string | null }) {
                   <td><Outcome outcome={c.outcome} /></td>
                   <td>{c.duration_ms === null ? '…' : `${c.duration_ms} ms`}</td>
                   <td>{c.via}</td>
-                  <td>{c.egress.length ? `${c.egress.length}${c.egress.some((e) => e.error) ? ' (refused)' : ''}` : ''}</td>
+                  <td>{c.requests ? `${c.requests}${c.refused ? ' (refused)' : ''}` : ''}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         )}
+        {older ? (
+          <p class="more"><button type="button" class="small" disabled={loadingOlder} onClick={loadOlder}>{loadingOlder ? 'loading…' : 'load older calls'}</button></p>
+        ) : null}
       </div>
       <div class="calls-detail">
         {open ? <Trace call={open} /> : <p class="muted">{selected ? 'Loading the call…' : 'Choose a call to see its trace.'}</p>}

@@ -4,8 +4,9 @@
  * entry point calls those tools. Each call is recorded
  * first as `running` (so a call cut off by a crash of the server still leaves a record, marked interrupted
  * once the lease of the process that ran it runs out: platform.ts), then with its outcome, what the model saw, the stderr tail, the egress log and the time.
- * Arguments and text are redacted before they are stored. The log also counts calls in flight so a
- * shutdown can wait for them.
+ * Arguments and text are redacted before they are stored, and bounded: 64 KiB of the arguments, as much of
+ * what the model saw (call-preview.ts), 4 KiB of a crash's message; the caller gets the whole result all the
+ * same. The log also counts calls in flight so a shutdown can wait for them.
  *
  * Before anything is recorded, the call asks call admission (call-admission.ts) for a turn. A refusal (the
  * session's or agent's queue is full) is thrown as CallRefusedError and is not logged: nothing ran, and a flood
@@ -26,12 +27,12 @@
  * call happens on the retry); any other call is recorded and held until an operator decides. One that is not
  * approved ends `denied` without running; the record keeps how it was decided (`approval`).
  */
-import { createHash } from 'node:crypto';
-import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ContentBlock, type ProgressReporter, type Tool, type ToolCallContext } from '../../tool.js';
+import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ProgressReporter, type Tool, type ToolCallContext } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
 import { CallError } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
-import { redactArguments, redactText } from '../../common/index.js';
+import { cutToBytes, redactArguments, redactText } from '../../common/index.js';
+import { loggedModel } from './call-preview.js';
 import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from '../store/index.js';
 import { NotFoundError } from '../errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
@@ -334,6 +335,9 @@ function notStartedResult(name: string, why: NotStarted, admitted: AdmittedCall,
   };
 }
 
+/** The most the log keeps of a crash's message (a remote server's error text, a library tool's exception). */
+const MAX_CRASH_MESSAGE_BYTES = 4 * 1024;
+
 /** A tool's report, or the call log's own word on how the call ended (`invalid_arguments`). */
 type LoggedReport = Omit<CallReport, 'status'> & { status: Exclude<CallOutcome, 'running'> };
 
@@ -342,20 +346,10 @@ function finish(record: CallRecord, result: CallToolResult, report: LoggedReport
   return {
     ...record,
     outcome,
-    crash: report?.crash ? { reason: report.crash.reason, message: redactText(report.crash.message, secrets) } : null,
-    model: result.content.map((block) => loggable(block, secrets)),
+    crash: report?.crash ? { reason: report.crash.reason, message: cutToBytes(redactText(report.crash.message, secrets), MAX_CRASH_MESSAGE_BYTES) } : null,
+    model: loggedModel(result.content, secrets),
     stderrTail: redactText(report?.stderr ?? report?.crash?.stderr ?? '', secrets),
     egress: report?.egress ?? [],
     durationMs: Math.round(report?.durationMs ?? elapsed),
   };
-}
-
-/** Text is kept (redacted); an image is kept as its type, size and digest, not its bytes. */
-function loggable(block: ContentBlock, secrets: readonly string[]): unknown {
-  if (block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: redactText(block.text, secrets) };
-  if (block.type === 'image' && typeof block.data === 'string') {
-    const bytes = Buffer.from(block.data, 'base64');
-    return { type: 'image', mimeType: block.mimeType, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
-  }
-  return redactArguments(block, secrets);
 }

@@ -323,7 +323,7 @@ export class PostgresStore implements Store {
     // Versions page by their number; the cursor is the number as text.
     const rows = await this.all('SELECT * FROM agent_versions WHERE agent_id = $1 AND version > $2 ORDER BY version LIMIT $3',
       [agentId, page.after ? Number(page.after) || 0 : 0, page.limit + 1]);
-    return pageFromRows(rows, page.limit, toAgentVersion, (row) => String(row.version));
+    return pageFromRows(rows, page, toAgentVersion, (row) => String(row.version));
   }
   async agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
     return this.refs('package', versionRef(name, version));
@@ -455,7 +455,7 @@ export class PostgresStore implements Store {
     const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
     const rows = await this.all(`SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id ${where}
       ORDER BY c.id DESC LIMIT $${args.length}`, args);
-    return pageFromRows(rows, page.limit, (row) => ({ call: toCall(row), agentId: s(row.agent_id) }), (row) => s(row.id));
+    return pageFromRows(rows, page, (row) => ({ call: toCall(row), agentId: s(row.agent_id) }), (row) => s(row.id));
   }
   async findCall(id: string): Promise<AgentCall | null> {
     const row = await this.one('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = $1', [id]);
@@ -538,7 +538,7 @@ export class PostgresStore implements Store {
     args.push(page.limit + 1);
     const rows = await this.all(`SELECT * FROM ${table} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
       ORDER BY ${key} LIMIT $${args.length}`, args);
-    return pageFromRows(rows, page.limit, map, (row) => encodeCursor(key, s(row[key])));
+    return pageFromRows(rows, page, map, (row) => encodeCursor(key, s(row[key])));
   }
 
   // ---- approvals, shared by the replicas
@@ -562,7 +562,7 @@ export class PostgresStore implements Store {
     const rows = await this.all(`SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
       WHERE a.decision IS NULL AND a.expires_at > $1 AND c.outcome = 'running' AND ($2::text IS NULL OR a.session_id = $2) AND ($3::text IS NULL OR a.id > $3)
       ORDER BY a.id LIMIT $4`, [now, sessionId ?? null, page.after ?? null, page.limit + 1]);
-    return pageFromRows(rows, page.limit, toHeldApproval, (row) => s(row.id));
+    return pageFromRows(rows, page, toHeldApproval, (row) => s(row.id));
   }
   async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
     // Under READ COMMITTED a second UPDATE of the row waits for the first to commit, then re-checks

@@ -264,7 +264,7 @@ export class SqliteStore implements Store {
     // Versions page by their number; the cursor is the number as text, padded so text order is number order.
     const rows = this.sql(`SELECT * FROM agent_versions WHERE agent_id = ? AND version > ? ORDER BY version LIMIT ?`)
       .all(agentId, page.after ? Number(page.after) || 0 : 0, page.limit + 1) as Row[];
-    return pageFromRows(rows, page.limit, toAgentVersion, (row) => String(row.version));
+    return pageFromRows(rows, page, toAgentVersion, (row) => String(row.version));
   }
   async agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
     return this.refs('package', versionRef(name, version));
@@ -398,7 +398,7 @@ export class SqliteStore implements Store {
     const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
     const rows = this.sql(`SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id ${where} ORDER BY c.id DESC LIMIT ?`)
       .all(...args, page.limit + 1) as Row[];
-    return pageFromRows(rows, page.limit, (row) => ({ call: toCall(row), agentId: s(row.agent_id) }), (row) => s(row.id));
+    return pageFromRows(rows, page, (row) => ({ call: toCall(row), agentId: s(row.agent_id) }), (row) => s(row.id));
   }
   async findCall(id: string): Promise<AgentCall | null> {
     const row = this.sql('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = ?').get(id) as Row | undefined;
@@ -478,7 +478,7 @@ export class SqliteStore implements Store {
     const args = [...params, ...(page.after !== undefined ? [decodeCursor(key, page.after)] : []), page.limit + 1];
     const sql = `SELECT * FROM ${table} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''} ORDER BY ${key} LIMIT ?`;
     const rows = this.sql(sql).all(...args) as Row[];
-    return pageFromRows(rows, page.limit, map, (row) => encodeCursor(key, s(row[key])));
+    return pageFromRows(rows, page, map, (row) => encodeCursor(key, s(row[key])));
   }
 
   // ---- approvals, shared by the replicas (here there is one; the same contract all the same)
@@ -500,7 +500,7 @@ export class SqliteStore implements Store {
     const rows = this.sql(`SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
       WHERE a.decision IS NULL AND a.expires_at > ? AND c.outcome = 'running' AND (? IS NULL OR a.session_id = ?) AND (? IS NULL OR a.id > ?)
       ORDER BY a.id LIMIT ?`).all(now, sessionId ?? null, sessionId ?? null, page.after ?? null, page.after ?? null, page.limit + 1) as Row[];
-    return pageFromRows(rows, page.limit, toHeldApproval, (row) => s(row.id));
+    return pageFromRows(rows, page, toHeldApproval, (row) => s(row.id));
   }
   async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
     return this.sql(`UPDATE approvals SET decision = ?, decided_by = ?, decided_at = ?, reason = ?

@@ -5,7 +5,7 @@
 import { CrashReason } from '../../function/index.js';
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
-  SkillRecord, VaultRecord, Page,
+  SkillRecord, VaultRecord, Page, PageRequest,
 } from './store.js';
 import type { HeldApprovalRecord } from './store.js';
 
@@ -29,12 +29,23 @@ export function decodeCursor(key: string, cursor: string): string {
 
 /**
  * One page from rows read with `limit + 1` (the extra row says whether more follow): the first `limit`, mapped,
- * and the cursor of the last one kept when more follow.
+ * and the cursor of the last one kept when more follow. With `maxBytes`, the page ends early before its items'
+ * JSON would pass it (a record can be large: a call keeps up to 64 KiB each of arguments and result), keeping
+ * at least one item so that every page moves on; the cursor is then the last item kept, so nothing is skipped
+ * or repeated.
  */
-export function pageFromRows<T>(rows: readonly Row[], limit: number, map: (row: Row) => T, cursorOf: (row: Row) => string): Page<T> {
-  const kept = rows.slice(0, limit);
-  const last = kept[kept.length - 1];
-  return { items: kept.map(map), next_cursor: rows.length > limit && last ? cursorOf(last) : null };
+export function pageFromRows<T>(rows: readonly Row[], page: PageRequest, map: (row: Row) => T, cursorOf: (row: Row) => string): Page<T> {
+  const items: T[] = [];
+  let bytes = 0;
+  for (const row of rows.slice(0, page.limit)) {
+    const item = map(row);
+    if (page.maxBytes !== undefined) {
+      bytes += Buffer.byteLength(JSON.stringify(item) ?? 'null') + 1;
+      if (items.length > 0 && bytes > page.maxBytes) return { items, next_cursor: cursorOf(rows[items.length - 1]!) };
+    }
+    items.push(item);
+  }
+  return { items, next_cursor: rows.length > page.limit && items.length > 0 ? cursorOf(rows[items.length - 1]!) : null };
 }
 
 /** How agent_version_refs names what an agent version refers to: packages and skills by `name@version`. */

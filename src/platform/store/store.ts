@@ -12,6 +12,11 @@ import type { EgressRecord } from '../../tool.js';
 export interface PageRequest {
   limit: number;
   after?: string;
+  /**
+   * A page also ends before its items would pass this many bytes of JSON (as records); it keeps at least one
+   * item, and its cursor is then the last one kept, so the next page goes on from there.
+   */
+  maxBytes?: number;
 }
 
 export interface Page<T> {

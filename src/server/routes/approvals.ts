@@ -10,7 +10,7 @@
 import { HttpError } from '../http-error.js';
 import type { Route } from '../route.js';
 import { APPROVAL_DECISION_SCHEMA, APPROVAL_PAGE_QUERY, APPROVAL_SCHEMA, CALL_APPROVAL_SCHEMA, ERROR_SCHEMA, HELD_APPROVAL_SCHEMA } from '../schemas.js';
-import { approvalDecisionView, heldApprovalView, mapPage, pendingApprovalView } from '../views.js';
+import { approvalDecisionView, heldApprovalView, mapPage, pageRequest, pendingApprovalView } from '../views.js';
 import type { PageRequest } from '../../platform/index.js';
 
 const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
@@ -18,8 +18,9 @@ const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
 /** A page of held calls, each with its whole arguments: fewer per page than other lists. */
 const DEFAULT_APPROVAL_PAGE = 16;
 
+/** Bounded in bytes as every list is (PAGE_MAX_BYTES): a page holds at least one held call, whole. */
 const approvalPage = (query: Record<string, string>): PageRequest =>
-  ({ limit: query.limit ? Number(query.limit) : DEFAULT_APPROVAL_PAGE, ...(query.after ? { after: query.after } : {}) });
+  ({ ...pageRequest(query), limit: query.limit ? Number(query.limit) : DEFAULT_APPROVAL_PAGE });
 
 const APPROVALS_PAGE_SCHEMA = {
   type: 'object', required: ['items', 'next_cursor'],

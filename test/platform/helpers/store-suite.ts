@@ -437,6 +437,34 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual((await store.findCalls({ tool: 'nothing' }, { limit: 10 })).items, []);
     });
 
+    it('ends a page before its items pass maxBytes, at least one item each, the cursor going on from the last kept', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      const sizes = [10, 300, 10, 500, 900, 10, 10, 2000, 10];
+      const calls = sizes.map((kib) => call(session.id, { model: [{ type: 'text', text: 'm'.repeat(kib * 1024) }] }));
+      for (const rec of calls) await store.addCall(rec);
+      const maxBytes = 1024 * 1024;
+      const walked = async <T>(list: (page: PageRequest) => Promise<Page<T>>): Promise<T[][]> => {
+        const pages: T[][] = [];
+        for (let after: string | undefined; ;) {
+          const page = await list({ limit: 200, after, maxBytes });
+          pages.push(page.items);
+          if (!page.next_cursor) return pages;
+          after = page.next_cursor;
+        }
+      };
+      const bytes = (items: unknown[]) => items.reduce<number>((sum, item) => sum + Buffer.byteLength(JSON.stringify(item)) + 1, 0);
+      const oldest = await walked((page) => store.listCalls(session.id, page));
+      assert.deepEqual(oldest.flat().map((c) => c.id), calls.map((c) => c.id), 'every call once, in order');
+      assert.deepEqual(oldest.map((p) => p.length), [4, 3, 1, 1]);
+      for (const page of oldest) assert.ok(page.length === 1 || bytes(page) <= maxBytes, `a page of ${bytes(page)} bytes`);
+      const newest = await walked((page) => store.findCalls({ sessionId: session.id }, page));
+      assert.deepEqual(newest.flat().map((x) => x.call.id), [...calls].reverse().map((c) => c.id));
+      for (const page of newest) assert.ok(page.length === 1 || bytes(page) <= maxBytes);
+      // Without maxBytes a page is bounded by its limit alone, as before.
+      assert.equal((await store.listCalls(session.id, { limit: 200 })).items.length, calls.length);
+    });
+
     it('marks calls left running by a process with no lease (or from before leases) as interrupted crashes, only those, across reopening', async () => {
       const handle = await fresh();
       const { session } = await agentWithSession(handle.store);

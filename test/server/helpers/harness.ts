@@ -11,6 +11,7 @@ import { startServer } from '../../../src/app.js';
 import type { SubakoServer } from '../../../src/server/index.js';
 import type { CallLimits } from '../../../src/config.js';
 import type { Clock } from '../../../src/common/index.js';
+import type { McpClientPool } from '../../../src/mcp/index.js';
 
 export interface Api {
   url: string;
@@ -48,6 +49,8 @@ export const TEST_KEY = { SUBAKO_SECRET_KEY: Buffer.alloc(32, 7).toString('base6
 
 export interface InProcess extends Api {
   server: SubakoServer;
+  /** The server's connections to remote MCP servers. */
+  remotePool: McpClientPool;
   dataDir: string;
   agentId: string;
   close(): Promise<void>;
@@ -55,12 +58,12 @@ export interface InProcess extends Api {
 
 export async function startInProcess(options: { limits?: Partial<CallLimits>; dataDir?: string; publicUrl?: string; clock?: Clock; workers?: number } = {}): Promise<InProcess> {
   const dataDir = options.dataDir ?? tempDir();
-  const { server, firstStart } = await startServer({
+  const { server, firstStart, remotePool } = await startServer({
     dataDir, port: 0, workers: options.workers ?? 2, examplesDir: EXAMPLES, limits: options.limits, env: { ...process.env, ...TEST_KEY },
     publicUrl: options.publicUrl, clock: options.clock,
   });
   if (!firstStart) throw new Error('expected a first start');
-  return { ...makeApi(server.url, firstStart.apiKey), server, dataDir, agentId: firstStart.agentId!, close: () => server.close(5_000) };
+  return { ...makeApi(server.url, firstStart.apiKey), server, remotePool, dataDir, agentId: firstStart.agentId!, close: () => server.close(5_000) };
 }
 
 /** A package directory holding the abi_probe guest, whose tools misbehave on request. */
