@@ -11,7 +11,7 @@ import { HttpsConnectionPool } from '../egress/index.js';
 import type { Tool, Toolbox } from '../tool.js';
 import { callDeadlineMs, functionTool } from './function-tool.js';
 import { discoverTools } from './discover.js';
-import { callFunctionTool, forgetDirectory } from './call.js';
+import { callFunctionTool } from './call.js';
 import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, PackageSource, ToolInfo } from './types.js';
 
 export interface LoadedPackage {
@@ -170,14 +170,6 @@ export class FunctionHost {
       }
       return this.call(loaded, info.name, args, ctx);
     });
-  }
-
-  /**
-   * Call after removing a volume directory (a session deleted or expired): calls remember the directories
-   * they created, and the next call on this path must create it afresh.
-   */
-  forgetVolume(dir: string): void {
-    forgetDirectory(dir);
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import { ValidationError, type Problem } from '../errors.js';
 import { isHttpsOrLoopback } from '../common/index.js';
-import { parseAllowEntry, canonicalOrigin } from '../egress/index.js';
+import { compilePolicy } from '../egress/index.js';
 import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
@@ -117,16 +117,14 @@ export class AgentService {
         continue;
       }
       const allow = tool.egress?.allow ?? [];
-      const grants = tool.egress?.grants ?? [];
-      for (const entry of allow) {
-        const parsed = parseAllowEntry(entry);
-        if ('problem' in parsed) problems.push({ code: 'agent.egress_allow', message: `${where}.egress.allow: ${parsed.problem}` });
-      }
-      const canonicalGrants: string[] = [];
-      for (const grant of grants) {
-        const origin = canonicalOrigin(grant);
-        if (origin === null) problems.push({ code: 'agent.egress_grant', message: `${where}.egress.grants: ${JSON.stringify(grant)} is not an https origin` });
-        else canonicalGrants.push(origin);
+      // The one check of an egress policy (egress/'s, with its codes), made as the agent is published: a call
+      // compiles the same policy once per session and never finds it wrong.
+      let canonicalGrants: string[] = [];
+      try {
+        canonicalGrants = [...compilePolicy({ allow, grants: tool.egress?.grants ?? [] }).grants];
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        problems.push(...err.problems.map((p) => ({ code: p.code, message: `${where}.egress: ${p.message}` })));
       }
       spec.tools.push({ package: pkg.name, requested, version: pkg.version, egress: { allow, grants: canonicalGrants }, data: tool.data ?? false });
     }

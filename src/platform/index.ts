@@ -13,7 +13,7 @@ export {
   type CallAdmissionLimits, type AdmittedCall, type NotStarted,
 } from './calls/index.js';
 export { NotFoundError, ConflictError, InUseError, UpstreamError, StoreUnavailableError } from './errors.js';
-export type { AgentToolbox } from './calls/index.js';
+export type { AgentToolbox, SessionTool, LoggedCall, SessionCallContext } from './calls/index.js';
 export {
   Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, MAX_HELD_DEPTH, MAX_HELD_ARGUMENT_BYTES,
   type Approver, type ApprovalGate, type HeldApproval, type PendingApproval, type Verdict,

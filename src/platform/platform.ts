@@ -134,13 +134,14 @@ export class Platform {
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
-    this.calls = new CallLog(store, this.admission, callTimeoutMs, this.instanceId);
+    this.calls = new CallLog(store, callTimeoutMs, this.instanceId);
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
     this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
-    // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
+    // The one session tool pipeline: tools built once per session, each composed once with the call log, its
+    // approval and admission.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
-      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, approvals: this.approvals, clock: this.clock,
+      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, admission: this.admission, approvals: this.approvals, clock: this.clock,
       privateDestinations: options.privateDestinations ?? 'deny',
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));

@@ -18,8 +18,12 @@ import { systemClock, type Clock } from '../../common/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import type { FunctionCallContext } from '../../function/index.js';
 import { requiresTask } from '../../mcp/index.js';
-import type { Tool, ToolCallContext, Toolbox } from '../../tool.js';
-import type { CallLog, LoggedTool } from './call-log.js';
+import { compilePolicy } from '../../egress/index.js';
+import { composeTool, type CallToolResult, type Tool, type ToolInterceptor, type Toolbox } from '../../tool.js';
+import type { CallLog, SessionCallContext } from './call-log.js';
+import type { CallAdmission } from './call-admission.js';
+import { admissionStep } from './admission-step.js';
+import { approvalStep } from './approval-step.js';
 import type { Approvals, Approver } from './approvals.js';
 import type { PackageService } from '../packages.js';
 import type { PackageRuntime } from '../package-runtime.js';
@@ -32,9 +36,19 @@ import type { Volumes } from '../volumes/index.js';
 import { NotFoundError } from '../errors.js';
 import type { QuotaVolume, VolumeQuotas } from '../volumes/index.js';
 
+/**
+ * One of a session's tools as every entry point calls it: composed once with the call log, its approval (when its
+ * policy needs one) and admission. `ctx.via` names the entry point; `ctx.onRecord` hears the call's record.
+ */
+export interface SessionTool extends Tool {
+  call(args: Record<string, unknown>, ctx?: SessionCallContext): Promise<CallToolResult>;
+  /** The tool's calls wait for a person's approval (agent policy `require_approval` or `require_user_approval`). */
+  readonly requiresApproval?: boolean;
+}
+
 export interface AgentToolbox {
-  /** Under their published names, each wrapped by the call log. */
-  tools: Record<string, LoggedTool>;
+  /** Under their published names, each composed with the session's steps. */
+  tools: Record<string, SessionTool>;
   /** The same tools as a sink serves them: each call recorded as made through `via`. Built once per toolbox. */
   entry(via: CallVia): Toolbox;
   /** Secret values this session can reach, for redacting the call log. */
@@ -53,6 +67,8 @@ export interface SessionToolboxDeps {
   remote: RemoteMcp;
   quotas: VolumeQuotas;
   calls: CallLog;
+  /** Who may run now: every call of a session's tools asks it for a turn. */
+  admission: CallAdmission;
   /** Where calls of `require_approval` and `require_user_approval` tools get their approval. */
   approvals: Approvals;
   limits?: Partial<CallLimits>;
@@ -102,11 +118,14 @@ export class SessionToolboxes {
     const sources: { source: string; tools: Tool[] }[] = [];
     const warnings: string[] = [];
     const needApproval = new Map<Tool, Approver>();
+    // What every call of the session mounts is resolved once, here: the skills, the volumes, the egress policy.
+    const skillsDir = await this.skillsDir(spec);
     for (const grant of spec.tools) {
       const rec = await this.deps.store.getPackage(grant.package, grant.version);
       if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
       const ref = await this.deps.packages.ref(rec);
-      const box = await this.deps.runtime.toolbox(ref, rec.tools, () => this.callContext(session, spec, grant));
+      const base = await this.grantContext(session, grant, skillsDir);
+      const box = await this.deps.runtime.toolbox(ref, rec.tools, () => this.callContext(session, base));
       const tools = rec.tools.map((info) => box[info.name]).filter((tool): tool is Tool => tool !== undefined);
       sources.push({ source: grant.package, tools });
     }
@@ -124,7 +143,7 @@ export class SessionToolboxes {
     const naming = publishToolNames(sources.map((s): SourceTools => ({ source: s.source, tools: s.tools.map((t) => t.name) })));
     warnings.push(...naming.warnings);
     const scope = { session, secrets: [...secrets] };
-    const tools: Record<string, LoggedTool> = {};
+    const tools: Record<string, SessionTool> = {};
     // Looked up by source and name, not searched: a remote server chooses how many tools it lists.
     const bySource = new Map<string, Map<string, Tool>>();
     for (const s of sources) {
@@ -133,13 +152,20 @@ export class SessionToolboxes {
       for (const t of s.tools) if (!byName.has(t.name)) byName.set(t.name, t);
       bySource.set(s.source, byName);
     }
+    const { calls, admission, approvals } = this.deps;
     for (const { source, tool, name } of naming.published) {
       const original = bySource.get(source)?.get(tool);
       if (!original) continue;
       const approver = needApproval.get(original);
-      const logged = this.deps.calls.withCallLog(original, scope, name, approver ? this.deps.approvals.gate(approver) : undefined);
+      // The call log outermost (it records what the others decide), then approval, then admission, then the tool.
+      const steps: ToolInterceptor<SessionCallContext>[] = [
+        calls.step(scope, name),
+        ...(approver ? [approvalStep(approvals.gate(approver), scope, name)] : []),
+        admissionStep(admission, scope, name, original, calls.callTimeoutMs),
+      ];
+      const composed: SessionTool = Object.freeze({ ...composeTool(original, steps, name), ...(approver ? { requiresApproval: true } : {}) });
       // defineProperty: a tool named "__proto__" is a tool like any other, not the record's prototype.
-      Object.defineProperty(tools, name, { value: logged, enumerable: true });
+      Object.defineProperty(tools, name, { value: composed, enumerable: true });
     }
     return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings };
   }
@@ -156,29 +182,42 @@ export class SessionToolboxes {
     return volumes;
   }
 
-  /**
-   * A function call's context, made as the call starts. The volumes' write budget is reserved last, so a
-   * context that could not be made holds no reservation; the run settles it (FunctionHost.call, always).
-   */
-  private async callContext(session: SessionRecord, spec: AgentSpec, grant: AgentToolGrant): Promise<FunctionCallContext> {
-    const { volumes, vaults, skills, store } = this.deps;
-    const skillRecords: SkillRecord[] = [];
+  /** The session's skills, mounted together, once per session (a skill version never changes). */
+  private async skillsDir(spec: AgentSpec): Promise<string | undefined> {
+    const { skills, store } = this.deps;
+    const records: SkillRecord[] = [];
     for (const skill of spec.skills) {
       const rec = await store.getSkill(skill.name, skill.version);
-      if (rec) skillRecords.push(rec);
+      if (rec) records.push(rec);
     }
-    const skillsDir = await skills.mountDir(skillRecords);
-    const credentials = await vaults.openAll(session.vaultIds);
-    const context: FunctionCallContext = {
+    return skills.mountDir(records);
+  }
+
+  /**
+   * What every call of a granted package shares for the session's life: its volumes (made once), its skills and
+   * its egress policy, compiled once (validated when the agent was published: it compiles).
+   */
+  private async grantContext(session: SessionRecord, grant: AgentToolGrant, skillsDir: string | undefined): Promise<GrantContext> {
+    const { volumes } = this.deps;
+    const privateDestinations = this.deps.privateDestinations ?? 'deny';
+    return {
       tmpDir: await volumes.sessionTmp(session.id),
       ...(grant.data ? { dataDir: await volumes.agentData(session.agentId) } : {}),
       ...(skillsDir ? { skillsDir } : {}),
-      egress: {
-        allow: grant.egress.allow,
-        grants: grant.egress.grants,
-        privateDestinations: this.deps.privateDestinations ?? 'deny',
-        credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })),
-      },
+      egress: { allow: grant.egress.allow, grants: grant.egress.grants, privateDestinations, compiled: compilePolicy({ ...grant.egress, privateDestinations }) },
+    };
+  }
+
+  /**
+   * A function call's context, made as the call starts from what the session shares: only what must be fresh is
+   * done per call — the vault's credentials (a refreshed token), and the volumes' write budget, reserved last so a
+   * context that could not be made holds no reservation; the run settles it (FunctionHost.call, always).
+   */
+  private async callContext(session: SessionRecord, base: GrantContext): Promise<FunctionCallContext> {
+    const credentials = await this.deps.vaults.openAll(session.vaultIds);
+    const context: FunctionCallContext = {
+      ...base,
+      egress: { ...base.egress, credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })) },
       ...(this.deps.limits ? { limits: this.deps.limits } : {}),
     };
     context.volumeBudget = await this.deps.quotas.reserve(this.quotaVolumes(context), this.limits.writeBudgetBytes);
@@ -211,19 +250,19 @@ export class SessionToolboxes {
   }
 }
 
-/** Per entry point, the logged tools with `call` recorded as made through it; each view made once, when first asked. */
-function entryViews(tools: Record<string, LoggedTool>): (via: CallVia) => Toolbox {
+/** What the calls of one granted package share for a session's life (FunctionCallContext but for what is per call). */
+type GrantContext = Pick<FunctionCallContext, 'tmpDir' | 'dataDir' | 'skillsDir'> & { egress: Omit<NonNullable<FunctionCallContext['egress']>, 'credentials'> };
+
+/** Per entry point, the session's tools with their calls recorded as made through it; each view made once, when first asked. */
+function entryViews(tools: Record<string, SessionTool>): (via: CallVia) => Toolbox {
   const views = new Map<CallVia, Toolbox>();
+  const through = (via: CallVia): ToolInterceptor<SessionCallContext> => (next) => (args, ctx) => next(args, { ...ctx, via });
   return (via) => {
     let view = views.get(via);
     if (!view) {
       view = {};
       for (const [name, tool] of Object.entries(tools)) {
-        const served: Tool = Object.freeze({
-          ...tool,
-          call: async (args: Record<string, unknown>, ctx?: ToolCallContext) => (await tool.run(args, via, ctx?.signal, ctx?.progress, ctx?.input)).result,
-        });
-        Object.defineProperty(view, name, { value: served, enumerable: true });
+        Object.defineProperty(view, name, { value: Object.freeze({ ...composeTool(tool, [through(via)]), ...(tool.requiresApproval ? { requiresApproval: true } : {}) }), enumerable: true });
       }
       views.set(via, view);
     }

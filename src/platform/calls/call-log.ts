@@ -1,73 +1,146 @@
 /**
- * Every call a session makes runs through here and is recorded, whichever entry point made it (REST, the
- * session's MCP endpoint, in-process code): a session's tools are wrapped once by `withCallLog`, and every
- * entry point calls those tools. Each call is recorded
- * first as `running` (so a call cut off by a crash of the server still leaves a record, marked interrupted
- * once the lease of the process that ran it runs out: platform.ts), then with its outcome, what the model saw, the stderr tail, the egress log and the time.
- * Arguments and text are redacted before they are stored, and bounded: 64 KiB of the arguments, as much of
- * what the model saw (call-preview.ts), 4 KiB of a crash's message; the caller gets the whole result all the
- * same. The log also counts calls in flight so a shutdown can wait for them.
+ * Every call a session makes is recorded here, whichever entry point made it (REST, the session's MCP endpoint,
+ * in-process code): the call log is the outermost step composed around each of a session's tools (`step`), once,
+ * when the session's toolbox is built, and every entry point calls those tools. Each call is recorded first as
+ * `running` (so a call cut off by a crash of the server still leaves a record, marked interrupted once the lease
+ * of the process that ran it runs out: platform.ts), then with its outcome, what the model saw (a bounded
+ * preview), the stderr tail, the egress log and the time. Arguments and text are redacted before they are
+ * stored. The log also counts calls in flight so a shutdown can wait for them.
  *
- * Before anything is recorded, the call asks call admission (call-admission.ts) for a turn. A refusal (the
- * session's or agent's queue is full) is thrown as CallRefusedError and is not logged: nothing ran, and a flood
- * of refused calls must not turn into a flood of rows. An admitted call is logged from its arrival; if its
- * deadline passes while it waits it ends as a `timeout` crash without running, and when it runs the tool gets
- * only what is left of the deadline (`timeoutMs`).
- *
- * How a call ends is the tool's report, and two ends of the log's own: `invalid_arguments` when a checked source
- * (a remote MCP tool, a TypeScript tool) refused the arguments before any I/O — the same refusal from every
- * entry point, since the check is the source's — and `cancelled` when the caller went away (its signal). A
- * call stopped because its session or agent was deleted is kept apart from that: a `crash` with reason
- * `stopped`, since nobody cancelled it.
- *
- * A tool wrapped with an approval gate (the agent's policy `require_approval` or `require_user_approval`: the gate
- * is approvals.ts's, and it decides who approves) first gets its approval, before it takes a turn: a call that
- * carries one (a retried MCP request, end-user approval only) redeems it once it is admitted (a call refused for a
- * full queue keeps it); a call whose end user is to be asked is answered `input_required` (nothing recorded: the
- * call happens on the retry); any other call is recorded and held until an operator decides. One that is not
- * approved ends `denied` without running; the record keeps how it was decided (`approval`).
+ * The steps inside it decide when a call is recorded (CallInFlight): admission (admission-step.ts) once the call
+ * has a place — a call refused for a full queue is never recorded, so a flood of refusals is not a flood of rows —
+ * and approval (approval-step.ts) as soon as a call is held for a person. A step that ends a call without running
+ * it (a denial, a deadline passed in the queue, a stop) throws CallNotRun with the call's result and report; the
+ * call log writes every ending in one place (`ending`): the tool's own report, `invalid_arguments` when a checked
+ * source (a remote MCP tool, a TypeScript tool) refused the arguments before any I/O, `cancelled` when the caller
+ * went away, and a crash with reason `stopped` when the session or agent was deleted under the call.
  */
-import { CallCancelledError, type CallReport, type CallToolResult, type CallerInput, type ProgressReporter, type Tool, type ToolCallContext } from '../../tool.js';
+import { CallCancelledError, type CallReport, type CallToolResult, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
 import { CallError } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
 import { cutToBytes, redactArguments, redactText } from '../../common/index.js';
 import { loggedModel } from './call-preview.js';
-import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from '../store/index.js';
+import type { AgentCall, CallApproval, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from '../store/index.js';
 import { NotFoundError } from '../errors.js';
-import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
-import type { ApprovalGate, Verdict } from './approvals.js';
 import { CallEvents } from './call-events.js';
 
 export interface LoggedCall {
   record: CallRecord;
   result: CallToolResult;
-  /**
-   * Why the call has no result of its own, as `Tool.call` would reject: the source refused the arguments
-   * (CallError, outcome `invalid_arguments`) or the caller went away (CallCancelledError, `cancelled`).
-   */
-  refusal?: Error;
 }
 
-/**
- * A session's tool wrapped by the call log. `run` is what an entry point calls: the call admitted, recorded
- * as made through `via`, redacted, with its record. `call` is the plain Tool face (the library), logged as
- * `library`, keeping Tool.call's contract (rejects with CallError or CallCancelledError).
- */
-export interface LoggedTool extends Tool {
-  /**
-   * `progress`: the caller's reporter, given to the tool as `ctx.progress` (an MCP call with a progressToken).
-   * `input`: what the caller can ask of its person (an MCP 2026-07-28 request), for a call that needs approval.
-   */
-  run(args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter, input?: CallerInput): Promise<LoggedCall>;
-  /** The tool's calls wait for a person's approval (agent policy `require_approval` or `require_user_approval`). */
-  readonly requiresApproval?: boolean;
+/** What a session's call carries through its steps: who made it, who wants its record, and the call as logged. */
+export interface SessionCallContext extends ToolCallContext {
+  /** The entry point the call came through; `library` when none says (in-process code). */
+  via?: CallVia;
+  /** Told the call's record and result once it is recorded as ended, before the call resolves or rejects (REST answers with it). */
+  onRecord?: (logged: LoggedCall) => void;
+  /** The call as the call log holds it, for the steps inside the log; set by the call log. */
+  call?: CallInFlight;
 }
 
 /** The session a tool's calls belong to, and the secrets its call records are redacted of. */
 export interface CallScope {
   session: SessionRecord;
   secrets: readonly string[];
+}
+
+/** A tool's report, or the call log's own word on how the call ended (`invalid_arguments`). */
+export type LoggedReport = Omit<CallReport, 'status'> & { status: Exclude<CallOutcome, 'running'> };
+
+/**
+ * How a step ends a call without running it — denied, its deadline passed in the queue, stopped, cancelled
+ * before it started: the result the model reads and the report the log keeps. `refusal`: what the call rejects
+ * with (a cancellation), after it is recorded.
+ */
+export class CallNotRun extends Error {
+  constructor(readonly result: CallToolResult, readonly report: LoggedReport, readonly refusal?: Error) {
+    super('the call did not run');
+    this.name = 'CallNotRun';
+  }
+}
+
+/** A call that did not run, as the model reads it: `The tool <name> did not run: <why>.` */
+export function didNotRun(name: string, why: string, report: LoggedReport, refusal?: Error): CallNotRun {
+  return new CallNotRun({ content: [{ type: 'text', text: `The tool ${name} did not run: ${why}.` }], isError: true }, report, refusal);
+}
+
+/** The one way a call ends cancelled: its caller went away (before it started, while held, or while it ran). */
+export function cancelledCall(name: string, durationMs: number, detail = 'its caller went away'): CallNotRun {
+  return new CallNotRun(
+    { content: [{ type: 'text', text: `The call to ${name} was cancelled: ${detail}.` }], isError: true },
+    { status: 'cancelled', durationMs },
+    new CallCancelledError(name, detail),
+  );
+}
+
+/**
+ * A call as the call log holds it between its arrival and its end. Recorded as `running` once (`record`): when
+ * it is held for a person, or once it is admitted (after the steps that must come between a place and the
+ * record — an approval a retry carries is redeemed only once the call has its place, so a refused call keeps it).
+ */
+export class CallInFlight {
+  readonly id = newId('call');
+  readonly arrived = performance.now();
+  /** How the call was approved, when its tool needs approval: recorded with the call, and updated by the decision. */
+  approval: CallApproval | undefined;
+  /** Why the call was stopped from outside (its session or agent deleted), as admission says; null when it was not. */
+  stoppedBecause: () => string | null = () => null;
+  /** When the tool itself was called (performance.now()), once the call had its turn. */
+  runningSince: number | null = null;
+  private recorded: Promise<void> | null = null;
+  private isRecorded = false;
+  private readonly whenAdmitted: (() => Promise<CallNotRun | null>)[] = [];
+  private readonly draft: CallRecord;
+
+  constructor(draft: Omit<CallRecord, 'id'>, private readonly write: (record: CallRecord) => Promise<void>) {
+    this.draft = { ...draft, id: this.id };
+  }
+
+  /** The record as it stands (its approval as last decided). */
+  get record(): CallRecord {
+    return this.approval ? { ...this.draft, approval: this.approval } : this.draft;
+  }
+
+  /** Whether the call has been recorded: from then on every ending is recorded too. */
+  get logged(): boolean {
+    return this.isRecorded;
+  }
+
+  /** Records the call as running, once. */
+  recordStart(): Promise<void> {
+    this.recorded ??= this.write(this.record).then(() => { this.isRecorded = true; });
+    return this.recorded;
+  }
+
+  /** Runs once the call is admitted, before it is recorded; answering a CallNotRun ends the call once recorded. */
+  onAdmitted(step: () => Promise<CallNotRun | null>): void {
+    this.whenAdmitted.push(step);
+  }
+
+  /** The call has its place: the steps that wait for it, then the record; throws what a step ended the call with. */
+  async admitted(): Promise<void> {
+    let notRun: CallNotRun | null = null;
+    for (const step of this.whenAdmitted) notRun ??= await step();
+    await this.recordStart();
+    if (notRun) throw notRun;
+  }
+
+  /** Milliseconds since the call arrived. */
+  waitedMs(): number {
+    return performance.now() - this.arrived;
+  }
+}
+
+/** How a call ended, as the call log records it and its caller gets it. */
+interface Ending {
+  result: CallToolResult;
+  report: LoggedReport | null;
+  /** What the call rejects with once recorded: the source's refusal of the arguments, a cancellation, a refusal of a turn after a hold. */
+  rejection?: Error;
+  /** The ending came from the tool's own run (a deletion may then say why it stopped). */
+  ran: boolean;
 }
 
 export class CallLog {
@@ -79,8 +152,7 @@ export class CallLog {
   /** `callTimeoutMs`: a session call's deadline, counted from its arrival (waiting for a turn included). */
   constructor(
     private readonly store: Store,
-    readonly admission: CallAdmission,
-    private readonly callTimeoutMs: number,
+    readonly callTimeoutMs: number,
     /** The platform process recording the calls: each record names it, so only a process whose lease ran out has its calls marked interrupted. */
     private readonly instanceId?: string,
     /** Where each call is published as it is recorded and as it ends (the live stream listens). */
@@ -92,120 +164,89 @@ export class CallLog {
   }
 
   /**
-   * The one place a session's tool gets its call log and its published name (tool-names.ts): every entry
-   * point calls what this returns.
+   * The call log as the outermost step of one of a session's tools, published as `name`: made once per tool
+   * when the session's toolbox is built. A call it rejects before recording anything (a refused turn, a person
+   * to be asked first) leaves no record; every other ending is recorded, then resolved or rejected as
+   * `Tool.call` does (CallError, CallCancelledError).
    */
-  withCallLog(tool: Tool, scope: CallScope, name = tool.name, approvals?: ApprovalGate): LoggedTool {
-    const run = (args: Record<string, unknown>, via: CallVia, signal?: AbortSignal, progress?: ProgressReporter, input?: CallerInput): Promise<LoggedCall> =>
-      this.run(scope.session, via, name, tool, args, scope.secrets, signal, progress, input, approvals);
-    return Object.freeze({
-      name,
-      ...(approvals ? { requiresApproval: true } : {}),
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
-      inputSchema: tool.inputSchema,
-      ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-      ...(tool.source !== undefined ? { source: tool.source } : {}),
-      run,
-      async call(args: Record<string, unknown>, ctx?: ToolCallContext): Promise<CallToolResult> {
-        const { result, refusal } = await run(args, 'library', ctx?.signal, ctx?.progress, ctx?.input);
-        if (refusal) throw refusal;
-        return result;
-      },
-    });
-  }
-
-  /**
-   * Runs one call of a session's tool and records it. Rejects only with CallRefusedError (nothing ran, nothing
-   * recorded) and, for a tool that needs approval, ToolInputRequiredError (ask the client's person first);
-   * every other end, the source's refusal of the arguments, a denial and a cancellation included, is a record.
-   */
-  async run(
-    session: SessionRecord,
-    via: CallVia,
-    name: string,
-    tool: Tool,
-    args: Record<string, unknown>,
-    secrets: readonly string[],
-    signal?: AbortSignal,
-    progress?: ProgressReporter,
-    input?: CallerInput,
-    approvals?: ApprovalGate,
-  ): Promise<LoggedCall> {
-    const callId = newId('call');
-    // Throws before anything is recorded when the client's person is to be asked, or too many calls are held.
-    const plan = await approvals?.plan(session.id, name, args, { callId, input, secrets, signal });
-    if (plan?.kind === 'hold') return this.runHeld(session, via, name, tool, args, secrets, callId, plan, signal, progress);
-    // Throws before anything is recorded when the call may not even wait (CallRefusedError).
-    const admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal, tool);
-    this.inFlight += 1;
-    try {
-      // The approval a retry carries is used up only once the call is admitted: a refused call keeps it.
-      const verdict = await plan?.redeem();
-      const record: CallRecord = {
-        id: callId, sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),
+  step(scope: CallScope, name: string): ToolInterceptor<SessionCallContext> {
+    return (next) => async (args, ctx) => {
+      const { session, secrets } = scope;
+      const call = new CallInFlight({
+        sessionId: session.id, via: ctx.via ?? 'library', tool: name, arguments: redactArguments(args, secrets),
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
-        ...(verdict ? { approval: verdict.approval } : {}),
-      };
-      await this.logStart(record, session.agentId);
-      if (verdict && !verdict.run) return await this.notApproved(record, name, verdict, 0, secrets);
-      return await this.runAdmitted(record, admitted, name, tool, args, secrets, signal, progress);
-    } finally {
-      admitted.end();
-      this.ended();
-    }
-  }
-
-  /**
-   * A call held until someone decides through the API (or its deadline): recorded from its arrival, holding no
-   * turn while it waits; once approved it asks for a turn like any call.
-   */
-  private async runHeld(
-    session: SessionRecord, via: CallVia, name: string, tool: Tool, args: Record<string, unknown>, secrets: readonly string[],
-    callId: string, plan: { approval: CallRecord['approval']; decided: Promise<Verdict> }, signal?: AbortSignal, progress?: ProgressReporter,
-  ): Promise<LoggedCall> {
-    this.inFlight += 1;
-    let admitted: AdmittedCall | null = null;
-    try {
-      const arrived = performance.now();
-      const record: CallRecord = {
-        id: callId, sessionId: session.id, via, tool: name, arguments: redactArguments(args, secrets),
-        outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(), approval: plan.approval,
-      };
-      await this.logStart(record, session.agentId);
-      // A caller that follows progress learns what it waits for (and the tool's own reports still rise past it).
-      progress?.(0, undefined, `waiting for a person to approve this call (approval ${plan.approval?.id}; decide it through the API)`);
-      const verdict = await plan.decided;
-      const decided: CallRecord = { ...record, approval: verdict.approval };
-      if (!verdict.run) return await this.notApproved(decided, name, verdict, performance.now() - arrived, secrets);
+      }, (record) => this.logStart(record, session.agentId));
+      this.inFlight += 1;
       try {
-        admitted = this.admission.admit(session.id, session.agentId, this.callTimeoutMs, signal, tool);
-      } catch (err) {
-        // Approved, but the session's queue is full (or the session went): the record says so; the caller is refused.
-        const message = redactText(err instanceof Error ? err.message : String(err), secrets);
-        const result: CallToolResult = { content: [{ type: 'text', text: `The tool ${name} did not run: ${message}.` }], isError: true };
-        const code = String((err as { code?: unknown }).code ?? 'error');
-        await this.logEnd(finish(decided, result, { status: 'crash', crash: { reason: code, message, stderr: '' }, durationMs: performance.now() - arrived }, 0, secrets));
-        throw err;
+        let report: LoggedReport | null = null;
+        let ending: Ending;
+        try {
+          const result = await next(args, { ...ctx, call, report: (r) => { report = r; } });
+          ending = { result, report, ran: true };
+        } catch (err) {
+          // Nothing was recorded (a refused turn, a person to ask first): nothing to end either.
+          if (!call.logged) throw err;
+          ending = this.ending(err, name, report, call, ctx.signal, secrets);
+        }
+        const { record, result, rejection } = this.finish(call, ending, secrets);
+        await this.logEnd(record);
+        ctx.onRecord?.({ record, result });
+        if (rejection) throw rejection;
+        return result;
+      } finally {
+        this.ended();
       }
-      return await this.runAdmitted(decided, admitted, name, tool, args, secrets, signal, progress);
-    } finally {
-      admitted?.end();
-      this.ended();
-    }
+    };
   }
 
-  /** Ends a call that was not approved: nothing ran; the model reads why. */
-  private async notApproved(record: CallRecord, name: string, verdict: Verdict & { run: false }, waitedMs: number, secrets: readonly string[]): Promise<LoggedCall> {
-    const text = verdict.ending === 'cancelled'
-      ? `The call to ${name} was cancelled: ${verdict.message}.`
-      : `The tool ${name} did not run: ${verdict.message}.`;
-    const result: CallToolResult = { content: [{ type: 'text', text }], isError: true };
-    const report: LoggedReport = verdict.ending === 'stopped'
-      ? { status: 'crash', crash: { reason: CrashReason.stopped, message: verdict.message, stderr: '' }, durationMs: waitedMs }
-      : { status: verdict.ending, durationMs: waitedMs };
-    const finished = finish(record, result, report, waitedMs, secrets);
-    await this.logEnd(finished);
-    return { record: finished, result, ...(verdict.ending === 'cancelled' ? { refusal: new CallCancelledError(name, verdict.message) } : {}) };
+  /** How a call that threw once recorded ends: the one place each kind of ending is decided. */
+  private ending(err: unknown, name: string, report: LoggedReport | null, call: CallInFlight, signal: AbortSignal | undefined, secrets: readonly string[]): Ending {
+    if (err instanceof CallNotRun) return { result: err.result, report: err.report, rejection: err.refusal, ran: false };
+    const elapsed = performance.now() - (call.runningSince ?? call.arrived);
+    const message = redactText(err instanceof Error ? err.message : String(err), secrets);
+    if (call.runningSince === null) {
+      // Refused a turn after it was recorded (held, then approved, and its queue full; or its session gone).
+      const code = String((err as { code?: unknown }).code ?? 'error');
+      const ended = didNotRun(name, message, { status: 'crash', crash: { reason: code, message, stderr: '' }, durationMs: elapsed });
+      return { result: ended.result, report: ended.report, rejection: err as Error, ran: false };
+    }
+    if (err instanceof CallError) {
+      // The source refused the arguments before any I/O: what the model reads is the refusal itself.
+      return { result: { content: [{ type: 'text', text: message }], isError: true }, report: { status: 'invalid_arguments', durationMs: elapsed }, rejection: err, ran: true };
+    }
+    if (err instanceof CallCancelledError || (signal?.aborted && call.stoppedBecause() === null)) {
+      const cancelled = cancelledCall(name, (report as LoggedReport | null)?.durationMs ?? elapsed);
+      return { result: cancelled.result, report: { ...(report as LoggedReport | null), ...cancelled.report }, rejection: err instanceof CallCancelledError ? err : cancelled.refusal, ran: true };
+    }
+    // A tool that throws (a remote server gone, a transport failure) is a crash the model reads about.
+    const reason = (err as { reason?: unknown; code?: unknown }).reason ?? (err as { code?: unknown }).code ?? 'error';
+    return {
+      result: { content: [{ type: 'text', text: `The tool ${name} failed: ${message}` }], isError: true },
+      report: { status: 'crash', crash: { reason: String(reason), message, stderr: '' }, durationMs: elapsed },
+      ran: true,
+    };
+  }
+
+  /** The record of a call's end, and what its caller gets; a call its session's or agent's deletion stopped says so. */
+  private finish(call: CallInFlight, ending: Ending, secrets: readonly string[]): { record: CallRecord; result: CallToolResult; rejection?: Error } {
+    let { result, report, rejection } = ending;
+    const stopped = ending.ran ? call.stoppedBecause() : null;
+    if (stopped !== null && (report?.status === 'crash' || report?.status === 'cancelled')) {
+      report = { ...report, status: 'crash', crash: { reason: CrashReason.stopped, message: `the call was stopped: ${stopped}`, stderr: report.crash?.stderr ?? report.stderr ?? '' } };
+      result = { content: [{ type: 'text', text: `The tool ${call.record.tool} was stopped: ${stopped}.` }], isError: true };
+      rejection = undefined;
+    }
+    const elapsed = performance.now() - (call.runningSince ?? call.arrived);
+    const record: CallRecord = {
+      ...call.record,
+      outcome: report?.status ?? (result.isError ? 'tool_error' : 'ok'),
+      crash: report?.crash ? { reason: report.crash.reason, message: cutToBytes(redactText(report.crash.message, secrets), MAX_CRASH_MESSAGE_BYTES) } : null,
+      model: loggedModel(result.content, secrets),
+      stderrTail: redactText(report?.stderr ?? report?.crash?.stderr ?? '', secrets),
+      egress: report?.egress ?? [],
+      durationMs: Math.round(report?.durationMs ?? elapsed),
+    };
+    return { record, result, ...(rejection ? { rejection } : {}) };
   }
 
   /** Every write of a call's record goes through these two: the store first, then the live stream. */
@@ -228,59 +269,6 @@ export class CallLog {
   private ended(): void {
     this.inFlight -= 1;
     if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
-  }
-
-  /** An admitted call from its turn to its end: the part every call of every tool shares. */
-  private async runAdmitted(
-    record: CallRecord, admitted: AdmittedCall, name: string, tool: Tool, args: Record<string, unknown>, secrets: readonly string[],
-    signal?: AbortSignal, progress?: ProgressReporter,
-  ): Promise<LoggedCall> {
-    let turn = await admitted.started;
-    // A turn that comes with no time left is a deadline passed while waiting.
-    if (turn === 'run' && admitted.remainingMs() <= 0) turn = 'timeout';
-    if (turn !== 'run') {
-      const ended = notStartedResult(name, turn, admitted, this.callTimeoutMs);
-      const finished = finish(record, ended.result, ended.report, admitted.waitedMs(), secrets);
-      await this.logEnd(finished);
-      return { record: finished, result: ended.result, ...(turn === 'cancelled' ? { refusal: new CallCancelledError(name, 'its caller went away before it started') } : {}) };
-    }
-    const started = performance.now();
-    let report: LoggedReport | null = null;
-    let result: CallToolResult;
-    let refusal: Error | undefined;
-    try {
-      result = await tool.call(args, {
-        signal: admitted.signal, timeoutMs: admitted.remainingMs(), report: (r) => { report = r; }, ...(progress ? { progress } : {}),
-      });
-    } catch (err) {
-      const elapsed = performance.now() - started;
-      const message = redactText(err instanceof Error ? err.message : String(err), secrets);
-      if (err instanceof CallError) {
-        // The source refused the arguments before any I/O: what the model reads is the refusal itself.
-        refusal = err;
-        result = { content: [{ type: 'text', text: message }], isError: true };
-        report = { status: 'invalid_arguments', durationMs: elapsed };
-      } else if (err instanceof CallCancelledError || (signal?.aborted && admitted.stoppedBecause() === null)) {
-        refusal = err instanceof CallCancelledError ? err : new CallCancelledError(name);
-        result = { content: [{ type: 'text', text: `The call to ${name} was cancelled: its caller went away.` }], isError: true };
-        report = { ...(report as LoggedReport | null), status: 'cancelled', durationMs: (report as LoggedReport | null)?.durationMs ?? elapsed };
-      } else {
-        // A tool that throws (a remote server gone, a transport failure) is a crash the model reads about.
-        const reason = (err as { reason?: unknown; code?: unknown }).reason ?? (err as { code?: unknown }).code ?? 'error';
-        result = { content: [{ type: 'text', text: `The tool ${name} failed: ${message}` }], isError: true };
-        report = { status: 'crash', crash: { reason: String(reason), message, stderr: '' }, durationMs: elapsed };
-      }
-    }
-    const ended = report as LoggedReport | null;
-    const stopped = admitted.stoppedBecause();
-    // Stopped by a deletion (not by its caller): the tool saw its signal abort; the log says why.
-    const told: LoggedReport | null = stopped !== null && (ended?.status === 'crash' || ended?.status === 'cancelled')
-      ? { ...ended, status: 'crash', crash: { reason: CrashReason.stopped, message: `the call was stopped: ${stopped}`, stderr: ended.crash?.stderr ?? ended.stderr ?? '' } }
-      : ended;
-    if (stopped !== null && told?.status === 'crash') result = { content: [{ type: 'text', text: `The tool ${name} was stopped: ${stopped}.` }], isError: true };
-    const finished = finish(record, result, told, performance.now() - started, secrets);
-    await this.logEnd(finished);
-    return { record: finished, result, ...(refusal && told?.status !== 'crash' ? { refusal } : {}) };
   }
 
   /** Resolves when no call is in flight, or after `timeoutMs` (returns whether all finished). */
@@ -317,39 +305,6 @@ export class CallLog {
   }
 }
 
-/** The result and report of a call that never ran: its deadline passed while it waited, or it was stopped. */
-function notStartedResult(name: string, why: NotStarted, admitted: AdmittedCall, callTimeoutMs: number): { result: CallToolResult; report: LoggedReport } {
-  const waited = Math.round(admitted.waitedMs());
-  const message =
-    why === 'timeout'
-      ? `the call waited ${waited} ms for a turn (its session or agent was running as many calls as it may, or every worker was busy) and its deadline ` +
-        `of ${callTimeoutMs} ms, which counts the wait, passed before it could start`
-      : why === 'stopped'
-        ? `the call was stopped before it started: ${admitted.stoppedBecause() ?? 'its session was deleted'}`
-        : `the caller went away after ${waited} ms, before the call started`;
-  return {
-    result: { content: [{ type: 'text', text: `The tool ${name} did not run: ${message}.` }], isError: true },
-    report: why === 'cancelled'
-      ? { status: 'cancelled', durationMs: waited }
-      : { status: 'crash', crash: { reason: why, message, stderr: '' }, durationMs: waited },
-  };
-}
-
 /** The most the log keeps of a crash's message (a remote server's error text, a library tool's exception). */
 const MAX_CRASH_MESSAGE_BYTES = 4 * 1024;
 
-/** A tool's report, or the call log's own word on how the call ended (`invalid_arguments`). */
-type LoggedReport = Omit<CallReport, 'status'> & { status: Exclude<CallOutcome, 'running'> };
-
-function finish(record: CallRecord, result: CallToolResult, report: LoggedReport | null, elapsed: number, secrets: readonly string[]): CallRecord {
-  const outcome = report?.status ?? (result.isError ? 'tool_error' : 'ok');
-  return {
-    ...record,
-    outcome,
-    crash: report?.crash ? { reason: report.crash.reason, message: cutToBytes(redactText(report.crash.message, secrets), MAX_CRASH_MESSAGE_BYTES) } : null,
-    model: loggedModel(result.content, secrets),
-    stderrTail: redactText(report?.stderr ?? report?.crash?.stderr ?? '', secrets),
-    egress: report?.egress ?? [],
-    durationMs: Math.round(report?.durationMs ?? elapsed),
-  };
-}

@@ -121,8 +121,9 @@ export class NatsRuntime implements PackageRuntime {
       tmp: volumeOnWire(volumesRoot, ctx.tmpDir),
       ...(ctx.dataDir ? { data: volumeOnWire(volumesRoot, ctx.dataDir) } : {}),
       ...(ctx.skillsDir ? { skills: volumeOnWire(volumesRoot, ctx.skillsDir) } : {}),
-      // The whole call is sealed: the policy, its CA and the vault credentials travel inside it.
-      ...(ctx.egress ? { egress: ctx.egress } : {}),
+      // The whole call is sealed: the policy, its CA and the vault credentials travel inside it (the policy as
+      // written: the worker compiles its own).
+      ...(ctx.egress ? { egress: wireEgress(ctx.egress) } : {}),
       ...(ctx.volumeBudget ? { writeBudgetBytes: ctx.volumeBudget.bytes } : {}),
     };
   }
@@ -244,6 +245,11 @@ export class NatsRuntime implements PackageRuntime {
     await this.options.local.close();
     await this.options.nc.close();
   }
+}
+
+/** A call's egress as it travels: everything but the compiled policy, which holds what JSON does not. */
+function wireEgress({ compiled: _compiled, ...egress }: NonNullable<FunctionCallContext['egress']>): NonNullable<FunctionCallContext['egress']> {
+  return egress;
 }
 
 /** What a call over the bus came to: the outcome, and what it wrote to the volumes. */
