@@ -32,7 +32,7 @@ import { CrashReason } from '../../function/index.js';
 import { CallError } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
 import { redactArguments, redactText } from '../../common/index.js';
-import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from '../store/index.js';
+import type { AgentCall, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, CallStore } from '../store/index.js';
 import { NotFoundError } from '../errors.js';
 import type { AdmittedCall, CallAdmission, NotStarted } from './call-admission.js';
 import type { ApprovalGate, Verdict } from './approvals.js';
@@ -77,7 +77,7 @@ export class CallLog {
 
   /** `callTimeoutMs`: a session call's deadline, counted from its arrival (waiting for a turn included). */
   constructor(
-    private readonly store: Store,
+    private readonly store: CallStore,
     readonly admission: CallAdmission,
     private readonly callTimeoutMs: number,
     /** The platform process recording the calls: each record names it, so only a process whose lease ran out has its calls marked interrupted. */
