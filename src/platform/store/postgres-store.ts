@@ -102,16 +102,11 @@ export class PostgresDatabase implements SqlDatabase {
         const current = Number(rows[0].v);
         for (const migration of migrations) {
           if (migration.version <= current) continue;
-          await client.query('BEGIN');
-          try {
+          await inTransaction(client, async () => {
             await client.query(migrationSql(migration, 'postgres'));
             await client.query('INSERT INTO schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)',
               [migration.version, migration.description, new Date().toISOString()]);
-            await client.query('COMMIT');
-          } catch (err) {
-            await client.query('ROLLBACK');
-            throw err;
-          }
+          });
         }
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
@@ -179,13 +174,8 @@ export class PostgresDatabase implements SqlDatabase {
   transaction<T>(program: () => Program<T>): Promise<T> {
     return this.withClient(async (client, markBroken) => {
       try {
-        await client.query('BEGIN');
-        const result = await runProgramAsync(program(), (step) => this.step(client, step));
-        await client.query('COMMIT');
-        return result;
+        return await inTransaction(client, () => runProgramAsync(program(), (step) => this.step(client, step)), markBroken);
       } catch (err) {
-        // A connection that cannot even roll back is not handed out again.
-        await client.query('ROLLBACK').catch(markBroken);
         throw unavailableOr(err);
       }
     });
@@ -215,6 +205,23 @@ export class PostgresDatabase implements SqlDatabase {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
+  }
+}
+
+/**
+ * `work` between BEGIN and COMMIT on one connection, rolled back when it (or BEGIN, or COMMIT) throws, and the
+ * error thrown on; a connection that cannot even roll back is reported to `markBroken` (so that it is not
+ * handed out again).
+ */
+async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>, markBroken: (err: unknown) => void = () => undefined): Promise<T> {
+  try {
+    await client.query('BEGIN');
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(markBroken);
+    throw err;
   }
 }
 
