@@ -11,7 +11,8 @@ import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
 import { overlappingSource, SOURCE_SEPARATOR } from './calls/index.js';
-import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type Store, type ToolPolicy } from './store/index.js';
+import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type ToolPolicy,
+  type AgentStore, type PackageStore, type SessionStore, type SkillStore, type VaultStore } from './store/index.js';
 import { stopNoCalls, type StopCalls } from './sessions.js';
 import type { Volumes } from './volumes/index.js';
 
@@ -32,9 +33,13 @@ export interface AgentInput {
 
 export const SOURCE_NAME = PACKAGE_NAME;
 
+/** The agents, and what an agent's spec is resolved against (packages, skills, vaults) and deletes with it (sessions). */
+type AgentServiceStore = AgentStore & Pick<PackageStore, 'getPackage' | 'latestPackage'> & Pick<SkillStore, 'getSkill' | 'latestSkill'>
+  & Pick<VaultStore, 'getVault' | 'getCredential'> & Pick<SessionStore, 'listSessions'>;
+
 export class AgentService {
   constructor(
-    private readonly store: Store,
+    private readonly store: AgentServiceStore,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
   ) {}

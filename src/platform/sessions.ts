@@ -9,7 +9,7 @@ import { isoAt, systemClock, type Clock } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { NotFoundError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
-import type { Page, PageRequest, SessionRecord, Store } from './store/index.js';
+import type { AgentStore, Page, PageRequest, SessionRecord, SessionStore, VaultStore } from './store/index.js';
 import type { Volumes } from './volumes/index.js';
 
 /**
@@ -48,7 +48,7 @@ export class SessionService {
   private goneEpoch = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: SessionStore & Pick<AgentStore, 'getAgent'> & Pick<VaultStore, 'getVault'>,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
     /** Decides expiry: tests move it forward instead of sleeping out a TTL. */

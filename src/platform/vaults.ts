@@ -10,7 +10,7 @@ import { ValidationError } from '../errors.js';
 import { InUseError, NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { isAcceptableTokenEndpoint, refreshAccessToken, type OAuthRefreshSettings } from './oauth-refresh.js';
-import type { CredentialRecord, CredentialScheme, Page, PageRequest, Store, VaultRecord } from './store/index.js';
+import type { AgentStore, CredentialRecord, CredentialScheme, Page, PageRequest, SessionStore, VaultRecord, VaultStore } from './store/index.js';
 
 export type CredentialPayload =
   | { auth_scheme: 'static_bearer'; token: string }
@@ -53,7 +53,7 @@ export class VaultService {
 
   /** `clock` decides when an OAuth token is close enough to its expiry to refresh. */
   constructor(
-    private readonly store: Store,
+    private readonly store: VaultStore & Pick<AgentStore, 'agentVersionsUsingVault'> & Pick<SessionStore, 'sessionsUsingVault'>,
     private readonly key: Buffer,
     private readonly clock: Clock = systemClock,
     private readonly log: Logger = silentLogger,

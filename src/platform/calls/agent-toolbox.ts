@@ -29,7 +29,7 @@ import type { PackageService } from '../packages.js';
 import type { PackageRuntime } from '../package-runtime.js';
 import type { RemoteMcp } from '../remote-mcp.js';
 import type { SkillService } from '../skills.js';
-import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, Store } from '../store/index.js';
+import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, AgentStore, PackageStore, SkillStore } from '../store/index.js';
 import { publishToolNames, type SourceTools } from './tool-names.js';
 import type { VaultService } from '../vaults.js';
 import type { Volumes } from '../volumes/index.js';
@@ -58,7 +58,7 @@ export interface AgentToolbox {
 }
 
 export interface SessionToolboxDeps {
-  store: Store;
+  store: Pick<AgentStore, 'getAgentVersion'> & Pick<PackageStore, 'getPackage'> & Pick<SkillStore, 'getSkill'>;
   packages: PackageService;
   skills: SkillService;
   runtime: PackageRuntime;

@@ -49,7 +49,7 @@ import { approvalMessage, nestingDepth, showArguments } from './approval-view.js
 import { CallRefusedError, RETRY_AFTER_MS } from './call-admission.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { ApprovalDecision, CallApproval, HeldApprovalRecord, Page, PageRequest, Store } from '../store/index.js';
+import type { ApprovalDecision, ApprovalStore, CallApproval, HeldApprovalRecord, Page, PageRequest, SessionStore } from '../store/index.js';
 
 /** The key of the one input request an approval asks (and of its answer in the retried request). */
 export const APPROVAL_INPUT_KEY = 'approval';
@@ -117,7 +117,7 @@ export type ApprovalPlan =
 
 export interface ApprovalsOptions {
   /** Where held approvals and spent approval ids are kept: the store every replica shares. */
-  store: Store;
+  store: ApprovalStore & Pick<SessionStore, 'getSession'>;
   /** The platform's 32-byte sealing key (the state a client carries is sealed with it). */
   key: Buffer;
   /** How long a held call waits for a decision, and how long an elicited approval stays good. */
@@ -153,7 +153,7 @@ export class Approvals {
   /** The calls this process holds (their callers wait here), by approval id. */
   private readonly held = new Map<string, Held>();
   private readonly clock: Clock;
-  private readonly store: Store;
+  private readonly store: ApprovalsOptions['store'];
   readonly instance: string;
   private readonly pollMs: number;
   private poller: NodeJS.Timeout | null = null;

@@ -21,7 +21,7 @@ import { CallError } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
 import { cutToBytes, redactArguments, redactText } from '../../common/index.js';
 import { loggedModel } from './call-preview.js';
-import type { AgentCall, CallApproval, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, Store } from '../store/index.js';
+import type { AgentCall, CallApproval, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, CallStore } from '../store/index.js';
 import { NotFoundError } from '../errors.js';
 import { CallEvents } from './call-events.js';
 
@@ -151,7 +151,7 @@ export class CallLog {
 
   /** `callTimeoutMs`: a session call's deadline, counted from its arrival (waiting for a turn included). */
   constructor(
-    private readonly store: Store,
+    private readonly store: CallStore,
     readonly callTimeoutMs: number,
     /** The platform process recording the calls: each record names it, so only a process whose lease ran out has its calls marked interrupted. */
     private readonly instanceId?: string,

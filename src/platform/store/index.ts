@@ -1,5 +1,6 @@
 /**
- * platform/store/: where the records live — the Store contract, its SQLite and PostgreSQL implementations, the
+ * platform/store/: where the records live — the Store contract (one interface per aggregate), its one
+ * implementation over SQLite and PostgreSQL (each statement written once, the dialects' differences apart), the
  * migrations, and the check that every process on a database holds the same sealing key.
  */
 export { PostgresStore } from './postgres-store.js';

@@ -1,33 +1,26 @@
 /**
- * The Store on PostgreSQL, for several API replicas sharing one database. Same schema as SQLite (one migration
- * list, migrations.ts), same records, same pages and cursors, same conflicts.
+ * The Store on PostgreSQL, for several API replicas sharing one database. The store itself is sql-store.ts's
+ * (the same statements, records, pages, cursors and conflicts as on SQLite); this is the database under it:
+ * a pool, transactions on one connection, advisory locks, migrations under a lock, and errors that mean "the
+ * database is not there" told apart.
  *
  * Why `pg` (node-postgres) and not `postgres` (porsager): it is the driver most deployments already run and
  * audit, its pool is explicit (a client per transaction, `BEGIN`/`COMMIT` on it, nothing implicit), and its
- * errors carry the SQLSTATE we map (unique violations to ConflictError, lost connections to a 503).
+ * errors carry the SQLSTATE we map (lost connections to a 503).
  *
  * JSON fields are stored as text, not jsonb: jsonb rewrites what it keeps (key order, duplicate keys, number
- * spelling), and a record must come back exactly as it went in, as on SQLite. The one query that looks inside
- * JSON (`sessionsUsingVault`) casts to jsonb as it reads.
+ * spelling), and a record must come back exactly as it went in, as on SQLite. The queries that look inside
+ * JSON read it as json as they go (dialect.ts `jsonStrings`).
  */
 import pg from 'pg';
 import type { Secret } from '../../common/index.js';
 import { ValidationError } from '../../errors.js';
+import { POSTGRES } from './dialect.js';
 import { MIGRATIONS, migrationSql, type Migration } from './migrations.js';
 import { ConflictError, StoreUnavailableError } from '../errors.js';
-import {
-  INTERRUPTED_CRASH, type Row, decodeCursor, encodeCursor, json, jsonOrNull, listKey, s, toAgent, toApiKey, toAgentVersion, toCall, toCredential,
-  toIdempotency, toPackage, toSession, toSkill, toVault,
-} from './store-rows.js';
-import type {
-  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallFilter, CallRecord, CredentialRecord, IdempotencyRecord,
-  PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store, VaultRecord,
-} from './store.js';
-import type { ApprovalDecision, HeldApprovalRecord } from './store.js';
-import { agentVersionRefs, pageFromRows, toHeldApproval, versionRef } from './store-rows.js';
-
-/** PostgreSQL text cannot hold NUL (SQLite's separator); U+0001 sorts before every name character too. */
-const LIST_KEY_SEPARATOR = '\u0001';
+import { runProgramAsync, type Program, type SqlDatabase, type Step } from './sql-database.js';
+import { SqlStore } from './sql-store.js';
+import type { Row } from './store-rows.js';
 
 /**
  * One key for the advisory lock every replica takes to migrate: the first one in migrates, the others wait,
@@ -35,9 +28,8 @@ const LIST_KEY_SEPARATOR = '\u0001';
  */
 const MIGRATION_LOCK = '126943810357103';
 
-interface Queryable {
-  query(text: string, values?: unknown[]): Promise<pg.QueryResult>;
-}
+/** The driver's own statements: bookkeeping no store method runs. */
+const SCHEMA_VERSION = 'SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations';
 
 export interface PostgresStoreOptions {
   /** Connections the pool holds at most; 10 by default. */
@@ -48,8 +40,10 @@ export interface PostgresStoreOptions {
   migrations?: readonly Migration[];
 }
 
-export class PostgresStore implements Store {
-  private constructor(private readonly pool: pg.Pool) {}
+export class PostgresStore extends SqlStore<PostgresDatabase> {
+  private constructor(database: PostgresDatabase) {
+    super(database);
+  }
 
   /** Connects, migrates (once, under the advisory lock, whatever other replicas do meanwhile), and answers. */
   static async open(url: Secret, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -68,23 +62,35 @@ export class PostgresStore implements Store {
     // An idle client whose server went away emits here; without a listener that would end the process. The
     // next query fails on its own (as a StoreUnavailableError), which is where it is reported.
     pool.on('error', () => undefined);
-    const store = new PostgresStore(pool);
+    const database = new PostgresDatabase(pool);
     try {
-      await store.migrate(options.migrations ?? MIGRATIONS);
+      await database.migrate(options.migrations ?? MIGRATIONS);
     } catch (err) {
       await pool.end();
       throw unavailableOr(err);
     }
-    return store;
+    return new PostgresStore(database);
   }
 
   /** The schema version the database is at (the highest migration run). */
+  schemaVersion(): Promise<number> {
+    return this.db.schemaVersion();
+  }
+}
+
+export class PostgresDatabase implements SqlDatabase {
+  readonly dialect = POSTGRES;
+  /** Each statement's text with its placeholders numbered, by the text written (statements.ts): a small map. */
+  private readonly rendered = new Map<string, string>();
+  private closed = false;
+
+  constructor(private readonly pool: pg.Pool) {}
+
   async schemaVersion(): Promise<number> {
-    const { rows } = await this.q('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations');
-    return Number(rows[0].v);
+    return Number((await this.get(SCHEMA_VERSION))?.v);
   }
 
-  private async migrate(migrations: readonly Migration[]): Promise<void> {
+  async migrate(migrations: readonly Migration[]): Promise<void> {
     const client = await this.pool.connect();
     try {
       // A session lock, held across the per-migration transactions and released below (or with the connection).
@@ -92,20 +98,15 @@ export class PostgresStore implements Store {
       try {
         await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
           version INTEGER PRIMARY KEY, description TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-        const { rows } = await client.query('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations');
+        const { rows } = await client.query(SCHEMA_VERSION);
         const current = Number(rows[0].v);
         for (const migration of migrations) {
           if (migration.version <= current) continue;
-          await client.query('BEGIN');
-          try {
+          await inTransaction(client, async () => {
             await client.query(migrationSql(migration, 'postgres'));
             await client.query('INSERT INTO schema_migrations (version, description, applied_at) VALUES ($1, $2, $3)',
               [migration.version, migration.description, new Date().toISOString()]);
-            await client.query('COMMIT');
-          } catch (err) {
-            await client.query('ROLLBACK');
-            throw err;
-          }
+          });
         }
       } finally {
         await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
@@ -115,20 +116,34 @@ export class PostgresStore implements Store {
     }
   }
 
+  private text(sql: string): string {
+    let text = this.rendered.get(sql);
+    if (text === undefined) {
+      text = this.dialect.placeholders(sql);
+      this.rendered.set(sql, text);
+    }
+    return text;
+  }
+
   /** One statement on any pooled connection; a lost database is a StoreUnavailableError. */
-  private async q(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  private async query(sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
     try {
-      return await this.pool.query(text, values);
+      return await this.pool.query(this.text(sql), [...params]);
     } catch (err) {
       throw unavailableOr(err);
     }
   }
-  private async one(text: string, values?: unknown[]): Promise<Row | null> {
-    const { rows } = await this.q(text, values);
-    return (rows[0] as Row | undefined) ?? null;
+  async get(sql: string, params: readonly unknown[] = []): Promise<Row | undefined> {
+    return (await this.query(sql, params)).rows[0] as Row | undefined;
   }
-  private async all(text: string, values?: unknown[]): Promise<Row[]> {
-    return (await this.q(text, values)).rows as Row[];
+  async all(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return (await this.query(sql, params)).rows as Row[];
+  }
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return (await this.query(sql, params)).rowCount ?? 0;
+  }
+  async write(sql: string, params: readonly unknown[]): Promise<void> {
+    await this.run(sql, params);
   }
 
   /**
@@ -155,341 +170,24 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Runs `work` in one transaction on one connection: committed when it returns, rolled back when it throws. */
-  private tx<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
+  /** The program's statements on one connection, between BEGIN and COMMIT (ROLLBACK when it throws). */
+  transaction<T>(program: () => Program<T>): Promise<T> {
     return this.withClient(async (client, markBroken) => {
       try {
-        await client.query('BEGIN');
-        const result = await work(client);
-        await client.query('COMMIT');
-        return result;
+        return await inTransaction(client, () => runProgramAsync(program(), (step) => this.step(client, step)), markBroken);
       } catch (err) {
-        // A connection that cannot even roll back is not handed out again.
-        await client.query('ROLLBACK').catch(markBroken);
         throw unavailableOr(err);
       }
     });
   }
 
-  // ---- api keys
-  async addApiKey(rec: ApiKeyRecord): Promise<void> {
-    await this.q('INSERT INTO api_keys (id, name, hash, prefix, scope, created_at, last_used_at, revoked_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-      [rec.id, rec.name, rec.hash, rec.prefix, rec.scope, rec.createdAt, rec.lastUsedAt, rec.revokedAt]);
-  }
-  async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const row = await this.one('SELECT * FROM api_keys WHERE hash = $1', [hash]);
-    return row ? toApiKey(row) : null;
-  }
-  async countApiKeys(): Promise<number> {
-    return Number((await this.one('SELECT COUNT(*) AS n FROM api_keys'))?.n);
-  }
-  async getApiKey(id: string): Promise<ApiKeyRecord | null> {
-    const row = await this.one('SELECT * FROM api_keys WHERE id = $1', [id]);
-    return row ? toApiKey(row) : null;
-  }
-  async getApiKeys(ids: readonly string[]): Promise<ApiKeyRecord[]> {
-    if (ids.length === 0) return [];
-    return (await this.all('SELECT * FROM api_keys WHERE id = ANY($1::text[])', [ids])).map(toApiKey);
-  }
-  async listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>> {
-    return this.page('api_keys', 'id', '', [], page, toApiKey);
-  }
-  async touchApiKey(id: string, at: string): Promise<void> {
-    await this.q('UPDATE api_keys SET last_used_at = $1 WHERE id = $2', [at, id]);
-  }
-  async revokeApiKey(id: string, at: string): Promise<boolean> {
-    return this.tx(async (db) => {
-      // Locks the admin keys still in force: two replicas revoking the last two at once take turns, and the
-      // second then counts one left and refuses, as SQLite's single writer would.
-      const admins = await db.query("SELECT id FROM api_keys WHERE scope = 'admin' AND revoked_at IS NULL FOR UPDATE");
-      const { rows } = await db.query('SELECT scope, revoked_at FROM api_keys WHERE id = $1', [id]);
-      const row = rows[0] as Row | undefined;
-      if (!row || row.revoked_at !== null) return true;
-      if (row.scope === 'admin' && (admins.rowCount ?? 0) <= 1) return false;
-      await db.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2', [at, id]);
-      return true;
-    });
+  private async step(client: pg.PoolClient, { sql, params, answer }: Step): Promise<unknown> {
+    const result = await client.query(this.text(sql), [...params]);
+    if (answer === 'get') return result.rows[0] as Row | undefined;
+    if (answer === 'all') return result.rows as Row[];
+    return result.rowCount ?? 0;
   }
 
-  // ---- packages and skills
-  async addPackage(rec: Omit<PackageRecord, 'seq'>): Promise<PackageRecord> {
-    return this.tx(async (db) => {
-      const seq = await this.claimVersion(db, 'packages', 'package', rec.name, rec.version);
-      await db.query(`INSERT INTO packages (name, version, seq, description, digest, manifest, tools, created_at, list_key)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [rec.name, rec.version, seq, rec.description, rec.digest,
-        json(rec.manifest), json(rec.tools), rec.createdAt, listKey(rec.name, seq, LIST_KEY_SEPARATOR)]);
-      return { ...rec, seq };
-    });
-  }
-  async getPackage(name: string, version: string): Promise<PackageRecord | null> {
-    const row = await this.one('SELECT * FROM packages WHERE name = $1 AND version = $2', [name, version]);
-    return row ? toPackage(row) : null;
-  }
-  async latestPackage(name: string): Promise<PackageRecord | null> {
-    const row = await this.one('SELECT * FROM packages WHERE name = $1 ORDER BY seq DESC LIMIT 1', [name]);
-    return row ? toPackage(row) : null;
-  }
-  async listPackages(page: PageRequest): Promise<Page<PackageRecord>> {
-    return this.page('packages', 'list_key', '', [], page, toPackage);
-  }
-  async packageVersions(name: string): Promise<PackageVersionSummary[]> {
-    const rows = await this.all('SELECT name, version, seq, description, digest, created_at FROM packages WHERE name = $1 ORDER BY seq', [name]);
-    return rows.map((row) => ({
-      name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),
-      digest: s(row.digest), createdAt: s(row.created_at),
-    }));
-  }
-  async allPackages(): Promise<PackageRecord[]> {
-    return (await this.all('SELECT * FROM packages ORDER BY list_key')).map(toPackage);
-  }
-  async deletePackage(name: string, version: string): Promise<void> {
-    await this.q('DELETE FROM packages WHERE name = $1 AND version = $2', [name, version]);
-  }
-  async countPackagesWithDigest(digest: string): Promise<number> {
-    return Number((await this.one('SELECT COUNT(*) AS n FROM packages WHERE digest = $1', [digest]))?.n);
-  }
-
-  async addSkill(rec: Omit<SkillRecord, 'seq'>): Promise<SkillRecord> {
-    return this.tx(async (db) => {
-      const seq = await this.claimVersion(db, 'skills', 'skill', rec.name, rec.version);
-      await db.query(`INSERT INTO skills (name, version, seq, description, digest, created_at, list_key)
-        VALUES ($1, $2, $3, $4, $5, $6, $7)`, [rec.name, rec.version, seq, rec.description, rec.digest, rec.createdAt,
-        listKey(rec.name, seq, LIST_KEY_SEPARATOR)]);
-      return { ...rec, seq };
-    });
-  }
-  async getSkill(name: string, version: string): Promise<SkillRecord | null> {
-    const row = await this.one('SELECT * FROM skills WHERE name = $1 AND version = $2', [name, version]);
-    return row ? toSkill(row) : null;
-  }
-  async latestSkill(name: string): Promise<SkillRecord | null> {
-    const row = await this.one('SELECT * FROM skills WHERE name = $1 ORDER BY seq DESC LIMIT 1', [name]);
-    return row ? toSkill(row) : null;
-  }
-  async listSkills(page: PageRequest): Promise<Page<SkillRecord>> {
-    return this.page('skills', 'list_key', '', [], page, toSkill);
-  }
-  async deleteSkill(name: string, version: string): Promise<void> {
-    await this.q('DELETE FROM skills WHERE name = $1 AND version = $2', [name, version]);
-  }
-
-  /**
-   * Inside a transaction: refuses a version that exists and picks the next ordinal of the name. Two replicas
-   * uploading versions of one name at once would read the same MAX(seq); a transaction lock on the name
-   * (released at commit) makes them take turns, as SQLite's single writer does.
-   */
-  private async claimVersion(db: Queryable, table: 'packages' | 'skills', kind: string, name: string, version: string): Promise<number> {
-    await db.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`${table}:${name}`]);
-    const exists = await db.query(`SELECT 1 FROM ${table} WHERE name = $1 AND version = $2`, [name, version]);
-    if (exists.rowCount) throw new ConflictError(`${kind} ${name}@${version} already exists; versions are immutable`, 'version_exists');
-    const { rows } = await db.query(`SELECT MAX(seq) AS m FROM ${table} WHERE name = $1`, [name]);
-    return Number(rows[0].m ?? 0) + 1;
-  }
-
-  // ---- agents
-  async createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void> {
-    await this.tx(async (db) => {
-      await db.query('INSERT INTO agents (id, name, current_version, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)',
-        [rec.id, rec.name, first.version, rec.createdAt, rec.updatedAt]);
-      await insertAgentVersion(db, first);
-    });
-  }
-  async getAgent(id: string): Promise<AgentRecord | null> {
-    const row = await this.one('SELECT * FROM agents WHERE id = $1', [id]);
-    return row ? toAgent(row) : null;
-  }
-  async listAgents(page: PageRequest): Promise<Page<AgentRecord>> {
-    return this.page('agents', 'id', '', [], page, toAgent);
-  }
-  async publishAgentVersion(rec: AgentVersionRecord): Promise<void> {
-    await this.tx(async (db) => {
-      // FOR UPDATE: a second publisher waits here and then sees the version the first one made current.
-      const { rows } = await db.query('SELECT current_version FROM agents WHERE id = $1 FOR UPDATE', [rec.agentId]);
-      const current = rows[0] as Row | undefined;
-      if (!current) throw new ConflictError(`agent ${rec.agentId} no longer exists`);
-      if (Number(current.current_version) + 1 !== rec.version) {
-        throw new ConflictError(`agent ${rec.agentId} changed meanwhile (now at version ${String(current.current_version)}); retry`);
-      }
-      await insertAgentVersion(db, rec);
-      await db.query('UPDATE agents SET current_version = $1, name = $2, updated_at = $3 WHERE id = $4',
-        [rec.version, rec.spec.name, rec.createdAt, rec.agentId]);
-    });
-  }
-  async getAgentVersion(agentId: string, version: number): Promise<AgentVersionRecord | null> {
-    const row = await this.one('SELECT * FROM agent_versions WHERE agent_id = $1 AND version = $2', [agentId, version]);
-    return row ? toAgentVersion(row) : null;
-  }
-  async listAgentVersions(agentId: string, page: PageRequest): Promise<Page<AgentVersionRecord>> {
-    // Versions page by their number; the cursor is the number as text.
-    const rows = await this.all('SELECT * FROM agent_versions WHERE agent_id = $1 AND version > $2 ORDER BY version LIMIT $3',
-      [agentId, page.after ? Number(page.after) || 0 : 0, page.limit + 1]);
-    return pageFromRows(rows, page, toAgentVersion, (row) => String(row.version));
-  }
-  async agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
-    return this.refs('package', versionRef(name, version));
-  }
-  async agentVersionsUsingSkill(name: string, version: string): Promise<string[]> {
-    return this.refs('skill', versionRef(name, version));
-  }
-  async agentVersionsUsingVault(vaultId: string): Promise<string[]> {
-    return this.refs('vault', vaultId);
-  }
-  private async refs(kind: string, ref: string): Promise<string[]> {
-    return (await this.all('SELECT agent_id, version FROM agent_version_refs WHERE kind = $1 AND ref = $2 ORDER BY agent_id, version', [kind, ref]))
-      .map((r) => `${s(r.agent_id)}@${String(r.version)}`);
-  }
-  async deleteAgent(id: string): Promise<void> {
-    await this.tx(async (db) => {
-      await db.query('DELETE FROM agent_version_refs WHERE agent_id = $1', [id]);
-      await db.query('DELETE FROM calls WHERE session_id IN (SELECT id FROM sessions WHERE agent_id = $1)', [id]);
-      await db.query('DELETE FROM sessions WHERE agent_id = $1', [id]);
-      await db.query('DELETE FROM agent_versions WHERE agent_id = $1', [id]);
-      await db.query('DELETE FROM agents WHERE id = $1', [id]);
-    });
-  }
-
-  // ---- vaults and credentials
-  async addVault(rec: VaultRecord): Promise<void> {
-    await this.q('INSERT INTO vaults (id, name, created_at) VALUES ($1, $2, $3)', [rec.id, rec.name, rec.createdAt]);
-  }
-  async getVault(id: string): Promise<VaultRecord | null> {
-    const row = await this.one('SELECT * FROM vaults WHERE id = $1', [id]);
-    return row ? toVault(row) : null;
-  }
-  async listVaults(page: PageRequest): Promise<Page<VaultRecord>> {
-    return this.page('vaults', 'id', '', [], page, toVault);
-  }
-  async deleteVault(id: string): Promise<void> {
-    await this.tx(async (db) => {
-      await db.query('DELETE FROM credentials WHERE vault_id = $1', [id]);
-      await db.query('DELETE FROM vaults WHERE id = $1', [id]);
-    });
-  }
-  async addCredential(rec: CredentialRecord): Promise<void> {
-    await this.q(`INSERT INTO credentials (id, vault_id, target, display_name, scheme, sealed, expires_at, created_at, updated_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [rec.id, rec.vaultId, rec.target, rec.displayName, rec.scheme, rec.sealed,
-      rec.expiresAt, rec.createdAt, rec.updatedAt]);
-  }
-  async getCredential(vaultId: string, id: string): Promise<CredentialRecord | null> {
-    const row = await this.one('SELECT * FROM credentials WHERE vault_id = $1 AND id = $2', [vaultId, id]);
-    return row ? toCredential(row) : null;
-  }
-  async listCredentials(vaultId: string, page: PageRequest): Promise<Page<CredentialRecord>> {
-    return this.page('credentials', 'id', 'vault_id = $1', [vaultId], page, toCredential);
-  }
-  async allCredentials(vaultId: string): Promise<CredentialRecord[]> {
-    return (await this.all('SELECT * FROM credentials WHERE vault_id = $1 ORDER BY id', [vaultId])).map(toCredential);
-  }
-  async updateCredential(rec: CredentialRecord): Promise<void> {
-    await this.q(`UPDATE credentials SET target = $1, display_name = $2, scheme = $3, sealed = $4, expires_at = $5, updated_at = $6
-      WHERE vault_id = $7 AND id = $8`, [rec.target, rec.displayName, rec.scheme, rec.sealed, rec.expiresAt, rec.updatedAt,
-      rec.vaultId, rec.id]);
-  }
-  async deleteCredential(vaultId: string, id: string): Promise<void> {
-    await this.q('DELETE FROM credentials WHERE vault_id = $1 AND id = $2', [vaultId, id]);
-  }
-
-  // ---- sessions
-  async addSession(rec: SessionRecord): Promise<void> {
-    await this.q(`INSERT INTO sessions (id, agent_id, agent_version, token_hash, vault_ids, created_at, expires_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7)`, [rec.id, rec.agentId, rec.agentVersion, rec.tokenHash, json(rec.vaultIds),
-      rec.createdAt, rec.expiresAt]);
-  }
-  async getSession(id: string): Promise<SessionRecord | null> {
-    const row = await this.one('SELECT * FROM sessions WHERE id = $1', [id]);
-    return row ? toSession(row) : null;
-  }
-  async findSessionByTokenHash(hash: string): Promise<SessionRecord | null> {
-    const row = await this.one('SELECT * FROM sessions WHERE token_hash = $1', [hash]);
-    return row ? toSession(row) : null;
-  }
-  async listSessions(agentId: string, page: PageRequest): Promise<Page<SessionRecord>> {
-    return this.page('sessions', 'id', 'agent_id = $1', [agentId], page, toSession);
-  }
-  async expiredSessions(now: string): Promise<SessionRecord[]> {
-    return (await this.all('SELECT * FROM sessions WHERE expires_at <= $1 ORDER BY id', [now])).map(toSession);
-  }
-  async sessionsUsingVault(vaultId: string): Promise<string[]> {
-    return (await this.all('SELECT id FROM sessions WHERE vault_ids::jsonb @> jsonb_build_array($1::text) ORDER BY id', [vaultId]))
-      .map((r) => s(r.id));
-  }
-  async deleteSession(id: string): Promise<void> {
-    await this.tx(async (db) => {
-      await db.query('DELETE FROM calls WHERE session_id = $1', [id]);
-      await db.query('DELETE FROM sessions WHERE id = $1', [id]);
-    });
-  }
-
-  // ---- calls
-  async addCall(rec: CallRecord): Promise<void> {
-    await this.q(`INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments),
-      rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt,
-      jsonOrNull(rec.approval), rec.instanceId ?? null]);
-  }
-  async finishCall(rec: CallRecord): Promise<void> {
-    await this.q('UPDATE calls SET outcome = $1, crash = $2, model = $3, stderr_tail = $4, egress = $5, duration_ms = $6, approval = $7 WHERE id = $8',
-      [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, jsonOrNull(rec.approval), rec.id]);
-  }
-  async getCall(sessionId: string, id: string): Promise<CallRecord | null> {
-    const row = await this.one('SELECT * FROM calls WHERE session_id = $1 AND id = $2', [sessionId, id]);
-    return row ? toCall(row) : null;
-  }
-  async listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>> {
-    return this.page('calls', 'id', 'session_id = $1', [sessionId], page, toCall);
-  }
-  async findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>> {
-    const conditions: string[] = [];
-    const args: unknown[] = [];
-    const narrow = (column: string, op: string, value: string | undefined) => {
-      if (value === undefined) return;
-      args.push(value);
-      conditions.push(`${column} ${op} $${args.length}`);
-    };
-    narrow('s.agent_id', '=', filter.agentId);
-    narrow('c.session_id', '=', filter.sessionId);
-    narrow('c.tool', '=', filter.tool);
-    narrow('c.outcome', '=', filter.outcome);
-    narrow('c.id', '<', page.after);
-    args.push(page.limit + 1);
-    const where = conditions.length ? `WHERE ${conditions.join(' AND ')}` : '';
-    const rows = await this.all(`SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id ${where}
-      ORDER BY c.id DESC LIMIT $${args.length}`, args);
-    return pageFromRows(rows, page, (row) => ({ call: toCall(row), agentId: s(row.agent_id) }), (row) => s(row.id));
-  }
-  async findCall(id: string): Promise<AgentCall | null> {
-    const row = await this.one('SELECT c.*, s.agent_id AS agent_id FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.id = $1', [id]);
-    return row ? { call: toCall(row), agentId: s(row.agent_id) } : null;
-  }
-
-  // ---- instances (several replicas on one database)
-  async renewInstanceLease(instanceId: string, leaseMs: number): Promise<void> {
-    await this.q(`INSERT INTO instance_leases (id, expires_at) VALUES ($1, now() + $2 * interval '1 millisecond')
-      ON CONFLICT (id) DO UPDATE SET expires_at = EXCLUDED.expires_at`, [instanceId, leaseMs]);
-  }
-  async interruptOrphanedCalls(): Promise<number> {
-    // One transaction, so now() is one instant for both statements: a lease is either live for both or expired for both.
-    return this.tx(async (db) => {
-      const { rowCount } = await db.query(`UPDATE calls SET outcome = 'crash', crash = $1 WHERE outcome = 'running' AND (instance_id IS NULL
-        OR NOT EXISTS (SELECT 1 FROM instance_leases l WHERE l.id = calls.instance_id AND l.expires_at > now()))`, [INTERRUPTED_CRASH]);
-      await db.query('DELETE FROM instance_leases WHERE expires_at <= now()');
-      return rowCount ?? 0;
-    });
-  }
-  async releaseInstance(instanceId: string): Promise<number> {
-    return this.tx(async (db) => {
-      const { rowCount } = await db.query(`UPDATE calls SET outcome = 'crash', crash = $1 WHERE outcome = 'running' AND instance_id = $2`,
-        [INTERRUPTED_CRASH, instanceId]);
-      await db.query('DELETE FROM instance_leases WHERE id = $1', [instanceId]);
-      return rowCount ?? 0;
-    });
-  }
-
-  // ---- settings and exclusive work
-  async claimSetting(name: string, value: string): Promise<string> {
-    await this.q('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, value]);
-    return s((await this.one('SELECT value FROM settings WHERE name = $1', [name]))?.value);
-  }
   exclusively<T>(name: string, work: () => Promise<T>): Promise<T> {
     // A session lock on a connection of its own, held while `work` runs on the pool's others. If that
     // connection drops, PostgreSQL releases the lock with it.
@@ -503,97 +201,27 @@ export class PostgresStore implements Store {
     });
   }
 
-  // ---- idempotency
-  async getIdempotent(scope: string): Promise<IdempotencyRecord | null> {
-    const row = await this.one('SELECT * FROM idempotency WHERE scope = $1', [scope]);
-    return row ? toIdempotency(row) : null;
-  }
-  async putIdempotent(rec: IdempotencyRecord): Promise<void> {
-    await this.q(`INSERT INTO idempotency (scope, request_hash, status, body, created_at) VALUES ($1, $2, $3, $4, $5)
-      ON CONFLICT (scope) DO UPDATE SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, body = EXCLUDED.body,
-      created_at = EXCLUDED.created_at`, [rec.scope, rec.requestHash, rec.status, json(rec.body ?? null), rec.createdAt]);
-  }
-  async pruneIdempotent(olderThan: string): Promise<void> {
-    await this.q('DELETE FROM idempotency WHERE created_at < $1', [olderThan]);
-  }
-
-  private closed = false;
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.pool.end();
   }
-
-  /**
-   * One page of a table ordered by `key`, optionally filtered (`where` numbers its parameters from $1);
-   * fetches one extra row to know if more follow.
-   */
-  private async page<T>(table: string, key: string, where: string, params: unknown[], page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
-    const args = [...params];
-    const conditions = where ? [where] : [];
-    if (page.after !== undefined) {
-      args.push(decodeCursor(key, page.after));
-      conditions.push(`${key} > $${args.length}`);
-    }
-    args.push(page.limit + 1);
-    const rows = await this.all(`SELECT * FROM ${table} ${conditions.length ? `WHERE ${conditions.join(' AND ')}` : ''}
-      ORDER BY ${key} LIMIT $${args.length}`, args);
-    return pageFromRows(rows, page, map, (row) => encodeCursor(key, s(row[key])));
-  }
-
-  // ---- approvals, shared by the replicas
-  async holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean> {
-    // One statement; two replicas holding for one session at the very same moment may both count below the
-    // bound (it guards against a flood, it is not a quota), but never a queue of them.
-    const { rowCount } = await this.q(`INSERT INTO approvals (id, session_id, call_id, tool, arguments, hidden_secrets, created_at, expires_at, holder, decision, decided_by, decided_at, reason)
-      SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13
-      WHERE (SELECT COUNT(*) FROM approvals a JOIN calls c ON c.id = a.call_id
-        WHERE a.session_id = $2 AND a.decision IS NULL AND a.expires_at > $14 AND c.outcome = 'running') < $15
-        AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = $2)`,
-    [rec.id, rec.sessionId, rec.callId, rec.tool, json(rec.arguments), json(rec.hiddenSecrets), rec.createdAt, rec.expiresAt, rec.holder,
-      rec.decision, rec.decidedBy, rec.decidedAt, rec.reason, now, maxPerSession]);
-    return rowCount === 1;
-  }
-  async getApproval(id: string): Promise<HeldApprovalRecord | null> {
-    const row = await this.one('SELECT * FROM approvals WHERE id = $1', [id]);
-    return row ? toHeldApproval(row) : null;
-  }
-  async pendingApprovals(now: string, page: PageRequest, sessionId?: string): Promise<Page<HeldApprovalRecord>> {
-    const rows = await this.all(`SELECT a.* FROM approvals a JOIN calls c ON c.id = a.call_id
-      WHERE a.decision IS NULL AND a.expires_at > $1 AND c.outcome = 'running' AND ($2::text IS NULL OR a.session_id = $2) AND ($3::text IS NULL OR a.id > $3)
-      ORDER BY a.id LIMIT $4`, [now, sessionId ?? null, page.after ?? null, page.limit + 1]);
-    return pageFromRows(rows, page, toHeldApproval, (row) => s(row.id));
-  }
-  async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
-    // Under READ COMMITTED a second UPDATE of the row waits for the first to commit, then re-checks
-    // `decision IS NULL` on the row as it now is: it changes nothing, and the second decider is told so.
-    const { rowCount } = await this.q(`UPDATE approvals SET decision = $1, decided_by = $2, decided_at = $3, reason = $4
-      WHERE id = $5 AND decision IS NULL AND ($6::text IS NULL OR session_id = $6)
-        AND ($7::text IS NULL OR (expires_at > $7 AND EXISTS (SELECT 1 FROM calls c WHERE c.id = approvals.call_id AND c.outcome = 'running')))`,
-    [decision.decision, decision.decidedBy, decision.decidedAt, decision.reason, id, only.sessionId ?? null, only.openAt ?? null]);
-    return rowCount === 1;
-  }
-  async settledApprovals(ids: readonly string[]): Promise<{ id: string; record: HeldApprovalRecord | null }[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.all(`SELECT held.id AS held_id, a.* FROM unnest($1::text[]) AS held(id) LEFT JOIN approvals a ON a.id = held.id
-      WHERE a.id IS NULL OR a.decision IS NOT NULL`, [ids]);
-    return rows.map((row) => ({ id: s(row.held_id), record: row.id === null ? null : toHeldApproval(row) }));
-  }
-  async redeemApproval(id: string, expiresAt: string): Promise<boolean> {
-    const { rowCount } = await this.q('INSERT INTO redeemed_approvals (id, expires_at) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING', [id, expiresAt]);
-    return rowCount === 1;
-  }
-  async pruneApprovals(expiredBefore: string): Promise<void> {
-    await this.q('DELETE FROM approvals WHERE expires_at < $1', [expiredBefore]);
-    await this.q('DELETE FROM redeemed_approvals WHERE expires_at < $1', [expiredBefore]);
-  }
 }
 
-async function insertAgentVersion(db: Queryable, rec: AgentVersionRecord): Promise<void> {
-  await db.query('INSERT INTO agent_versions (agent_id, version, spec, created_at) VALUES ($1, $2, $3, $4)',
-    [rec.agentId, rec.version, json(rec.spec), rec.createdAt]);
-  for (const [kind, ref] of agentVersionRefs(rec.spec)) {
-    await db.query('INSERT INTO agent_version_refs (agent_id, version, kind, ref) VALUES ($1, $2, $3, $4)', [rec.agentId, rec.version, kind, ref]);
+/**
+ * `work` between BEGIN and COMMIT on one connection, rolled back when it (or BEGIN, or COMMIT) throws, and the
+ * error thrown on; a connection that cannot even roll back is reported to `markBroken` (so that it is not
+ * handed out again).
+ */
+async function inTransaction<T>(client: pg.ClientBase, work: () => Promise<T>, markBroken: (err: unknown) => void = () => undefined): Promise<T> {
+  try {
+    await client.query('BEGIN');
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(markBroken);
+    throw err;
   }
 }
 

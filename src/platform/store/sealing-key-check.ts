@@ -7,7 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { SubakoError } from '../../errors.js';
-import type { Store } from './store.js';
+import type { InstanceStore } from './store.js';
 
 /** The settings row holding the check. */
 export const SEALING_KEY_CHECK_SETTING = 'sealing_key_check';
@@ -26,7 +26,7 @@ export function sealingKeyCheck(key: Buffer): string {
 }
 
 /** Stores this key's check when the database has none; throws SealingKeyMismatchError when it holds another's. */
-export async function checkSealingKey(store: Store, key: Buffer): Promise<void> {
+export async function checkSealingKey(store: Pick<InstanceStore, 'claimSetting'>, key: Buffer): Promise<void> {
   const mine = sealingKeyCheck(key);
   const kept = await store.claimSetting(SEALING_KEY_CHECK_SETTING, mine);
   if (kept.length !== mine.length || !timingSafeEqual(Buffer.from(kept), Buffer.from(mine))) throw new SealingKeyMismatchError();

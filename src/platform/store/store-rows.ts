@@ -13,7 +13,7 @@ export type Row = Record<string, unknown>;
 
 /**
  * Name then ordinal, in text order. The separator sorts before any name character (names are [a-z0-9_-]);
- * SQLite uses NUL, which PostgreSQL text cannot hold, so PostgreSQL passes U+0001.
+ * each database's is its dialect's (dialect.ts).
  */
 export function listKey(name: string, seq: number, separator: string): string {
   return `${name}${separator}${String(seq).padStart(10, '0')}`;

@@ -1,7 +1,7 @@
 /**
- * The Store: everything the platform remembers, behind one narrow interface. SQLite is the embedded
- * implementation (sqlite-store.ts), PostgreSQL the one several replicas share (postgres-store.ts); hence every method
- * returns a promise even though SQLite answers synchronously.
+ * The Store: everything the platform remembers, one narrow interface per aggregate (below). One implementation
+ * (sql-store.ts) over two databases: SQLite embedded (sqlite-store.ts), PostgreSQL for several replicas
+ * (postgres-store.ts); hence every method returns a promise even though SQLite answers synchronously.
  *
  * Records are plain data. JSON-valued fields are typed here and (de)serialized by the implementation.
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
@@ -225,7 +225,11 @@ export interface IdempotencyRecord {
   createdAt: string;
 }
 
-export interface Store {
+/**
+ * The store, one narrow interface per aggregate: a service takes the ones it uses (a `Pick` of another's where
+ * it only asks whether something is in use), and the platform assembles them all as `Store`.
+ */
+export interface ApiKeyStore {
   addApiKey(rec: ApiKeyRecord): Promise<void>;
   findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
   /** Every key ever made, revoked ones included (a data directory with any is not fresh). */
@@ -237,8 +241,21 @@ export interface Store {
   touchApiKey(id: string, at: string): Promise<void>;
   /** Marks the key revoked, unless it is the last admin key not revoked (then answers false, changing nothing). */
   revokeApiKey(id: string, at: string): Promise<boolean>;
+}
 
-  addPackage(rec: Omit<PackageRecord, 'seq'>): Promise<PackageRecord>;
+/**
+ * A version to add: `version: null` asks the store for the next free number, decided inside the transaction
+ * that adds it, so two unversioned uploads at once never get the same one.
+ */
+export type NewPackage = Omit<PackageRecord, 'seq' | 'version'> & { version: string | null };
+export type NewSkill = Omit<SkillRecord, 'seq' | 'version'> & { version: string | null };
+
+export interface PackageStore {
+  /**
+   * Adds a version and gives it the next ordinal; refuses (ConflictError `version_exists`) a version the name
+   * has. Unversioned (`version: null`), it is numbered from the latest ordinal up, skipping numbers a manifest took.
+   */
+  addPackage(rec: NewPackage): Promise<PackageRecord>;
   getPackage(name: string, version: string): Promise<PackageRecord | null>;
   latestPackage(name: string): Promise<PackageRecord | null>;
   listPackages(page: PageRequest): Promise<Page<PackageRecord>>;
@@ -248,13 +265,18 @@ export interface Store {
   deletePackage(name: string, version: string): Promise<void>;
   /** How many package versions hold this digest (the blob is removed when none does). */
   countPackagesWithDigest(digest: string): Promise<number>;
+}
 
-  addSkill(rec: Omit<SkillRecord, 'seq'>): Promise<SkillRecord>;
+export interface SkillStore {
+  /** As `addPackage`: immutable versions, unversioned ones numbered inside the transaction. */
+  addSkill(rec: NewSkill): Promise<SkillRecord>;
   getSkill(name: string, version: string): Promise<SkillRecord | null>;
   latestSkill(name: string): Promise<SkillRecord | null>;
   listSkills(page: PageRequest): Promise<Page<SkillRecord>>;
   deleteSkill(name: string, version: string): Promise<void>;
+}
 
+export interface AgentStore {
   /** Creates the agent and its version 1 in one transaction. */
   createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void>;
   getAgent(id: string): Promise<AgentRecord | null>;
@@ -269,7 +291,9 @@ export interface Store {
   agentVersionsUsingVault(vaultId: string): Promise<string[]>;
   /** Removes the agent, its versions, its sessions and their calls. */
   deleteAgent(id: string): Promise<void>;
+}
 
+export interface VaultStore {
   addVault(rec: VaultRecord): Promise<void>;
   getVault(id: string): Promise<VaultRecord | null>;
   listVaults(page: PageRequest): Promise<Page<VaultRecord>>;
@@ -280,7 +304,9 @@ export interface Store {
   allCredentials(vaultId: string): Promise<CredentialRecord[]>;
   updateCredential(rec: CredentialRecord): Promise<void>;
   deleteCredential(vaultId: string, id: string): Promise<void>;
+}
 
+export interface SessionStore {
   addSession(rec: SessionRecord): Promise<void>;
   getSession(id: string): Promise<SessionRecord | null>;
   findSessionByTokenHash(hash: string): Promise<SessionRecord | null>;
@@ -289,7 +315,9 @@ export interface Store {
   sessionsUsingVault(vaultId: string): Promise<string[]>;
   /** Removes the session and its call records. */
   deleteSession(id: string): Promise<void>;
+}
 
+export interface CallStore {
   addCall(rec: CallRecord): Promise<void>;
   finishCall(rec: CallRecord): Promise<void>;
   getCall(sessionId: string, id: string): Promise<CallRecord | null>;
@@ -297,10 +325,13 @@ export interface Store {
   /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */
   findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>>;
   findCall(id: string): Promise<AgentCall | null>;
+}
 
+/** What the processes sharing one database agree on: whose calls still run, settings claimed once, turns. */
+export interface InstanceStore {
   /**
-   * Starts or renews a platform process's lease: it holds for `leaseMs` from now. On PostgreSQL "now" is the
-   * database's clock, so replicas whose own clocks disagree still agree on whose lease has run out.
+   * Starts or renews a platform process's lease: it holds for `leaseMs` from now, "now" being the database's
+   * clock, so replicas whose own clocks disagree still agree on whose lease has run out.
    */
   renewInstanceLease(instanceId: string, leaseMs: number): Promise<void>;
   /**
@@ -310,22 +341,23 @@ export interface Store {
   interruptOrphanedCalls(): Promise<number>;
   /** A clean close: the process's calls still `running` are marked interrupted and its lease is dropped; returns how many calls. */
   releaseInstance(instanceId: string): Promise<number>;
-
   /** A setting's value, written first when the database has none: the first writer's value is the one kept and answered. */
   claimSetting(name: string, value: string): Promise<string>;
   /**
    * Runs `work` while no other process on this database runs work under the same `name` (PostgreSQL: an
-   * advisory lock; SQLite has one process, so it just runs).
+   * advisory lock; SQLite has one process, so it takes turns within it).
    */
   exclusively<T>(name: string, work: () => Promise<T>): Promise<T>;
+}
 
+export interface IdempotencyStore {
   getIdempotent(scope: string): Promise<IdempotencyRecord | null>;
   putIdempotent(rec: IdempotencyRecord): Promise<void>;
   pruneIdempotent(olderThan: string): Promise<void>;
+}
 
-  close(): Promise<void>;
-
-  // ---- approvals, shared by the replicas (approvals.ts)
+/** Approvals, shared by the replicas (approvals.ts). */
+export interface ApprovalStore {
   /**
    * An approval is *open* while it is undecided, not past its expiry, and its call is still `running`: a call
    * whose holder died is marked interrupted (interruptOrphanedCalls), and its approval is then no longer open,
@@ -353,6 +385,12 @@ export interface Store {
   redeemApproval(id: string, expiresAt: string): Promise<boolean>;
   /** Forgets approvals and spent approval ids whose expiry is before `expiredBefore`. */
   pruneApprovals(expiredBefore: string): Promise<void>;
+}
+
+/** Everything the platform remembers: every aggregate's store, on one database. */
+export interface Store
+  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, InstanceStore, IdempotencyStore, ApprovalStore {
+  close(): Promise<void>;
 }
 
 /** How a held approval ended, as the replicas share it. */
