@@ -91,7 +91,11 @@ export class PackageService {
       throw new InUseError(`package ${rec.name}@${rec.version} is used by agent version${users.length > 1 ? 's' : ''} ${users.slice(0, 5).join(', ')}${users.length > 5 ? ', …' : ''}`);
     }
     await this.store.deletePackage(rec.name, rec.version);
-    if ((await this.store.countPackagesWithDigest(rec.digest)) === 0) await this.blobs.remove(rec.digest);
+    if ((await this.store.countPackagesWithDigest(rec.digest)) === 0) {
+      // No version has these bytes any more: the runtime lets their module go, and the blob goes.
+      this.runtime.release(rec.digest);
+      await this.blobs.remove(rec.digest);
+    }
   }
 
   /** The stored package as the runtime loads it (its tree re-created from the blob if need be). */

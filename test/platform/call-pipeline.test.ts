@@ -43,6 +43,7 @@ describe('a session\'s tool is composed once; a call recomputes nothing of its s
     inspect: (dir) => local.inspect(dir),
     discover: (pkg) => local.discover(pkg),
     close: () => local.close(),
+    release: (digest) => local.release(digest),
     toolbox: (pkg, tools, context) => local.toolbox(pkg, tools, async () => {
       const made = await context();
       contexts.push(made);

@@ -31,7 +31,7 @@ async function tokenEndpoint() {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ access_token: `access-${seen.length + 1}`, expires_in: 3600, refresh_token: `refresh-${seen.length + 1}` }));
+      res.end(JSON.stringify({ access_token: `access-${seen.length + 1}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `refresh-${seen.length + 1}` }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

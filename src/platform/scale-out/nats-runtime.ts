@@ -81,6 +81,11 @@ export class NatsRuntime implements PackageRuntime {
     return this.options.local.discover(pkg);
   }
 
+  /** What discovery loaded here goes; the workers are not told (their caches are bounded, see nats-worker.ts). */
+  release(digest: string): void {
+    this.options.local.release(digest);
+  }
+
   async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox> {
     const box: Toolbox = {};
     for (const info of tools) box[info.name] = this.tool(pkg, info, context);

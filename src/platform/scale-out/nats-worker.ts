@@ -12,20 +12,22 @@
  * NATS adds no storage round trip to each call.
  *
  * Package bundles come from the object store by digest (verified on read) and are unpacked into this
- * worker's data directory once; compiled modules are kept by the FunctionHost.
+ * worker's data directory once; loaded packages are kept by digest (loaded-packages.ts). A deleted package
+ * version is not announced on the bus: the worker keeps at most `maxLoadedPackages`, the least recently
+ * called leaving first, and the FunctionHost releases the modules no package holds after a while.
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { ValidationError } from '../../errors.js';
 import { FunctionHost, type FunctionCallContext, type FunctionCallOutcome, type FunctionHostStats, type LoadedPackage } from '../../function/index.js';
-import { ContentStore, readPackageDir, type BlobStore, type BundleLimits } from '../../package/index.js';
+import { ContentStore, type BlobStore, type BundleLimits } from '../../package/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import {
   HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, START_WAIT_MS, SealedBus, WORKER_QUEUE, natsSubjects, volumeFromWire, workerCallLimits,
   type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,
 } from './nats-calls.js';
 import { BusDrops, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
+import { LoadedPackages, type PackageKey } from '../loaded-packages.js';
 
 export interface NatsWorkerOptions {
   nc: NatsConnection;
@@ -42,6 +44,8 @@ export interface NatsWorkerOptions {
   /** This worker's own limits: a call's deadline is cut to them, and nothing else of them comes from a call. */
   limits?: Partial<CallLimits>;
   bundleLimits?: BundleLimits;
+  /** Package versions kept loaded (DEFAULT_MAX_PACKAGES by default): past it, the least recently called leaves. */
+  maxLoadedPackages?: number;
   /** Names this worker in answers and logs; default host name and pid. */
   name?: string;
   log?: (line: string) => void;
@@ -56,6 +60,8 @@ export interface NatsWorkerStats {
   calls: Readonly<Record<string, number>>;
   /** Messages dropped off the bus, by why: they were never acted on. */
   busDropped: Readonly<Record<BusDropReason, number>>;
+  /** Package versions loaded now (at most `maxLoadedPackages`). */
+  loadedPackages: number;
   sandbox: FunctionHostStats;
 }
 
@@ -81,7 +87,7 @@ export class NatsWorker {
   private readonly inbox = createInbox();
   private nextCall = 0;
   private readonly inboxes = new Map<string, CallInbox>();
-  private readonly loaded = new Map<string, Promise<LoadedPackage>>();
+  private readonly loaded: LoadedPackages;
   private readonly slots = new Set<Subscription>();
   private readonly calls = new Set<Promise<void>>();
   private inboxSub: Subscription | null = null;
@@ -98,6 +104,7 @@ export class NatsWorker {
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
     this.host = new FunctionHost({ poolSize: options.pool, limits: options.limits, preparedCacheDir: join(options.dataDir, 'cache', 'prepared') });
     this.packages = new ContentStore(join(options.dataDir, 'packages'), options.bundleLimits, options.blobs);
+    this.loaded = new LoadedPackages(this.host, (key) => this.packages.tree(key.digest), { maxPackages: options.maxLoadedPackages });
     this.bus = new SealedBus(options.nc, busKey(options.sealingKey, options.prefix), new BusDrops(options.log));
   }
 
@@ -187,14 +194,16 @@ export class NatsWorker {
     const started = new Promise<boolean>((resolve) => { inbox.started = resolve; });
     this.inboxes.set(subject, inbox);
     let heartbeat: NodeJS.Timeout | undefined;
+    let borrowing: ReturnType<LoadedPackages['borrow']> | undefined;
     try {
       reply('accepted', { worker: this.name, inbox: subject });
       // The package is made ready while the replica's word comes; the guest runs only once it has come.
-      const loading = this.load(request.package.digest, request.package.name, request.package.version);
-      loading.catch(() => undefined);
+      borrowing = this.loaded.borrow(packageKey(request.package));
+      borrowing.catch(() => undefined);
       if (!(await this.waitForStart(started, Math.min(START_WAIT_MS, request.timeoutMs)))) return;
       heartbeat = setInterval(() => reply('alive', {}), HEARTBEAT_MS);
-      const { outcome, writtenBytes } = await this.run(request, await loading, deadline, inbox.cancel.signal, (done, total, message) => reply('progress', { done, total, message }));
+      const { loaded } = await borrowing;
+      const { outcome, writtenBytes } = await this.run(request, loaded, deadline, inbox.cancel.signal, (done, total, message) => reply('progress', { done, total, message }));
       // The run is over and its sandbox worker free: the slot can take the next call.
       clearInterval(heartbeat);
       free();
@@ -213,6 +222,8 @@ export class NatsWorker {
     } finally {
       clearInterval(heartbeat);
       this.inboxes.delete(subject);
+      // Given back whether the call ran or not (its load may still be under way: given back when it is done).
+      borrowing?.then((lent) => lent.giveBack(), () => undefined);
     }
   }
 
@@ -250,28 +261,14 @@ export class NatsWorker {
     return { outcome, writtenBytes: written ?? 0 };
   }
 
-  private load(digest: string, name: string, version: string): Promise<LoadedPackage> {
-    let loading = this.loaded.get(digest);
-    if (!loading) {
-      loading = (async () => {
-        const dir = await this.packages.tree(digest);
-        const read = await readPackageDir(dir);
-        if (!read.ok) throw new ValidationError(read.problems);
-        return this.host.load({ name, version, description: read.manifest.description, moduleBytes: read.moduleBytes, assetsDir: read.assetsDir });
-      })();
-      this.loaded.set(digest, loading);
-      loading.catch(() => this.loaded.delete(digest));
-    }
-    return loading;
-  }
-
   private count(outcome: string): void {
     this.answers[outcome] = (this.answers[outcome] ?? 0) + 1;
   }
 
   /** A read-only snapshot for `/metrics`. */
   stats(): NatsWorkerStats {
-    return { slots: this.options.pool, inFlight: this.inFlight, calls: { ...this.answers }, busDropped: this.bus.drops.snapshot(), sandbox: this.host.stats() };
+    const { loadedPackages, ...sandbox } = this.loaded.stats();
+    return { slots: this.options.pool, inFlight: this.inFlight, calls: { ...this.answers }, busDropped: this.bus.drops.snapshot(), loadedPackages, sandbox };
   }
 
   /** Takes no more calls, lets those running finish, stops the sandbox. */
@@ -283,6 +280,11 @@ export class NatsWorker {
     this.inboxSub?.unsubscribe();
     await this.host.close();
   }
+}
+
+/** The package a call names, as the cache keys it (only the fields that requestProblem checked). */
+function packageKey(pkg: CallRequest['package']): PackageKey {
+  return { digest: pkg.digest, name: pkg.name, version: pkg.version };
 }
 
 /** What is wrong with a call's body (authentic, so a replica of another version, or a bug): null when nothing. */
