@@ -51,7 +51,9 @@ describe('the in-process runtime, when a package version is deleted', () => {
   let runtime: FunctionRuntime;
   let store: SqliteStore;
   let packages: PackageService;
+  // A call mounts directories its caller made (the platform's Volumes does it for a session).
   const tmpDir = join(root, 'tmp');
+  mkdirSync(tmpDir, { recursive: true });
 
   before(async () => {
     runtime = new FunctionRuntime({ poolSize: 1 });
@@ -138,6 +140,7 @@ describe('the cache\'s bound', () => {
       return key;
     });
     const tmpDir = join(root, 'tmp-bound');
+    mkdirSync(tmpDir, { recursive: true });
     for (const key of keys) {
       const lent = await cache.borrow(key);
       const outcome = await host.call(lent.loaded, 'echo', { text: key.version }, { tmpDir });
@@ -160,6 +163,7 @@ describe('the cache\'s bound', () => {
     const dirOf = new Map([['a', packageDir('1.0.0', variant(200))], ['b', packageDir('2.0.0', variant(201))], ['c', packageDir('3.0.0', variant(202))]]);
     const cache = new LoadedPackages(host, (key) => dirOf.get(key.digest)!, { maxPackages: 1 });
     const tmpDir = join(root, 'tmp-lent');
+    mkdirSync(tmpDir, { recursive: true });
     const modules = host.stats().modules;
     assert.equal(modules, 0);
 

@@ -33,6 +33,8 @@ describe('a NATS worker\'s loaded packages', () => {
   const root = mkdtempSync(join(tmpdir(), 'subako-worker-packages-'));
   const volumesDir = join(root, 'volumes');
   const tmpDir = join(volumesDir, 'sessions', `ses_${randomBytes(14).toString('hex')}`, 'tmp');
+  // The replica makes a session's volume on the shared mount before it sends a call (Volumes).
+  mkdirSync(tmpDir, { recursive: true });
   const sealingKey = randomBytes(32);
   let runtime: NatsRuntime;
   let worker: NatsWorker;
