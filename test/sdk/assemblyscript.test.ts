@@ -40,7 +40,7 @@ let png: Buffer;
 
 /** Builds the project at `dir` exactly as `subako build` would: the recipe's commands, in the project. */
 function build(dir: string): void {
-  assert.deepEqual(assemblyScriptRecipe.missingTools(SDK), []);
+  assert.deepEqual(assemblyScriptRecipe.missingTools(dir, SDK), []);
   for (const command of assemblyScriptRecipe.commands(dir, SDK)) {
     const run = spawnSync(command.program, command.args, { cwd: dir, encoding: 'utf8', env: { ...process.env, ...command.env } });
     assert.equal(run.status, 0, `asc failed:\n${run.stdout}\n${run.stderr}`);

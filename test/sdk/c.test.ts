@@ -507,11 +507,11 @@ describe('the C recipe', () => {
   });
 
   it('finds every tool on this machine; without them, names each with the one Debian line that installs them', () => {
-    assert.deepEqual(cRecipe.missingTools(SDK), []);
+    assert.deepEqual(cRecipe.missingTools(scratch, SDK), []);
     const saved = process.env.PATH;
     process.env.PATH = join(scratch, 'empty-path');
     try {
-      const missing = cRecipe.missingTools({ ...SDK, sdkDir: join(scratch, 'no-sdk') });
+      const missing = cRecipe.missingTools(scratch, { ...SDK, sdkDir: join(scratch, 'no-sdk') });
       assert.deepEqual(missing.map((m) => m.tool.split(' ')[0]), ['clang', 'wasm-ld', 'subako.h']);
       assert.deepEqual(missing.slice(0, 2).map((m) => m.install), [C_INSTALL, C_INSTALL]);
     } finally {

@@ -84,7 +84,7 @@ let pngFromServer: Buffer;
 let calls = 0;
 
 before(async () => {
-  const missing = rustRecipe.missingTools({ packageRoot: REPO_ROOT, sdkDir: SDK_DIR, templateDir: TEMPLATE_DIR });
+  const missing = rustRecipe.missingTools(REPO_ROOT, { packageRoot: REPO_ROOT, sdkDir: SDK_DIR, templateDir: TEMPLATE_DIR });
   assert.deepEqual(missing, [], `the Rust toolchain is incomplete; ${RUST_INSTALL}`);
   mkdirSync(SHARED_TARGET, { recursive: true });
   scratch = mkdtempSync(join(tmpdir(), 'subako-rust-sdk-'));
@@ -190,7 +190,7 @@ describe('building with the Rust recipe', () => {
   });
 
   test('an installation without the SDK crate is told so, with what to install', () => {
-    const missing = rustRecipe.missingTools({ packageRoot: scratch, sdkDir: join(scratch, 'no-sdk'), templateDir: TEMPLATE_DIR });
+    const missing = rustRecipe.missingTools(scratch, { packageRoot: scratch, sdkDir: join(scratch, 'no-sdk'), templateDir: TEMPLATE_DIR });
     assert.deepEqual(missing.map((m) => m.tool), [`the subako crate (not in ${join(scratch, 'no-sdk')})`]);
   });
 

@@ -77,7 +77,7 @@ export const cRecipe: BuildRecipe = {
     return cSources(fileNames).length > 0;
   },
 
-  missingTools(sdk: SdkPaths): MissingTool[] {
+  missingTools(_dir: string, sdk: SdkPaths): MissingTool[] {
     const missing: MissingTool[] = [];
     const clang = onPath('clang');
     if (!clang) missing.push({ tool: 'clang', install: C_INSTALL });

@@ -87,7 +87,7 @@ export const rustRecipe: BuildRecipe = {
     return fileNames.includes('Cargo.toml');
   },
 
-  missingTools(sdk: SdkPaths): MissingTool[] {
+  missingTools(_dir: string, sdk: SdkPaths): MissingTool[] {
     const missing: MissingTool[] = [];
     if (!existsSync(CARGO)) missing.push({ tool: `cargo (${CARGO})`, install: RUST_INSTALL });
     const rustc = existsSync(RUSTC);
