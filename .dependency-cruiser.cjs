@@ -1,5 +1,6 @@
 /**
- * The layers of ARCHITECTURE.md, enforced (test/architecture.test.ts runs this on src/ in `npm test`).
+ * The layers of ARCHITECTURE.md, enforced (test/architecture.test.ts runs this on src/ and console/src/ in
+ * `npm test`).
  *
  * Rooms are the folders under src/, top to bottom. An import may point down the list, never up; common/
  * is the floor that every room may use and that uses no room. The shared leaves beside the rooms
@@ -36,9 +37,9 @@
  * Outside modules are confined as rooms are: the SQL drivers to platform/store/, the NATS client to
  * platform/scale-out/ and the NATS blob store, HTTP (node:http, node:https, node:http2, undici) to the rooms
  * where HTTP lives, the MCP SDK to mcp/. Each rule says one thing and leaves to the others what they say, so
- * an import that breaks one rule is reported by that rule. (A module loaded through `createRequire(...)(name)` is out of
- * dependency-cruiser's sight: egress/'s undici and function/'s sharp are loaded that way, each in a room
- * allowed to.)
+ * an import that breaks one rule is reported by that rule. (A module loaded through
+ * `createRequire(...)(name)` is out of dependency-cruiser's sight: egress/'s undici and function/'s sharp
+ * are loaded that way, each in a room allowed to.)
  */
 const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
 const LEAVES = '^src/(tool|errors|config|version)[.]ts$';
