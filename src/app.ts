@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, type CallLimits } from './config.js';
-import { createLogger, sealingKey } from './common/index.js';
+import { createLogger, sealingKey, withoutUndefined } from './common/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
@@ -89,7 +89,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   // One worker per core, at least two; the call limits are sized from the same number.
   const workers = options.workers ?? Math.max(2, availableParallelism());
   // In process, admission shares these workers out among agents; over NATS the workers are the fleet's, which it does not count.
-  const admission = { ...defaultCallAdmissionLimits(workers, options.nats ? 'fleet' : 'here'), ...defined(options.admission ?? {}) };
+  const admission = { ...defaultCallAdmissionLimits(workers, options.nats ? 'fleet' : 'here'), ...withoutUndefined(options.admission) };
   const local = new FunctionRuntime({
     // With NATS, this process only discovers uploads: one slot is enough.
     poolSize: options.nats ? 1 : workers,
@@ -176,8 +176,4 @@ export async function startServer(options: StartOptions): Promise<Started> {
 /** Where the repository's example packages are, from this compiled file (dist/src/app.js). */
 export function bundledExamplesDir(): string {
   return fileURLToPath(new URL('../../examples/packages', import.meta.url));
-}
-
-function defined<T extends object>(input: T): Partial<T> {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Secret, subakoHome, systemErrorCode } from './common/index.js';
+import { Secret, subakoHome, systemErrorCode, withoutUndefined } from './common/index.js';
 import { ValidationError, type Problem } from './errors.js';
 
 /**
@@ -304,7 +304,7 @@ export function resolveServerConfig(sources: {
     ...(sources.flags ? checkConfigInput(sources.flags.input, (k) => sources.flags!.names[k] ?? `--${k}`) : []),
   ];
   if (problems.length > 0) throw new ValidationError(problems);
-  const merged = { ...sources.defaults, ...defined(sources.file?.input), ...defined(fromEnv.input), ...defined(sources.flags?.input) } as
+  const merged = { ...sources.defaults, ...withoutUndefined(sources.file?.input), ...withoutUndefined(fromEnv.input), ...withoutUndefined(sources.flags?.input) } as
     Omit<ServerConfig, 'database' | 'nats'> & { database?: string | Secret; nats?: string | Secret; worker?: unknown };
   // The file's worker object is subako worker's (resolveWorkerConfig); serve only checked it.
   const { database, nats, worker: _worker, ...rest } = merged;
@@ -421,7 +421,7 @@ export function resolveWorkerConfig(sources: {
   }
   problems.push(...checkSettings(fromEnv, (k) => WORKER_ENV_NAMES[k as keyof WorkerConfig] ?? k, WORKER_FIELDS));
   if (sources.flags) problems.push(...checkSettings(sources.flags.input, (k) => sources.flags!.names[k] ?? `--${k}`, WORKER_FIELDS));
-  const merged = { ...sources.defaults, ...defined(fromFile), ...defined(fromEnv), ...defined(sources.flags?.input) } as
+  const merged = { ...sources.defaults, ...withoutUndefined(fromFile), ...withoutUndefined(fromEnv), ...withoutUndefined(sources.flags?.input) } as
     Omit<WorkerConfig, 'nats' | 'volumesDir'> & { nats?: string | Secret; volumesDir?: string };
   if (merged.nats === undefined) {
     const inFile = sources.file ? `, or "nats" in ${sources.file.path}` : `, or "nats" in ${CONFIG_FILE}`;
@@ -430,10 +430,6 @@ export function resolveWorkerConfig(sources: {
   if (problems.length > 0) throw new ValidationError(problems);
   const dataDir = resolve(merged.dataDir);
   return { ...merged, nats: Secret.from(merged.nats!), dataDir, volumesDir: resolve(merged.volumesDir ?? join(dataDir, 'volumes')) };
-}
-
-function defined(input: Record<string, unknown> | undefined): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined));
 }
 
 /** Reads `subako.config.json` (or the path given); a missing default file is no error, a missing named one is. */

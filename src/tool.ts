@@ -122,3 +122,34 @@ export interface Tool {
 }
 
 export type Toolbox = Record<string, Tool>;
+
+/** One call of a tool, as a function: what an interceptor wraps. */
+export type ToolCall<C extends ToolCallContext = ToolCallContext> = (args: Record<string, unknown>, ctx: C) => Promise<CallToolResult>;
+
+/**
+ * A step the platform adds around a tool's calls — approval, admission, the call log — as undici composes
+ * dispatchers: given the next call, the call with the step around it. Composed once (`composeTool`), never
+ * per call.
+ */
+export type ToolInterceptor<C extends ToolCallContext = ToolCallContext> = (next: ToolCall<C>) => ToolCall<C>;
+
+/**
+ * The tool with `interceptors` around its calls, the first outermost (it sees a call first and its end last),
+ * under `name` when given (a published name). Its schemas and source are the tool's; built once, it costs a
+ * call nothing but the steps themselves.
+ */
+export function composeTool<C extends ToolCallContext = ToolCallContext>(
+  tool: Tool, interceptors: readonly ToolInterceptor<C>[], name: string = tool.name,
+): Tool & { call(args: Record<string, unknown>, ctx?: C): Promise<CallToolResult> } {
+  let call: ToolCall<C> = (args, ctx) => tool.call(args, ctx);
+  for (let i = interceptors.length - 1; i >= 0; i -= 1) call = interceptors[i](call);
+  const composed = call;
+  return Object.freeze({
+    name,
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.source !== undefined ? { source: tool.source } : {}),
+    call: (args: Record<string, unknown>, ctx?: C) => composed(args, (ctx ?? {}) as C),
+  });
+}

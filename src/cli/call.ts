@@ -3,7 +3,7 @@
  * and an egress policy. Prints what the model sees (or, with --json, the whole outcome).
  * Exit 0 when the call completed (ok or tool_error), 1 on a crash or a refused package, 2 on a usage error.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -119,9 +119,13 @@ export function registerCall(program: Command, ctx: CommandContext): void {
           ctx.exitCode = EXIT_USAGE;
           return;
         }
+        // The volume is this command's: it makes the directories a call mounts.
+        const tmpDir = join(volume, 'tmp');
+        const dataDir = flags.data ? join(volume, 'data') : undefined;
+        for (const dir of [tmpDir, dataDir]) if (dir) mkdirSync(dir, { recursive: true });
         const callCtx: FunctionCallContext = {
-          tmpDir: join(volume, 'tmp'),
-          dataDir: flags.data ? join(volume, 'data') : undefined,
+          tmpDir,
+          dataDir,
           skillsDir: flags.skills ? resolve(flags.skills) : undefined,
           egress,
         };

@@ -1,11 +1,13 @@
 /**
  * `subako init <dir> [--template c|assemblyscript|rust] [--name N] [--description D]`: a new package
- * project that builds and passes its own test at once. Exit 1 when the directory holds files already.
+ * project that builds and passes its own test at once, or, when the build needs something this machine or
+ * the project lacks (a compiler; AssemblyScript, which the project installs), says what in one line.
+ * Exit 1 when the directory holds files already.
  */
 import { relative } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError, ValidationError } from '../errors.js';
-import { DEFAULT_TEMPLATE, DevkitError, TEMPLATE_NAMES, initProject, isTemplateName, sdkPaths } from '../devkit/index.js';
+import { DEFAULT_TEMPLATE, DevkitError, TEMPLATE_NAMES, initProject, isTemplateName, missingToolsMessage, sdkPaths } from '../devkit/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 
 export function registerInit(program: Command, ctx: CommandContext): void {
@@ -33,6 +35,7 @@ export function registerInit(program: Command, ctx: CommandContext): void {
       const shown = relative(process.cwd(), result.dir) || '.';
       process.stdout.write(`created package "${result.name}" (${result.template}) in ${shown}:\n`);
       for (const file of result.files) process.stdout.write(`  ${file}\n`);
+      if (result.missing.length > 0) process.stdout.write(`before the first build: ${missingToolsMessage(result.template, result.missing)}\n`);
       process.stdout.write(`next: cd ${shown} && subako build   (then subako call . <tool> '<arguments>', or subako dev)\n`);
     });
 }

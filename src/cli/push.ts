@@ -3,7 +3,7 @@
  * package directory is checked and packed first, as `subako pack` does) to a platform server, which runs the
  * checks and discovery again; prints `name@version` and the tools it accepted, or its problems.
  * `--agent ID` then publishes that agent's next version with the package at the version just pushed
- * (devkit/agent-update.ts); sessions already started keep their version, new sessions get the new one.
+ * (cli/agent-update.ts); sessions already started keep their version, new sessions get the new one.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -13,7 +13,8 @@ import { UsageError } from '../errors.js';
 import { BundleError, packBundle } from '../package/index.js';
 import { FunctionHost } from '../function/index.js';
 import type { AgentSpec } from '../platform/index.js';
-import { agentInputWithPackage, isSkillDir } from '../devkit/index.js';
+import { isSkillDir } from '../devkit/index.js';
+import { agentInputWithPackage } from './agent-update.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { packPackageDir } from './package-bundle.js';
 

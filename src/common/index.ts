@@ -15,3 +15,4 @@ export { SEAL_ERROR, SealError, InvalidSchemaError, type SealErrorReason } from 
 export { createLogger, defaultLogLevel, silentLogger, type Logger, type LoggerOptions, type LogLevel, type LogFields } from './log.js';
 export { systemClock, isoAt, type Clock } from './clock.js';
 export { systemErrorCode, isSystemError } from './system-error.js';
+export { withoutUndefined } from './without-undefined.js';

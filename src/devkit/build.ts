@@ -60,7 +60,7 @@ function run(command: BuildCommand, cwd: string, onOutput: BuildOptions['onOutpu
 
 /** Runs the recipe's commands in the project, one after another; throws a DevkitError on the first failure. */
 export async function runRecipe(dir: string, recipe: BuildRecipe, sdk: SdkPaths, onOutput?: BuildOptions['onOutput']): Promise<void> {
-  const missing = recipe.missingTools(sdk);
+  const missing = recipe.missingTools(dir, sdk);
   if (missing.length > 0) throw new DevkitError(DEVKIT_ERRORS.toolchain, missingToolsMessage(recipe.template, missing));
   for (const command of recipe.commands(dir, sdk)) await run(command, dir, onOutput);
 }

@@ -9,7 +9,6 @@
  * ours, so one URL can front a module that changes. The calls get what a session's would: a volume of
  * their own (`/volume/tmp` and `/volume/data`, kept across reloads) and the egress the author allowed.
  */
-import type { Server as HttpServer } from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Toolbox } from '../tool.js';
@@ -84,6 +83,15 @@ export function debounced(ms: number, task: () => Promise<void>): { poke(): void
   };
 }
 
+/**
+ * What dev keeps of the HTTP server mcp/'s `listenRouter` started: the way to stop it. devkit/ knows no HTTP
+ * of its own (the rule `http-only-where-http-lives` in .dependency-cruiser.cjs); mcp/ serves.
+ */
+interface Listener {
+  close(done: () => void): unknown;
+  closeAllConnections(): void;
+}
+
 export class DevServer {
   readonly url: string;
   private current: ToolboxHandler;
@@ -95,7 +103,7 @@ export class DevServer {
     private readonly options: DevServerOptions,
     private readonly dir: string,
     private readonly host: FunctionHost,
-    private readonly http: HttpServer,
+    private readonly http: Listener,
     url: string,
     first: ToolboxHandler,
     private readonly makeHandler: (toolbox: Toolbox, name: string) => ToolboxHandler,

@@ -13,5 +13,4 @@ export { initProject, packageNameFor, DEFAULT_DESCRIPTION, type InitOptions, typ
 export { inspectPackage, nameFromFile, type PackageInspection } from './inspect.js';
 export { buildProject, projectRecipe, runRecipe, missingToolsMessage, type BuildOptions, type BuildResult } from './build.js';
 export { packPackage, bundleFileName, isSkillDir, type PackedPackage } from './pack.js';
-export { agentInputWithPackage, type AgentChange } from './agent-update.js';
 export { DevServer, debounced, DEFAULT_DEBOUNCE_MS, type DevServerOptions, type ReloadOutcome } from './dev.js';

@@ -1,7 +1,8 @@
 /**
  * `subako init`: a new package project from a template. The template's files are copied with their
  * placeholders filled and their npm-safe names restored; nothing is written into a directory that holds
- * files already, so an init can never overwrite someone's work.
+ * files already, so an init can never overwrite someone's work. What the first build will lack (a
+ * compiler not installed, or AssemblyScript not yet in the project) is told at once, not at the build.
  */
 import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
@@ -9,7 +10,8 @@ import { ValidationError } from '../errors.js';
 import { validateManifest } from '../package/index.js';
 import { DevkitError, DEVKIT_ERRORS } from './errors.js';
 import { fillPlaceholders, projectPath, type TemplateValues } from './placeholders.js';
-import type { SdkPaths, TemplateName } from './recipe.js';
+import type { MissingTool, SdkPaths, TemplateName } from './recipe.js';
+import { recipeFor } from './registry.js';
 
 export interface InitOptions {
   dir: string;
@@ -26,6 +28,8 @@ export interface InitResult {
   template: TemplateName;
   /** The files written, relative POSIX paths, sorted. */
   files: string[];
+  /** What the template's build needs that this machine (or the new project) does not have yet; empty when it can build. */
+  missing: MissingTool[];
 }
 
 export const DEFAULT_DESCRIPTION = 'A subako function package.';
@@ -103,5 +107,5 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
     await chmod(out, (await stat(source)).mode & 0o777);
     written.push(target);
   }
-  return { dir, name, template: options.template, files: written.sort() };
+  return { dir, name, template: options.template, files: written.sort(), missing: recipeFor(options.template).missingTools(dir, options.sdk) };
 }

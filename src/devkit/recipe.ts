@@ -27,7 +27,7 @@ export interface BuildCommand {
 /** A tool the recipe needs that is not on this machine, and how to get it, for one line of advice. */
 export interface MissingTool {
   tool: string;
-  /** e.g. `apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32` or `npm install assemblyscript`. */
+  /** e.g. `apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32` or `npm install --save-dev assemblyscript@^0.28.20 …`. */
   install: string;
 }
 
@@ -35,8 +35,8 @@ export interface BuildRecipe {
   template: TemplateName;
   /** True when `dir` holds a project of this language (e.g. a Cargo.toml). Pure on the listing. */
   detect(fileNames: readonly string[]): boolean;
-  /** The tools this recipe needs that cannot be found; empty when the build can run. */
-  missingTools(sdk: SdkPaths): MissingTool[];
+  /** The tools the build of the project at `dir` needs that cannot be found; empty when it can run. */
+  missingTools(dir: string, sdk: SdkPaths): MissingTool[];
   /** The commands that build `<dir>/module.wasm`. */
   commands(dir: string, sdk: SdkPaths): BuildCommand[];
   /** Paths under the project, relative, whose change means a rebuild (`subako dev` watches them). */

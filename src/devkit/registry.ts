@@ -5,9 +5,7 @@
  */
 import { DevkitError, DEVKIT_ERRORS } from './errors.js';
 import type { BuildRecipe, TemplateName } from './recipe.js';
-import { assemblyScriptRecipe } from './recipes/assemblyscript.js';
-import { cRecipe } from './recipes/c.js';
-import { rustRecipe } from './recipes/rust.js';
+import { assemblyScriptRecipe, cRecipe, rustRecipe } from './recipes/index.js';
 
 const RECIPES: readonly BuildRecipe[] = [rustRecipe, assemblyScriptRecipe, cRecipe];
 

@@ -12,7 +12,7 @@ import { isForbiddenAddress } from './forbidden-address.js';
 import { cachedSystemLookup } from './lookup-cache.js';
 import { urlForLog, type EgressLogEntry } from './log.js';
 import { performHttpRequest, type EgressSettings } from './perform.js';
-import { compilePolicy, type EgressPolicy } from './policy.js';
+import { compilePolicy, type CompiledPolicy, type EgressPolicy } from './policy.js';
 import { HTTP_METHODS, MAX_REQUEST_BYTES, parseHttpRequest } from './request.js';
 import { trustFor, type CaOption } from './trust.js';
 import type { VolumeMount } from './volume-path.js';
@@ -20,7 +20,8 @@ import type { VolumeMount } from './volume-path.js';
 export type { CaOption } from './trust.js';
 
 export interface HttpBridgeOptions {
-  policy: EgressPolicy;
+  /** The policy as written, or compiled once already (`compilePolicy`) by a caller that runs it for many calls. */
+  policy: EgressPolicy | CompiledPolicy;
   /** The session's vault for this call: credentials per origin, used only for origins the policy grants. */
   credentials: VaultCredential[];
   /** `/volume/tmp` and, when mounted, `/volume/data`, with their host directories. */
@@ -66,9 +67,11 @@ function describeUnparsed(payload: Uint8Array): { method: string; url: string } 
   return { method, url: typeof raw.url === 'string' ? urlForLog(raw.url) : '' };
 }
 
+const isCompiled = (policy: EgressPolicy | CompiledPolicy): policy is CompiledPolicy => policy.grants instanceof Set;
+
 /** Builds the handler for the sandbox's `http` bridge channel. Throws ValidationError for a bad policy. */
 export function createHttpBridge(options: HttpBridgeOptions): BridgeHandler {
-  const compiled = compilePolicy(options.policy);
+  const compiled = isCompiled(options.policy) ? options.policy : compilePolicy(options.policy);
   const publicForTests = new Set(options.testingOnlyPublicAddresses ?? []);
   const settings: EgressSettings = {
     allow: compiled.allow,

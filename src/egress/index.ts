@@ -5,7 +5,7 @@
  */
 export { createHttpBridge, type HttpBridgeOptions, type CaOption } from './bridge.js';
 export { HttpsConnectionPool, type HttpsConnectionPoolOptions } from './connection-pool.js';
-export { parseEgressPolicyFile, compilePolicy, type EgressPolicy, type EgressPolicyFile, type PrivateDestinations } from './policy.js';
+export { parseEgressPolicyFile, compilePolicy, type CompiledPolicy, type EgressPolicy, type EgressPolicyFile, type PrivateDestinations } from './policy.js';
 export { parseHttpRequest, MAX_REQUEST_BYTES, MAX_TIMEOUT_MS, HTTP_METHODS, type HttpRequest, type HttpMethod, type RequestBody, type OutputSpec } from './request.js';
 export { matchesAllowlist, parseAllowEntry, canonicalHost, type AllowEntry } from './allowlist.js';
 export { isForbiddenAddress } from './forbidden-address.js';

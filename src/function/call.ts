@@ -2,7 +2,6 @@
  * One function call: start a fresh instance with the call's mounts, send one `tools/call`, read the answer,
  * close stdin, wait for exit 0, classify the run, and render what the model sees.
  */
-import { mkdir } from 'node:fs/promises';
 import type { CallLimits } from '../config.js';
 import { tailText, type ModuleHandle, type Sandbox, type BridgeHandler } from '../sandbox/index.js';
 import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
@@ -15,26 +14,6 @@ import { crash, CrashReason } from './crash.js';
 import { callPreopens } from './preopens.js';
 import { renderCrash, renderForModel } from './render.js';
 import type { FunctionCallContext, FunctionCallOutcome, PackageSource } from './types.js';
-
-/**
- * Volume directories are created on first use and remembered, so the hot path does not ask the file system
- * again for every call (a session makes many calls on the same directories). A directory removed later is
- * made again: the WASI host's failure to open it clears it from the set.
- */
-const knownDirectories = new Set<string>();
-const MAX_KNOWN_DIRECTORIES = 10_000;
-
-async function ensureDirectory(dir: string): Promise<void> {
-  if (knownDirectories.has(dir)) return;
-  await mkdir(dir, { recursive: true });
-  if (knownDirectories.size >= MAX_KNOWN_DIRECTORIES) knownDirectories.clear();
-  knownDirectories.add(dir);
-}
-
-/** Forgets that a directory exists (its session was deleted); the next call on it creates it again. */
-export function forgetDirectory(dir: string): void {
-  knownDirectories.delete(dir);
-}
 
 /** What a call runs on: the host's sandbox and its pool of outgoing HTTPS connections. */
 export interface CallRuntime {
@@ -53,9 +32,6 @@ export async function callFunctionTool(
 ): Promise<FunctionCallOutcome> {
   const { sandbox } = runtime;
   const started = performance.now();
-  // Checked here first: a directory already known costs no promise on the call's path.
-  if (!knownDirectories.has(ctx.tmpDir)) await ensureDirectory(ctx.tmpDir);
-  if (ctx.dataDir && !knownDirectories.has(ctx.dataDir)) await ensureDirectory(ctx.dataDir);
 
   const egressLog: EgressLogEntry[] = [];
   const bridge: { http?: BridgeHandler } = {};
@@ -64,7 +40,7 @@ export async function callFunctionTool(
     if (ctx.dataDir) volume.push({ guestPath: '/volume/data', hostPath: ctx.dataDir });
     bridge.http = createHttpBridge({
       connections: runtime.connections,
-      policy: { allow: ctx.egress.allow, grants: ctx.egress.grants, privateDestinations: ctx.egress.privateDestinations ?? 'deny' },
+      policy: ctx.egress.compiled ?? { allow: ctx.egress.allow, grants: ctx.egress.grants, privateDestinations: ctx.egress.privateDestinations ?? 'deny' },
       credentials: ctx.egress.credentials,
       volume,
       ca: ctx.egress.ca,

@@ -11,13 +11,24 @@ import { HttpsConnectionPool } from '../egress/index.js';
 import type { Tool, Toolbox } from '../tool.js';
 import { callDeadlineMs, functionTool } from './function-tool.js';
 import { discoverTools } from './discover.js';
-import { callFunctionTool, forgetDirectory } from './call.js';
+import { callFunctionTool } from './call.js';
 import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, PackageSource, ToolInfo } from './types.js';
 
 export interface LoadedPackage {
   readonly source: PackageSource;
   readonly digest: string;
   readonly module: ModuleHandle;
+}
+
+/**
+ * A package a toolbox borrows for each call rather than holding it for good: whoever lends it (a cache of
+ * loaded packages) may let the module go between calls, never during one.
+ */
+export interface LentPackage {
+  /** What the package's tools say they come from. */
+  readonly source: { name: string; version?: string };
+  /** The package loaded for one call; `giveBack` when the call has ended. */
+  borrow(): Promise<{ loaded: LoadedPackage; giveBack(): void }>;
 }
 
 export interface FunctionHostOptions {
@@ -125,11 +136,26 @@ export class FunctionHost {
     this.idle.add(loaded.digest);
     for (const digest of this.idle) {
       if (this.idle.size <= IDLE_MODULES) break;
-      const oldest = this.compiled.get(digest)!;
-      this.idle.delete(digest);
-      this.compiled.delete(digest);
-      void oldest.handle.then((module) => this.sandbox.release(module), () => undefined);
+      this.releaseModule(digest);
     }
+  }
+
+  /**
+   * Nobody will load these bytes again for the package they came from (it was deleted): if no load holds the
+   * module, the sandbox releases it now (after the runs that use it) instead of keeping it idle. A module
+   * another load holds stays. Loading the bytes again later compiles them again.
+   */
+  releaseUnused(digest: string): void {
+    const entry = this.compiled.get(digest);
+    if (entry && entry.loads === 0) this.releaseModule(digest);
+  }
+
+  private releaseModule(digest: string): void {
+    const entry = this.compiled.get(digest);
+    if (!entry) return;
+    this.idle.delete(digest);
+    this.compiled.delete(digest);
+    void entry.handle.then((module) => this.sandbox.release(module), () => undefined);
   }
 
   /** A read-only look at the sandbox's workers and the compile cache, for metrics. */
@@ -154,30 +180,31 @@ export class FunctionHost {
     }
   }
 
-  /** The package's tools as Tools; `context()` gives each call its mounts and egress. */
-  toolbox(loaded: LoadedPackage, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Toolbox {
+  /**
+   * The package's tools as Tools; `context()` gives each call its mounts and egress. A LoadedPackage is held
+   * for the toolbox's life; a LentPackage is borrowed for each call and given back when it ends.
+   */
+  toolbox(pkg: LoadedPackage | LentPackage, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Toolbox {
     const toolbox: Toolbox = {};
-    for (const info of tools) toolbox[info.name] = this.tool(loaded, info, context);
+    for (const info of tools) toolbox[info.name] = this.tool(pkg, info, context);
     return toolbox;
   }
 
-  private tool(loaded: LoadedPackage, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
-    return functionTool(loaded.source, info, async (args, callCtx) => {
+  private tool(pkg: LoadedPackage | LentPackage, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
+    return functionTool(pkg.source, info, async (args, callCtx) => {
       const base = await context();
       const ctx: FunctionCallContext = { ...base, signal: callCtx?.signal, ...(callCtx?.progress ? { progress: callCtx.progress } : {}) };
       if (callCtx?.timeoutMs !== undefined) {
         ctx.limits = { ...base.limits, callTimeoutMs: callDeadlineMs(base.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx.timeoutMs) };
       }
-      return this.call(loaded, info.name, args, ctx);
+      if (!('borrow' in pkg)) return this.call(pkg, info.name, args, ctx);
+      const lent = await pkg.borrow();
+      try {
+        return await this.call(lent.loaded, info.name, args, ctx);
+      } finally {
+        lent.giveBack();
+      }
     });
-  }
-
-  /**
-   * Call after removing a volume directory (a session deleted or expired): calls remember the directories
-   * they created, and the next call on this path must create it afresh.
-   */
-  forgetVolume(dir: string): void {
-    forgetDirectory(dir);
   }
 
   async close(): Promise<void> {

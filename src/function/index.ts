@@ -1,4 +1,4 @@
-export { FunctionHost, type LoadedPackage, type FunctionHostOptions, type FunctionHostStats } from './host.js';
+export { FunctionHost, type LoadedPackage, type LentPackage, type FunctionHostOptions, type FunctionHostStats } from './host.js';
 export { functionTool, callDeadlineMs, toModelResult, type FunctionToolRun } from './function-tool.js';
 export { CrashReason, type CrashReasonCode } from './crash.js';
 export { TOOL_RULES, checkTools, checkDiscoverResult } from './tool-rules.js';

@@ -12,7 +12,7 @@
 import type { Problem } from '../errors.js';
 import type { CallStatus, CallToolResult, ContentBlock, JsonSchema, ProgressReporter } from '../tool.js';
 import type { CallLimits } from '../config.js';
-import type { EgressLogEntry } from '../egress/index.js';
+import type { CompiledPolicy, EgressLogEntry } from '../egress/index.js';
 
 /** A package as the runtime needs it: its module and, when it has assets, the directory behind /package. */
 export interface PackageSource {
@@ -49,12 +49,20 @@ export interface EgressGrant {
   credentials: { origin: string; headers: Record<string, string> }[];
   /** Extra trusted CA certificates (PEM), for tests and private deployments. */
   ca?: string | string[];
+  /**
+   * `allow`, `grants` and `privateDestinations` compiled once, when the caller compiles them for many calls (a
+   * session's toolbox); compiled for the call when absent. Never travels (a worker compiles its own).
+   */
+  compiled?: CompiledPolicy;
 }
 
 export interface FunctionCallContext {
-  /** Host directory behind /volume/tmp (created if missing). */
+  /**
+   * Host directory behind /volume/tmp; it must exist. The caller owns its volumes and makes them (the platform's
+   * Volumes once per directory, `subako call` for its own): a call never asks the file system whether they do.
+   */
   tmpDir: string;
-  /** Host directory behind /volume/data; mounted only when given. */
+  /** Host directory behind /volume/data, which must exist; mounted only when given. */
   dataDir?: string;
   /**
    * A host directory whose subdirectories are skills: mounted read-only at /skills, and each subdirectory

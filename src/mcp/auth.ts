@@ -4,7 +4,7 @@
  * made out of band by `subako mcp login`; programs only ever name it, the token never appears in them.
  */
 import { McpAuthError } from './errors.js';
-import { accessTokenFor as storeAccessTokenFor } from './oauth/store.js';
+import { accessTokenFor as storeAccessTokenFor } from './oauth/index.js';
 import { Secret } from '../common/index.js';
 
 export interface HeadersAuth {

@@ -6,14 +6,15 @@
  */
 import { ValidationError, type Problem } from '../errors.js';
 import { isHttpsOrLoopback } from '../common/index.js';
-import { parseAllowEntry, canonicalOrigin } from '../egress/index.js';
+import { compilePolicy } from '../egress/index.js';
 import { NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
-import { overlappingSource, SOURCE_SEPARATOR } from './tool-names.js';
-import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type Store, type ToolPolicy } from './store.js';
+import { overlappingSource, SOURCE_SEPARATOR } from './calls/index.js';
+import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type ToolPolicy,
+  type AgentStore, type PackageStore, type SessionStore, type SkillStore, type VaultStore } from './store/index.js';
 import { stopNoCalls, type StopCalls } from './sessions.js';
-import type { Volumes } from './volumes.js';
+import type { Volumes } from './volumes/index.js';
 
 /** An agent as the API receives it (the body is shape-checked by the HTTP layer first). */
 export interface AgentInput {
@@ -32,9 +33,13 @@ export interface AgentInput {
 
 export const SOURCE_NAME = PACKAGE_NAME;
 
+/** The agents, and what an agent's spec is resolved against (packages, skills, vaults) and deletes with it (sessions). */
+type AgentServiceStore = AgentStore & Pick<PackageStore, 'getPackage' | 'latestPackage'> & Pick<SkillStore, 'getSkill' | 'latestSkill'>
+  & Pick<VaultStore, 'getVault' | 'getCredential'> & Pick<SessionStore, 'listSessions'>;
+
 export class AgentService {
   constructor(
-    private readonly store: Store,
+    private readonly store: AgentServiceStore,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
   ) {}
@@ -117,16 +122,14 @@ export class AgentService {
         continue;
       }
       const allow = tool.egress?.allow ?? [];
-      const grants = tool.egress?.grants ?? [];
-      for (const entry of allow) {
-        const parsed = parseAllowEntry(entry);
-        if ('problem' in parsed) problems.push({ code: 'agent.egress_allow', message: `${where}.egress.allow: ${parsed.problem}` });
-      }
-      const canonicalGrants: string[] = [];
-      for (const grant of grants) {
-        const origin = canonicalOrigin(grant);
-        if (origin === null) problems.push({ code: 'agent.egress_grant', message: `${where}.egress.grants: ${JSON.stringify(grant)} is not an https origin` });
-        else canonicalGrants.push(origin);
+      // The one check of an egress policy (egress/'s, with its codes), made as the agent is published: a call
+      // compiles the same policy once per session and never finds it wrong.
+      let canonicalGrants: string[] = [];
+      try {
+        canonicalGrants = [...compilePolicy({ allow, grants: tool.egress?.grants ?? [] }).grants];
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        problems.push(...err.problems.map((p) => ({ code: p.code, message: `${where}.egress: ${p.message}` })));
       }
       spec.tools.push({ package: pkg.name, requested, version: pkg.version, egress: { allow, grants: canonicalGrants }, data: tool.data ?? false });
     }

@@ -11,8 +11,8 @@ import { existsSync } from 'node:fs';
 import { SubakoError } from '../errors.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import { hashSecret, newId, newSecret, nowIso } from './ids.js';
-import { SqliteStore } from './sqlite-store.js';
-import type { ApiKeyRecord, ApiKeyScope, Page, PageRequest, Store } from './store.js';
+import { SqliteStore } from './store/index.js';
+import type { ApiKeyRecord, ApiKeyScope, ApiKeyStore, Page, PageRequest } from './store/index.js';
 
 export const API_KEY_SCOPES: readonly ApiKeyScope[] = ['admin', 'read'];
 
@@ -38,7 +38,7 @@ const TOUCH_INTERVAL_MS = 60_000;
 export class ApiKeys {
   private readonly revokedListeners = new Set<(id: string) => void>();
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly store: ApiKeyStore) {}
 
   /** `scopePermits`, for server/, which is handed the platform and imports none of its code. */
   permits(record: ApiKeyRecord, access: Access): boolean {

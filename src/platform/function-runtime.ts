@@ -1,13 +1,14 @@
 /**
  * The PackageRuntime the server runs with: package/ reads and checks package directories, function/'s
- * FunctionHost discovers and calls them on its worker pool. Loaded packages are kept by digest, so a
- * package's module is compiled once however many sessions call it.
+ * FunctionHost discovers and calls them on its worker pool. Loaded packages are kept by digest
+ * (loaded-packages.ts), so a package's module is compiled once however many sessions call it, and released
+ * when the package is deleted.
  */
-import { FunctionHost, type FunctionHostStats, type LoadedPackage, type FunctionCallContext, type ToolInfo } from '../function/index.js';
-import { checkPackage, readPackageDir } from '../package/index.js';
+import { FunctionHost, type FunctionCallContext, type ToolInfo } from '../function/index.js';
+import { checkPackage } from '../package/index.js';
 import type { CallLimits } from '../config.js';
 import type { Toolbox } from '../tool.js';
-import { ValidationError } from '../errors.js';
+import { LoadedPackages, type LoadedPackagesStats } from './loaded-packages.js';
 import type { InspectedPackage, PackageRuntime, StoredPackageRef } from './package-runtime.js';
 
 export interface FunctionRuntimeOptions {
@@ -18,12 +19,13 @@ export interface FunctionRuntimeOptions {
   onSandboxCrash?: (reason: string) => void;
   /** Where modules instrumented for their caps are kept across restarts (the data directory's cache). */
   preparedCacheDir?: string;
+  /** Package versions kept loaded (DEFAULT_MAX_PACKAGES by default): past it, the least recently called leaves. */
+  maxLoadedPackages?: number;
 }
 
 export class FunctionRuntime implements PackageRuntime {
   readonly host: FunctionHost;
-  private readonly loaded = new Map<string, Promise<LoadedPackage>>();
-  private loadedHits = 0;
+  private readonly packages: LoadedPackages<StoredPackageRef>;
 
   constructor(options: FunctionRuntimeOptions = {}) {
     this.host = new FunctionHost({
@@ -33,6 +35,7 @@ export class FunctionRuntime implements PackageRuntime {
       onSandboxCrash: options.onSandboxCrash,
       preparedCacheDir: options.preparedCacheDir,
     });
+    this.packages = new LoadedPackages(this.host, (pkg) => pkg.dir, { maxPackages: options.maxLoadedPackages });
   }
 
   async inspect(dir: string): Promise<InspectedPackage> {
@@ -48,44 +51,26 @@ export class FunctionRuntime implements PackageRuntime {
   }
 
   async discover(pkg: StoredPackageRef) {
-    // Discovery runs on the upload's staging directory, so it is never cached by digest; its load is given
+    // Discovery runs on the upload's staging directory, so its load is not the one calls borrow; it is given
     // back at once (the module stays compiled a while, for the first call of a package that was accepted).
-    const loaded = await this.loadFrom(pkg);
-    try {
-      return await this.host.discover(loaded);
-    } finally {
-      this.host.unload(loaded);
-    }
+    return this.packages.discover(pkg, pkg.dir);
   }
 
   async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox> {
-    let loading = this.loaded.get(pkg.digest);
-    // A package loaded already is a compile-cache hit too: its module is the one compiled before.
-    if (loading) this.loadedHits += 1;
-    else {
-      loading = this.loadFrom(pkg);
-      this.loaded.set(pkg.digest, loading);
-      loading.catch(() => this.loaded.delete(pkg.digest));
-    }
-    return this.host.toolbox(await loading, tools, context);
+    // Each call borrows the package: loaded at the first, found loaded by the next, let go once deleted.
+    return this.host.toolbox(this.packages.lend(pkg), tools, context);
   }
 
-  /** The sandbox's workers and queue, and how often a module was found compiled rather than compiled. */
-  stats(): FunctionHostStats {
-    const host = this.host.stats();
-    return { ...host, compileCacheHits: host.compileCacheHits + this.loadedHits };
+  release(digest: string): void {
+    this.packages.release(digest);
+  }
+
+  /** The sandbox's workers and queue, how often a module was found compiled rather than compiled, the packages loaded. */
+  stats(): LoadedPackagesStats {
+    return this.packages.stats();
   }
 
   close(): Promise<void> {
     return this.host.close();
-  }
-
-  private async loadFrom(pkg: StoredPackageRef): Promise<LoadedPackage> {
-    const read = await readPackageDir(pkg.dir);
-    if (!read.ok) throw new ValidationError(read.problems);
-    return this.host.load({
-      name: pkg.name, version: pkg.version, description: read.manifest.description, moduleBytes: read.moduleBytes,
-      assetsDir: read.assetsDir,
-    });
   }
 }

@@ -11,24 +11,24 @@ export { API_KEY_SCOPES, scopePermits, mintAdminKey, type Access } from './api-k
 export {
   CallAdmission, CallRefusedError, CALL_REFUSED, RETRY_AFTER_MS, defaultCallAdmissionLimits,
   type CallAdmissionLimits, type AdmittedCall, type NotStarted,
-} from './call-admission.js';
+} from './calls/index.js';
 export { NotFoundError, ConflictError, InUseError, UpstreamError, StoreUnavailableError } from './errors.js';
-export type { AgentToolbox } from './agent-toolbox.js';
+export type { AgentToolbox, SessionTool, LoggedCall, SessionCallContext } from './calls/index.js';
 export {
   Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, MAX_HELD_DEPTH, MAX_HELD_ARGUMENT_BYTES,
   type Approver, type ApprovalGate, type HeldApproval, type PendingApproval, type Verdict,
-} from './approvals.js';
-export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './approval-view.js';
+} from './calls/index.js';
+export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './calls/index.js';
 export type { AgentInput } from './agents.js';
 export type { SessionInput } from './sessions.js';
 export type { CredentialInput } from './vaults.js';
-export type * from './store.js';
-export type { CallEvents, CallEvent } from './call-events.js';
-export { NatsRuntime, type NatsRuntimeOptions } from './nats-runtime.js';
-export { NatsWorker, type NatsWorkerOptions } from './nats-worker.js';
-export { natsSubjects, type NatsSubjects } from './nats-calls.js';
-export { connectNats } from './nats-connect.js';
-export { busKey, BUS_DROP_REASONS, type BusDropReason } from './nats-envelope.js';
-export { checkBusKey, BusKeyMismatchError } from './nats-key-check.js';
-export { CallEventRelay } from './nats-events.js';
-export type { HistogramSnapshot, NatsDispatchStats, NatsCallResult } from './nats-dispatch-stats.js';
+export type * from './store/index.js';
+export type { CallEvents, CallEvent } from './calls/index.js';
+export { NatsRuntime, type NatsRuntimeOptions } from './scale-out/index.js';
+export { NatsWorker, type NatsWorkerOptions } from './scale-out/index.js';
+export { natsSubjects, type NatsSubjects } from './scale-out/index.js';
+export { connectNats } from './scale-out/index.js';
+export { busKey, BUS_DROP_REASONS, type BusDropReason } from './scale-out/index.js';
+export { checkBusKey, BusKeyMismatchError } from './scale-out/index.js';
+export { CallEventRelay } from './scale-out/index.js';
+export type { HistogramSnapshot, NatsDispatchStats, NatsCallResult } from './scale-out/index.js';

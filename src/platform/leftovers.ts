@@ -6,15 +6,18 @@
  */
 import { rm } from 'node:fs/promises';
 import type { ContentStore } from '../package/index.js';
-import type { Store } from './store.js';
-import type { Volumes } from './volumes.js';
+import type { AgentStore, PackageStore, SessionStore, SkillStore } from './store/index.js';
+import type { Volumes } from './volumes/index.js';
 
 export interface ContentStores {
   packages: ContentStore;
   skills: ContentStore;
 }
 
-export async function sweepLeftovers(store: Store, volumes: Volumes, blobs: ContentStores, scratchDir: string): Promise<void> {
+/** What the sweep asks the store: which blobs and volumes are still some record's. */
+type LeftoverRecords = Pick<PackageStore, 'allPackages'> & Pick<SkillStore, 'listSkills'> & Pick<SessionStore, 'getSession'> & Pick<AgentStore, 'getAgent'>;
+
+export async function sweepLeftovers(store: LeftoverRecords, volumes: Volumes, blobs: ContentStores, scratchDir: string): Promise<void> {
   await rm(scratchDir, { recursive: true, force: true }); // the server's own staging, never a guest's
   await blobs.packages.sweep(new Set((await store.allPackages()).map((p) => p.digest)));
   await blobs.skills.sweep(await skillDigests(store));
@@ -24,7 +27,7 @@ export async function sweepLeftovers(store: Store, volumes: Volumes, blobs: Cont
   });
 }
 
-async function skillDigests(store: Store): Promise<Set<string>> {
+async function skillDigests(store: Pick<SkillStore, 'listSkills'>): Promise<Set<string>> {
   const digests = new Set<string>();
   for (let after: string | undefined; ;) {
     const page = await store.listSkills({ limit: 200, after });

@@ -1,8 +1,10 @@
 /**
- * The OAuth 2.0 refresh-token grant (RFC 6749 §6), for vault credentials whose access token is about to
- * expire. One function: given the refresh settings, fetch a new token. Errors never carry the tokens.
+ * The refresh of a vault's OAuth credential: its stored refresh settings put to mcp/'s one refresh-token grant
+ * (the SDK's `refreshAuthorization`: RFC 6749 §6, client authentication, error answers), and the answer as the
+ * vault stores it. Errors never carry the tokens, the client secret, or what the server said beyond its code.
  */
 import { isHttpsOrLoopback } from '../common/index.js';
+import { refreshTokens, TokenRefreshError } from '../mcp/oauth/index.js';
 import { UpstreamError } from './errors.js';
 
 export interface OAuthRefreshSettings {
@@ -19,11 +21,14 @@ export interface RefreshedToken {
   access_token: string;
   /** ISO time, when the server said how long the token lives. */
   expires_at: string | null;
-  /** A rotated refresh token, when the server issued one. */
-  refresh_token: string | null;
+  /** The refresh token to present next time: the rotated one, or the same when the server did not rotate it. */
+  refresh_token: string;
 }
 
+/** On a call's path: shorter than the login's deadline. */
 const REFRESH_TIMEOUT_MS = 15_000;
+/** An expiry further out than this is taken as this (a date past year 275760 cannot be written at all). */
+const LONGEST_LIFETIME_S = 10 * 365 * 24 * 3600;
 
 /** Token endpoints must be https, except on the loopback interface (local development and tests). */
 export function isAcceptableTokenEndpoint(text: string): boolean {
@@ -31,48 +36,37 @@ export function isAcceptableTokenEndpoint(text: string): boolean {
 }
 
 export async function refreshAccessToken(settings: OAuthRefreshSettings, now: number): Promise<RefreshedToken> {
-  const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: settings.refresh_token });
-  if (settings.scope) form.set('scope', settings.scope);
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-www-form-urlencoded',
-    accept: 'application/json',
-  };
-  const auth = settings.token_endpoint_auth ?? 'none';
-  if (auth === 'client_secret_basic') {
-    const pair = `${encodeURIComponent(settings.client_id)}:${encodeURIComponent(settings.client_secret ?? '')}`;
-    headers.authorization = `Basic ${Buffer.from(pair).toString('base64')}`;
-  } else {
-    form.set('client_id', settings.client_id);
-    if (auth === 'client_secret_post' && settings.client_secret) form.set('client_secret', settings.client_secret);
-  }
-  let response: Response;
+  const method = settings.token_endpoint_auth ?? 'none';
+  const origin = new URL(settings.token_endpoint).origin;
+  let tokens;
   try {
-    response = await fetch(settings.token_endpoint, {
-      method: 'POST',
-      headers,
-      body: form.toString(),
-      redirect: 'error',
-      signal: AbortSignal.timeout(REFRESH_TIMEOUT_MS),
+    tokens = await refreshTokens({
+      server: { tokenEndpoint: settings.token_endpoint },
+      client: {
+        client_id: settings.client_id,
+        // A public client's secret, if one was stored anyway, is never sent.
+        ...(method !== 'none' && settings.client_secret !== undefined ? { client_secret: settings.client_secret } : {}),
+        token_endpoint_auth_method: method,
+        redirect_uris: [],
+      },
+      refreshToken: settings.refresh_token,
+      ...(settings.scope ? { scope: settings.scope } : {}),
+      timeoutMs: REFRESH_TIMEOUT_MS,
     });
   } catch (err) {
-    throw new UpstreamError(`the token endpoint ${new URL(settings.token_endpoint).origin} could not be reached`, 'oauth_refresh_failed', { cause: err });
+    if (!(err instanceof TokenRefreshError)) throw err;
+    const code = err.oauthCode === undefined ? '' : ` (${err.oauthCode})`;
+    throw new UpstreamError(
+      err.reason === 'refused'
+        ? `the token endpoint ${origin} refused to refresh the access token${code}: store the credential again with a new refresh token`
+        : `the token endpoint ${origin} could not be reached, failed, or sent no usable answer${code}; the next use tries again`,
+      'oauth_refresh_failed',
+    );
   }
-  const text = await response.text().catch(() => '');
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch (error) {
-    // A non-JSON answer is handled below as a failure.
-    if (!(error instanceof SyntaxError)) throw error;
-  }
-  if (!response.ok || typeof body.access_token !== 'string' || body.access_token.length === 0) {
-    const reason = typeof body.error === 'string' ? ` (${body.error.slice(0, 100)})` : '';
-    throw new UpstreamError(`the token endpoint refused to refresh the access token: HTTP ${response.status}${reason}`, 'oauth_refresh_failed');
-  }
-  const expiresIn = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : null;
+  const expiresIn = typeof tokens.expires_in === 'number' && tokens.expires_in > 0 ? Math.min(tokens.expires_in, LONGEST_LIFETIME_S) : null;
   return {
-    access_token: body.access_token,
+    access_token: tokens.access_token,
     expires_at: expiresIn === null ? null : new Date(now + expiresIn * 1000).toISOString(),
-    refresh_token: typeof body.refresh_token === 'string' && body.refresh_token.length > 0 ? body.refresh_token : null,
+    refresh_token: tokens.refresh_token || settings.refresh_token,
   };
 }

@@ -42,6 +42,11 @@ export interface PackageRuntime {
    * credentials, the volume quota's reservation).
    */
   toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox>;
+  /**
+   * No stored package version has these bytes any more (the last was deleted): what was loaded for them is let
+   * go (after the calls in flight). Calls of other packages are untouched.
+   */
+  release(digest: string): void;
   /** Waits for calls in flight, then stops the workers. */
   close(): Promise<void>;
 }

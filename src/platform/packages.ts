@@ -11,14 +11,14 @@ import { bundleDigest, readBundle, writeBundleTree, type BundleLimits, type Cont
 import { ConflictError, InUseError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';
 import type { PackageRuntime, StoredPackageRef } from './package-runtime.js';
-import type { PackageRecord, PackageVersionSummary, Page, PageRequest, Store } from './store.js';
+import type { AgentStore, PackageRecord, PackageStore, PackageVersionSummary, Page, PageRequest } from './store/index.js';
 
 export const PACKAGE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const VERSION_TEXT = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/;
 
 export class PackageService {
   constructor(
-    private readonly store: Store,
+    private readonly store: PackageStore & Pick<AgentStore, 'agentVersionsUsingPackage'>,
     private readonly blobs: ContentStore,
     private readonly runtime: PackageRuntime,
     private readonly scratchDir: string,
@@ -56,22 +56,14 @@ export class PackageService {
         throw new ValidationError(discovery.problems.length > 0 ? discovery.problems : [{ code: 'discovery.failed', message: 'discovery did not list any tools' }]);
       }
       await this.blobs.put(archive, contents);
-      const version = manifest.version ?? (await this.assignVersion(manifest.name));
+      // Unversioned (null): the store numbers it inside the transaction that adds it.
       const record = await this.store.addPackage({
-        name: manifest.name, version, description: manifest.description, digest, manifest: manifest.raw,
+        name: manifest.name, version: manifest.version, description: manifest.description, digest, manifest: manifest.raw,
         tools: discovery.tools, createdAt: nowIso(),
       });
       return { record, created: true };
     } finally {
       await rm(staging, { recursive: true, force: true });
-    }
-  }
-
-  /** Assigned versions count up from the latest ordinal, skipping any that a manifest already took. */
-  private async assignVersion(name: string): Promise<string> {
-    const latest = await this.store.latestPackage(name);
-    for (let n = (latest?.seq ?? 0) + 1; ; n += 1) {
-      if (!(await this.store.getPackage(name, String(n)))) return String(n);
     }
   }
 
@@ -99,7 +91,11 @@ export class PackageService {
       throw new InUseError(`package ${rec.name}@${rec.version} is used by agent version${users.length > 1 ? 's' : ''} ${users.slice(0, 5).join(', ')}${users.length > 5 ? ', …' : ''}`);
     }
     await this.store.deletePackage(rec.name, rec.version);
-    if ((await this.store.countPackagesWithDigest(rec.digest)) === 0) await this.blobs.remove(rec.digest);
+    if ((await this.store.countPackagesWithDigest(rec.digest)) === 0) {
+      // No version has these bytes any more: the runtime lets their module go, and the blob goes.
+      this.runtime.release(rec.digest);
+      await this.blobs.remove(rec.digest);
+    }
   }
 
   /** The stored package as the runtime loads it (its tree re-created from the blob if need be). */

@@ -17,27 +17,27 @@ import { createLogger, systemClock, type Clock, type Logger, type Secret } from 
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BlobStore, type BundleLimits, ContentStore } from '../package/index.js';
 import { AgentService } from './agents.js';
-import { SessionToolboxes } from './agent-toolbox.js';
-import { VolumeQuotas } from './volume-quota.js';
+import { SessionToolboxes } from './calls/index.js';
+import { VolumeQuotas } from './volumes/index.js';
 import { ApiKeys } from './api-keys.js';
-import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './call-admission.js';
-import { CallLog } from './call-log.js';
-import { Approvals } from './approvals.js';
+import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './calls/index.js';
+import { CallLog } from './calls/index.js';
+import { Approvals } from './calls/index.js';
 import { ValidationError } from '../errors.js';
 import { newId } from './ids.js';
-import { checkSealingKey } from './sealing-key-check.js';
+import { checkSealingKey } from './store/index.js';
 import { sweepLeftovers } from './leftovers.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
 import type { RemoteMcp } from './remote-mcp.js';
 import { SessionService } from './sessions.js';
 import { SkillService } from './skills.js';
-import { PostgresStore } from './postgres-store.js';
-import { SqliteStore } from './sqlite-store.js';
-import type { Store } from './store.js';
+import { PostgresStore } from './store/index.js';
+import { SqliteStore } from './store/index.js';
+import type { Store } from './store/index.js';
 import { VaultService } from './vaults.js';
 import { VolumeBrowser } from './volume-browser.js';
-import { Volumes } from './volumes.js';
+import { Volumes } from './volumes/index.js';
 
 /** How long a process's lease lasts unless `instanceLeaseMs` says otherwise. */
 export const DEFAULT_INSTANCE_LEASE_MS = 30_000;
@@ -134,13 +134,14 @@ export class Platform {
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
-    this.calls = new CallLog(store, this.admission, callTimeoutMs, this.instanceId);
+    this.calls = new CallLog(store, callTimeoutMs, this.instanceId);
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
     this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
-    // The one session tool pipeline: tools built once per session, each wrapped once by the call log.
+    // The one session tool pipeline: tools built once per session, each composed once with the call log, its
+    // approval and admission.
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
-      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, approvals: this.approvals, clock: this.clock,
+      remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, admission: this.admission, approvals: this.approvals, clock: this.clock,
       privateDestinations: options.privateDestinations ?? 'deny',
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));

@@ -9,8 +9,8 @@ import { isoAt, systemClock, type Clock } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { NotFoundError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
-import type { Page, PageRequest, SessionRecord, Store } from './store.js';
-import type { Volumes } from './volumes.js';
+import type { AgentStore, Page, PageRequest, SessionRecord, SessionStore, VaultStore } from './store/index.js';
+import type { Volumes } from './volumes/index.js';
 
 /**
  * Stops the calls in flight of these sessions (and, when given, every call of the agent) and resolves once
@@ -48,7 +48,7 @@ export class SessionService {
   private goneEpoch = 0;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: SessionStore & Pick<AgentStore, 'getAgent'> & Pick<VaultStore, 'getVault'>,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
     /** Decides expiry: tests move it forward instead of sleeping out a TTL. */

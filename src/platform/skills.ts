@@ -10,7 +10,7 @@ import { bundleDigest, readBundle, type BundleLimits, type ContentStore } from '
 import { ConflictError, InUseError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';
 import { VERSION_TEXT } from './packages.js';
-import type { Page, PageRequest, SkillRecord, Store } from './store.js';
+import type { AgentStore, Page, PageRequest, SkillRecord, SkillStore } from './store/index.js';
 
 export const SKILL_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
@@ -50,7 +50,7 @@ export function parseSkillFrontMatter(text: string): { ok: true; value: SkillFro
 }
 
 export class SkillService {
-  constructor(private readonly store: Store, private readonly blobs: ContentStore, private readonly limits: BundleLimits) {}
+  constructor(private readonly store: SkillStore & Pick<AgentStore, 'agentVersionsUsingSkill'>, private readonly blobs: ContentStore, private readonly limits: BundleLimits) {}
 
   async upload(archive: Uint8Array): Promise<{ record: SkillRecord; created: boolean }> {
     const contents = await readBundle(archive, this.limits);
@@ -68,14 +68,8 @@ export class SkillService {
       }
     }
     await this.blobs.put(archive, contents);
-    let assigned = version;
-    if (assigned === null) {
-      const latest = await this.store.latestSkill(name);
-      for (let n = (latest?.seq ?? 0) + 1; assigned === null; n += 1) {
-        if (!(await this.store.getSkill(name, String(n)))) assigned = String(n);
-      }
-    }
-    const record = await this.store.addSkill({ name, version: assigned, description, digest, createdAt: nowIso() });
+    // Unversioned (null): the store numbers it inside the transaction that adds it.
+    const record = await this.store.addSkill({ name, version, description, digest, createdAt: nowIso() });
     return { record, created: true };
   }
 

@@ -9,8 +9,9 @@ import { seal, unseal, silentLogger, systemClock, type Clock, type Logger } from
 import { ValidationError } from '../errors.js';
 import { InUseError, NotFoundError } from './errors.js';
 import { newId, nowIso } from './ids.js';
+import { needsRefresh } from '../mcp/oauth/index.js';
 import { isAcceptableTokenEndpoint, refreshAccessToken, type OAuthRefreshSettings } from './oauth-refresh.js';
-import type { CredentialRecord, CredentialScheme, Page, PageRequest, Store, VaultRecord } from './store.js';
+import type { AgentStore, CredentialRecord, CredentialScheme, Page, PageRequest, SessionStore, VaultRecord, VaultStore } from './store/index.js';
 
 export type CredentialPayload =
   | { auth_scheme: 'static_bearer'; token: string }
@@ -45,15 +46,12 @@ export interface OpenCredential {
   headers: Record<string, string>;
 }
 
-/** Refresh when the token has less than this left. */
-const REFRESH_MARGIN_MS = 60_000;
-
 export class VaultService {
   private readonly refreshing = new Map<string, Promise<OpenCredential>>();
 
   /** `clock` decides when an OAuth token is close enough to its expiry to refresh. */
   constructor(
-    private readonly store: Store,
+    private readonly store: VaultStore & Pick<AgentStore, 'agentVersionsUsingVault'> & Pick<SessionStore, 'sessionsUsingVault'>,
     private readonly key: Buffer,
     private readonly clock: Clock = systemClock,
     private readonly log: Logger = silentLogger,
@@ -155,7 +153,8 @@ export class VaultService {
 
   private async openForUse(rec: CredentialRecord): Promise<OpenCredential> {
     const payload = this.open(rec);
-    if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(rec.expiresAt, this.clock.now())) {
+    const expiresAt = rec.expiresAt === null ? undefined : Date.parse(rec.expiresAt);
+    if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(expiresAt, this.clock.now())) {
       const pending = this.refreshing.get(rec.id) ?? this.refresh(rec, payload.refresh);
       this.refreshing.set(rec.id, pending);
       try {
@@ -173,7 +172,7 @@ export class VaultService {
       auth_scheme: 'oauth',
       access_token: fresh.access_token,
       ...(fresh.expires_at ? { expires_at: fresh.expires_at } : {}),
-      refresh: { ...settings, refresh_token: fresh.refresh_token ?? settings.refresh_token },
+      refresh: { ...settings, refresh_token: fresh.refresh_token },
     };
     const updated: CredentialRecord = {
       ...rec,
@@ -184,12 +183,6 @@ export class VaultService {
     await this.store.updateCredential(updated);
     return openCredential(updated, next);
   }
-}
-
-function needsRefresh(expiresAt: string | null, now: number): boolean {
-  if (expiresAt === null) return false;
-  const at = Date.parse(expiresAt);
-  return Number.isNaN(at) || at - now < REFRESH_MARGIN_MS;
 }
 
 function openCredential(rec: CredentialRecord, payload: CredentialPayload): OpenCredential {
@@ -249,6 +242,9 @@ function checkPayload(payload: CredentialPayload): void {
     if (payload.expires_at !== undefined && Number.isNaN(Date.parse(payload.expires_at))) problem('expires_at must be an ISO date-time');
     if (payload.refresh && !isAcceptableTokenEndpoint(payload.refresh.token_endpoint)) {
       problem('refresh.token_endpoint must be an https URL');
+    }
+    if (payload.refresh?.token_endpoint_auth === 'client_secret_basic' && !payload.refresh.client_secret) {
+      problem('refresh.client_secret is needed with token_endpoint_auth client_secret_basic (or use none for a public client)');
     }
   }
 }

@@ -8,7 +8,7 @@ import { HostPathError, listDirectoryUnder, readFileUnder, type DirectoryEntry }
 import { ValidationError } from '../errors.js';
 import { NotFoundError } from './errors.js';
 import type { SessionService } from './sessions.js';
-import type { Volumes } from './volumes.js';
+import type { Volumes } from './volumes/index.js';
 
 /** Entries shown of one directory. */
 export const MAX_LISTED_ENTRIES = 1_000;

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../common/index.js';
+import { withoutUndefined, type Logger } from '../common/index.js';
 import type { OriginPolicy } from '../mcp/index.js';
 import { DEFAULT_BUNDLE_LIMITS } from '../package/index.js';
 import type { Platform } from '../platform/index.js';
@@ -72,7 +72,7 @@ export class SubakoServer {
       publicUrl: options.publicUrl?.replace(/\/+$/, ''),
       onError: (err, route) => log(`error in ${route ? `${route.method} ${route.path}` : 'request'}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`),
     });
-    const limits = { ...defaultConnectionLimits(), ...definedOnly(options.connections ?? {}) };
+    const limits = { ...defaultConnectionLimits(), ...withoutUndefined(options.connections) };
     // Node refuses a header timeout longer than the request timeout: the request's includes the headers.
     if (limits.requestTimeoutMs > 0) limits.headersTimeoutMs = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
     this.connectionLimits = limits;
@@ -183,8 +183,4 @@ export class SubakoServer {
     })();
     return this.closing;
   }
-}
-
-function definedOnly<T extends object>(input: T): Partial<T> {
-  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -9,9 +9,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { cRecipe } from '../../src/devkit/recipes/c.js';
+import { toolchainMissing } from '../helpers/toolchains.js';
 import { SUBAKO, scratchDir, subako } from './helpers.js';
 
-describe('subako dev', () => {
+// The project is the C template's: without clang and wasi-libc there is nothing to serve.
+describe('subako dev', { skip: toolchainMissing(cRecipe) }, () => {
   let scratch: string;
   let project: string;
   let child: ChildProcess;

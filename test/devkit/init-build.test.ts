@@ -1,13 +1,18 @@
 /**
  * `subako init` and `subako build` as a person meets them when something is wrong: a directory with files,
  * a name the manifest would refuse, an unknown template, a missing toolchain (one line naming the Debian
- * packages, no stack trace), a compiler error (as the compiler wrote it), a module the checks refuse.
+ * packages, no stack trace, from init as from build), a compiler error (as the compiler wrote it), a module
+ * the checks refuse. Those that compile need clang and skip without it, saying what to install.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cRecipe } from '../../src/devkit/recipes/c.js';
+import { toolchainMissing } from '../helpers/toolchains.js';
 import { scratchDir, subako } from './helpers.js';
+
+const NO_CLANG = toolchainMissing(cRecipe);
 
 describe('subako init', () => {
   test('refuses a directory that holds files, exit 1, and writes nothing into it', async () => {
@@ -17,6 +22,20 @@ describe('subako init', () => {
     assert.equal(run.code, 1);
     assert.match(run.stderr, /is not empty \(it holds notes\.txt\)/);
     assert.deepEqual(readdirSync(dir), ['notes.txt']);
+  });
+
+  test('without the toolchain, says before the first build what to install, in the one line build would print', async () => {
+    const dir = join(scratchDir('bare'), 'bare-machine');
+    const run = await subako(['init', dir], { env: { PATH: '/nonexistent' } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^before the first build: the c build needs clang, wasm-ld \(lld\), not found on this machine; install them with: apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32$/m);
+    assert.match(run.stdout, /^next: cd /m);
+  });
+
+  test('with the toolchain there, says nothing of it', { skip: NO_CLANG }, async () => {
+    const run = await subako(['init', join(scratchDir('ready'), 'ready')]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stdout, /before the first build/);
   });
 
   test('writes into an empty directory that exists', async () => {
@@ -73,7 +92,7 @@ describe('subako build', () => {
     assert.equal(existsSync(join(dir, 'module.wasm')), false);
   });
 
-  test('a compiler error is printed as the compiler wrote it, then one line of ours; exit 1', async () => {
+  test('a compiler error is printed as the compiler wrote it, then one line of ours; exit 1', { skip: NO_CLANG }, async () => {
     const dir = await cProject();
     const path = join(dir, 'src', 'main.c');
     writeFileSync(path, readFileSync(path, 'utf8').replace('subako_structured(call, out);', 'subako_structured(call, out) oops;'));
@@ -84,7 +103,7 @@ describe('subako build', () => {
     assert.doesNotMatch(run.stderr, /\n {4}at /);
   });
 
-  test('a module the checks refuse (a WASI command that is no MCP server) is refused as check refuses it', async () => {
+  test('a module the checks refuse (a WASI command that is no MCP server) is refused as check refuses it', { skip: NO_CLANG }, async () => {
     const dir = await cProject();
     writeFileSync(join(dir, 'src', 'main.c'), 'int main(void) { return 0; }\n');
     const run = await subako(['build', dir]);

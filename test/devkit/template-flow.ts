@@ -3,7 +3,8 @@
  * first "done when"): init → build → check → call (ok; a tool error naming the argument; an HTTP GET through
  * subako_http to a loopback HTTPS server with --allow; an image written to /volume/tmp answered as a
  * resource_link) → pack → push to a running `subako serve` → a session → tools/call. The HTTP and image tools
- * are written by each template's test into the project's source, with that template's SDK.
+ * are written by each template's test into the project's source, with that template's SDK. Without the
+ * template's toolchain the flow skips, saying what to install.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,8 @@ import sharp from 'sharp';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { startServer as startHttpsServer, type TestServer } from '../egress/helpers/servers.js';
 import { spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
+import { recipeFor } from '../../src/devkit/index.js';
+import { toolchainMissing } from '../helpers/toolchains.js';
 import { scratchDir, subako } from './helpers.js';
 
 export interface TemplateCase {
@@ -43,7 +46,7 @@ interface CallJson {
 }
 
 export function templateFlow(spec: TemplateCase): void {
-  describe(`the ${spec.template} template, from subako init to a call through an MCP client`, () => {
+  describe(`the ${spec.template} template, from subako init to a call through an MCP client`, { skip: toolchainMissing(recipeFor(spec.template)) }, () => {
     const name = `t-${spec.template === 'assemblyscript' ? 'as' : spec.template}`;
     let scratch: string;
     let project: string;

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Objm } from '@nats-io/obj';
-import { natsSubjects } from '../../src/platform/nats-calls.js';
-import { BUS_SENDERS, busKey, openEnvelope, type BusKind } from '../../src/platform/nats-envelope.js';
+import { natsSubjects } from '../../src/platform/scale-out/nats-calls.js';
+import { BUS_SENDERS, busKey, openEnvelope, type BusKind } from '../../src/platform/scale-out/nats-envelope.js';
 
 export const SHARED_NATS_URL = process.env.SUBAKO_TEST_NATS_URL ?? 'nats://127.0.0.1:4222';
 

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { startServer } from '../../src/app.js';
 import { packBundle } from '../../src/package/index.js';
-import { busKey, sealEnvelope } from '../../src/platform/nats-envelope.js';
+import { busKey, sealEnvelope } from '../../src/platform/scale-out/nats-envelope.js';
 import { fixture, REPO_ROOT } from '../helpers/paths.js';
 import { SHARED_NATS_URL, removeBuckets, runName, spawnWorker, watchBus, type ChildWorker } from '../helpers/nats.js';
 import { makeApi, probePackageDir, tempDir, TEST_KEY, type Api } from '../server/helpers/harness.js';

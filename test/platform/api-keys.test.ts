@@ -12,8 +12,8 @@ import Database from 'better-sqlite3';
 import { ApiKeys, mintAdminKey, scopePermits } from '../../src/platform/api-keys.js';
 import { ConflictError, NotFoundError } from '../../src/platform/errors.js';
 import { hashSecret } from '../../src/platform/ids.js';
-import { MIGRATIONS } from '../../src/platform/migrations.js';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
+import { MIGRATIONS } from '../../src/platform/store/migrations.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 
 const dir = (): string => mkdtempSync(join(tmpdir(), 'subako-keys-'));
 

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   approvalMessage, MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH, nestingDepth, showArguments, visibleJson,
-} from '../../src/platform/approval-view.js';
+} from '../../src/platform/calls/approval-view.js';
 
 const SECRET = 'sk-live-0123456789abcdef';
 

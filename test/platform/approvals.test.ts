@@ -12,10 +12,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 import { argumentsDigest, canonicalJson } from '../../src/platform/index.js';
 import { elicitsForms } from '../../src/mcp/index.js';
-import { Approvals, verdictOf } from '../../src/platform/approvals.js';
+import { Approvals, verdictOf } from '../../src/platform/calls/approvals.js';
 
 describe('an approval is bound to the canonical JSON of the arguments', () => {
   it('object keys are sorted at every depth', () => {

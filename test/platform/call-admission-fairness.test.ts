@@ -9,7 +9,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { CallAdmission, CallRefusedError, type AdmittedCall, type CallAdmissionLimits } from '../../src/platform/call-admission.js';
+import { CallAdmission, CallRefusedError, type AdmittedCall, type CallAdmissionLimits } from '../../src/platform/calls/call-admission.js';
 
 const LONG = 60_000;
 /** A function package's tool (holds a worker) and a remote MCP server's (does not), as Tool.source says. */

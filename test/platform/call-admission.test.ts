@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { CallAdmission, CallRefusedError, defaultCallAdmissionLimits, type AdmittedCall } from '../../src/platform/call-admission.js';
+import { CallAdmission, CallRefusedError, defaultCallAdmissionLimits, type AdmittedCall } from '../../src/platform/calls/call-admission.js';
 import { NotFoundError } from '../../src/platform/errors.js';
 
 const LONG = 60_000;

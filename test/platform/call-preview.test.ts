@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { loggedModel } from '../../src/platform/call-preview.js';
+import { loggedModel } from '../../src/platform/calls/call-preview.js';
 import { REDACTED } from '../../src/common/index.js';
 import type { ContentBlock } from '../../src/tool.js';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { natsSubjects, notRunOutcome, volumeFromWire, volumeOnWire, workerCallLimits } from '../../src/platform/nats-calls.js';
+import { natsSubjects, notRunOutcome, volumeFromWire, volumeOnWire, workerCallLimits } from '../../src/platform/scale-out/nats-calls.js';
 import { DEFAULT_CALL_LIMITS } from '../../src/config.js';
 
 const SESSION = `ses_${'a'.repeat(28)}`;

@@ -8,13 +8,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { CallEvents, type CallEvent } from '../../src/platform/call-events.js';
+import { CallEvents, type CallEvent } from '../../src/platform/calls/call-events.js';
 import { randomBytes } from 'node:crypto';
-import { CallEventRelay, NOT_RELAYED_TEXT, readRelayed, relayBody } from '../../src/platform/nats-events.js';
-import { SealedBus } from '../../src/platform/nats-calls.js';
-import { BusDrops, busKey } from '../../src/platform/nats-envelope.js';
+import { CallEventRelay, NOT_RELAYED_TEXT, readRelayed, relayBody } from '../../src/platform/scale-out/nats-events.js';
+import { SealedBus } from '../../src/platform/scale-out/nats-calls.js';
+import { BusDrops, busKey } from '../../src/platform/scale-out/nats-envelope.js';
 import { newId } from '../../src/platform/ids.js';
-import type { CallRecord } from '../../src/platform/store.js';
+import type { CallRecord } from '../../src/platform/store/store.js';
 import { connectShared, runName } from '../helpers/nats.js';
 
 const record = (extra: Partial<CallRecord> = {}): CallRecord => ({

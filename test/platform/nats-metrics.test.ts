@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Objm } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { packBundle } from '../../src/package/index.js';
-import { DispatchCounters } from '../../src/platform/nats-dispatch-stats.js';
+import { DispatchCounters } from '../../src/platform/scale-out/nats-dispatch-stats.js';
 import { natsSubjects } from '../../src/platform/index.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { parsePrometheusText, valueOf, type Family } from '../server/helpers/prometheus.js';

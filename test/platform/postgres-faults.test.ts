@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import { Secret } from '../../src/common/index.js';
 import { StoreUnavailableError } from '../../src/platform/errors.js';
-import { PostgresStore } from '../../src/platform/postgres-store.js';
+import { PostgresStore } from '../../src/platform/store/postgres-store.js';
 import { startServer } from '../../src/app.js';
 import type { SubakoServer } from '../../src/server/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';

@@ -20,7 +20,7 @@ import { startServer } from '../../src/app.js';
 import { defaultServerConfig, resolveServerConfig } from '../../src/config.js';
 import { ValidationError } from '../../src/errors.js';
 import { packBundle } from '../../src/package/index.js';
-import { natsSubjects } from '../../src/platform/nats-calls.js';
+import { natsSubjects } from '../../src/platform/scale-out/nats-calls.js';
 import { makeApi, probePackageDir, skillDir, spawnServe, tempDir, TEST_KEY, type Api, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { SHARED_NATS_URL, connectShared, removeBuckets, runName, spawnWorker, watchBus, type ChildWorker } from '../helpers/nats.js';

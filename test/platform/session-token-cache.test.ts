@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AgentService } from '../../src/platform/agents.js';
 import { SessionService } from '../../src/platform/sessions.js';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
-import type { SessionRecord, Store } from '../../src/platform/store.js';
-import { Volumes } from '../../src/platform/volumes.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
+import type { SessionRecord, Store } from '../../src/platform/store/store.js';
+import { Volumes } from '../../src/platform/volumes/volumes.js';
 import { SteppedClock } from '../helpers/clock.js';
 
 let dir: string;

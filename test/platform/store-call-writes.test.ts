@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { newId } from '../../src/platform/ids.js';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
-import type { AgentSpec, CallRecord } from '../../src/platform/store.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
+import type { AgentSpec, CallRecord } from '../../src/platform/store/store.js';
 
 const spec: AgentSpec = { name: 'agent', description: '', tools: [], skills: [], mcp_servers: [] };
 

@@ -7,8 +7,8 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { Secret } from '../../src/common/index.js';
-import { MIGRATIONS } from '../../src/platform/migrations.js';
-import { PostgresStore } from '../../src/platform/postgres-store.js';
+import { MIGRATIONS } from '../../src/platform/store/migrations.js';
+import { PostgresStore } from '../../src/platform/store/postgres-store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { storeSuite } from './helpers/store-suite.js';
 

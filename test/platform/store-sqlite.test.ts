@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 import { storeSuite } from './helpers/store-suite.js';
 
 const dirs: string[] = [];

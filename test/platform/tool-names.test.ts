@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LEFT_OUT_WARNINGS_PER_SOURCE, overlappingSource, publishToolNames, type SourceTools, type ToolNaming } from '../../src/platform/tool-names.js';
+import { LEFT_OUT_WARNINGS_PER_SOURCE, overlappingSource, publishToolNames, type SourceTools, type ToolNaming } from '../../src/platform/calls/tool-names.js';
 
 const names = (sources: SourceTools[]): string[] => publishToolNames(sources).published.map((n) => n.name);
 const reasons = (naming: ToolNaming): [string, string, string][] => naming.leftOut.map((l) => [l.source, l.tool, l.reason]);

@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 import { VaultService } from '../../src/platform/vaults.js';
 import { ValidationError } from '../../src/errors.js';
 
@@ -31,7 +31,7 @@ async function tokenEndpoint() {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ access_token: `access-${seen.length + 1}`, expires_in: 3600, refresh_token: `refresh-${seen.length + 1}` }));
+      res.end(JSON.stringify({ access_token: `access-${seen.length + 1}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `refresh-${seen.length + 1}` }));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AgentService } from '../../src/platform/agents.js';
 import { SessionService, type StopCalls } from '../../src/platform/sessions.js';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
-import { Volumes } from '../../src/platform/volumes.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
+import { Volumes } from '../../src/platform/volumes/volumes.js';
 
 let dir: string;
 let store: SqliteStore;

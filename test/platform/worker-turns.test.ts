@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { WorkerTurns } from '../../src/platform/worker-turns.js';
+import { WorkerTurns } from '../../src/platform/calls/worker-turns.js';
 
 /** The order `next()` would give, served one after the other with `running` calls each after its turn. */
 function round(turns: WorkerTurns<string>, times: number): string[] {

@@ -1,25 +1,30 @@
 /**
  * The Rust SDK (sdk/rust) through real guests built from it at test time with the Rust recipe's own
- * commands (Debian's cargo, wasm32-wasi): one guest with a tool per SDK feature
+ * commands (the toolchain it finds on PATH: Debian's cargo with wasm32-wasi here): one guest with a tool per SDK feature
  * (test/fixtures/rust/sdk-guest) and the template `subako init --template rust` copies. Both builds share
  * one cargo target folder (each project's target/ is a link to it), so serde and serde_json compile once,
  * and only once across runs of the suite.
  *
  * The guests run through FunctionHost as a session's calls do (every content block, the error paths that
  * stay results, subako_http against a loopback HTTPS server, files under /volume), and through a bare
- * sandbox for the protocol itself (paging, notifications, refusals).
+ * sandbox for the protocol itself (paging, notifications, refusals). Without a Rust toolchain for WASI they
+ * skip, saying what to install; how the toolchain is found on PATH is tested either way.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { WASI } from 'node:wasi';
 import sharp from 'sharp';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome, type LoadedPackage } from '../../src/function/index.js';
 import { HTTP_ERROR_KINDS, SandboxPool, type ModuleHandle } from '../../src/sandbox/index.js';
 import { rustCommands, rustRecipe, RUST_INSTALL } from '../../src/devkit/recipes/rust.js';
+import { findRustToolchain, RUST_WASM_TARGETS } from '../../src/devkit/recipes/rust-toolchain.js';
+import { allOnPath } from '../../src/devkit/recipes/on-path.js';
+import { checkoutSdk, toolchainMissing } from '../helpers/toolchains.js';
 import { REPO_ROOT, fixture } from '../helpers/paths.js';
 import { startServer, type Route, type TestServer } from '../egress/helpers/servers.js';
 import { testRoutes } from '../egress/helpers/routes.js';
@@ -29,6 +34,8 @@ import { wat } from '../helpers/wat.js';
 const MIB = 1024 * 1024;
 const SDK_DIR = join(REPO_ROOT, 'sdk', 'rust');
 const TEMPLATE_DIR = join(REPO_ROOT, 'templates', 'rust');
+/** Why the guests cannot be built here, or false. */
+const NO_TOOLCHAIN = toolchainMissing(rustRecipe, checkoutSdk('rust'));
 /** Kept between runs on purpose: cargo's own fingerprints decide what to rebuild, so a later run compiles only the guests. */
 const SHARED_TARGET = join(tmpdir(), `subako-rust-sdk-target-${process.getuid?.() ?? 0}`);
 const PROTOCOL_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -64,7 +71,9 @@ function fill(dir: string, values: Record<string, string>): void {
 async function buildWithRecipe(dir: string): Promise<{ bytes: Buffer; ms: number }> {
   symlinkSync(SHARED_TARGET, join(dir, 'target'));
   const started = performance.now();
-  for (const command of rustCommands(dir)) {
+  const search = findRustToolchain();
+  assert.ok('toolchain' in search, 'the toolchain missingTools found');
+  for (const command of rustCommands(dir, search.toolchain)) {
     const ran = await run(command.program, command.args, { cwd: dir, env: command.env });
     assert.equal(ran.code, 0, `${command.program} ${command.args[0]} failed:\n${ran.stderr}`);
   }
@@ -84,8 +93,7 @@ let pngFromServer: Buffer;
 let calls = 0;
 
 before(async () => {
-  const missing = rustRecipe.missingTools({ packageRoot: REPO_ROOT, sdkDir: SDK_DIR, templateDir: TEMPLATE_DIR });
-  assert.deepEqual(missing, [], `the Rust toolchain is incomplete; ${RUST_INSTALL}`);
+  if (NO_TOOLCHAIN) return; // every suite that needs the builds is skipped, saying why
   mkdirSync(SHARED_TARGET, { recursive: true });
   scratch = mkdtempSync(join(tmpdir(), 'subako-rust-sdk-'));
 
@@ -94,7 +102,7 @@ before(async () => {
   // The template's cargo config is the one place that says where Debian's crates are.
   cpSync(join(TEMPLATE_DIR, '.cargo'), join(guestDir, '.cargo'), { recursive: true });
   fill(guestDir, { sdk_dir: SDK_DIR });
-  // One build at a time: both write target/wasm32-wasi/release/module.wasm, which each copies out at once.
+  // One build at a time: both write target/<target>/release/module.wasm, which each copies out at once.
   const builtGuest = await buildWithRecipe(guestDir);
   guestBytes = builtGuest.bytes;
   buildMs.guest = builtGuest.ms;
@@ -182,6 +190,76 @@ async function converse(lines: string[]): Promise<{ answers: any[]; stdout: stri
 const request = (id: string | number, method: string, params: Record<string, unknown> = {}): string =>
   JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: PROTOCOL_META } });
 
+/** The WASI targets rustc's own sysroot has a standard library for (looked at here, not through the recipe). */
+function wasiTargetsOf(rustc: string): string[] {
+  const sysroot = spawnSync(rustc, ['--print', 'sysroot'], { encoding: 'utf8' }).stdout.trim();
+  return RUST_WASM_TARGETS.filter((target) => {
+    try {
+      return readdirSync(join(sysroot, 'lib', 'rustlib', target, 'lib')).some((name) => name.startsWith('libstd-'));
+    } catch {
+      return false; // no such folder: not installed
+    }
+  });
+}
+
+describe('finding the Rust toolchain on PATH', () => {
+  const rustcs = allOnPath('rustc', process.env.PATH);
+  const able = rustcs.find((rustc) => wasiTargetsOf(rustc).length > 0);
+  const unable = able ? rustcs.slice(0, rustcs.indexOf(able)) : rustcs;
+  const emptyFolder = (t: { after(fn: () => void): void }): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'subako-no-rust-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  };
+
+  test('the toolchain is the first rustc on PATH with a WASI standard library, and the cargo beside it', { skip: able ? false : 'no rustc on this PATH has a WASI standard library' }, () => {
+    const search = findRustToolchain();
+    assert.ok('toolchain' in search, JSON.stringify(search));
+    assert.equal(search.toolchain.rustc, able);
+    assert.equal(search.toolchain.cargo, join(dirname(able!), 'cargo'));
+    assert.ok(wasiTargetsOf(able!).includes(search.toolchain.target), `${able} has ${search.toolchain.target}`);
+  });
+
+  test("a rustc on PATH without one is passed over: rustup's, first, gives way to Debian's", { skip: able && unable.length > 0 ? false : 'this PATH has no rustc without a WASI standard library ahead of one with it' }, (t) => {
+    const search = findRustToolchain({ PATH: [dirname(unable[0]), dirname(able!)].join(delimiter) });
+    assert.ok('toolchain' in search, JSON.stringify(search));
+    assert.equal(search.toolchain.rustc, join(dirname(able!), 'rustc'));
+    // Alone on PATH it is no toolchain, and the build says which rustc lacks what, with the line that installs it.
+    const saved = process.env.PATH;
+    process.env.PATH = [dirname(unable[0]), emptyFolder(t)].join(delimiter);
+    try {
+      const missing = rustRecipe.missingTools(TEMPLATE_DIR, checkoutSdk('rust')).filter((m) => !m.tool.startsWith('the serde'));
+      assert.deepEqual(missing, [{ tool: `a WASI standard library for rustc (wasm32-wasip1 or wasm32-wasi; ${join(dirname(unable[0]), 'rustc')} has none)`, install: RUST_INSTALL }]);
+      assert.deepEqual(rustRecipe.commands(TEMPLATE_DIR, checkoutSdk('rust')), []);
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+
+  test('without rustc and cargo on PATH, the build names both, with the one line that installs them', (t) => {
+    const saved = process.env.PATH;
+    process.env.PATH = emptyFolder(t);
+    try {
+      const missing = rustRecipe.missingTools(TEMPLATE_DIR, checkoutSdk('rust'));
+      assert.deepEqual(missing.slice(0, 2), [{ tool: 'cargo', install: RUST_INSTALL }, { tool: 'rustc', install: RUST_INSTALL }]);
+      assert.deepEqual(rustRecipe.commands(TEMPLATE_DIR, checkoutSdk('rust')), []);
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
+
+  test('RUSTC names the rustc (cargo beside it), CARGO the cargo, whatever PATH holds', { skip: able ? false : 'no rustc on this PATH has a WASI standard library' }, (t) => {
+    const nothing = emptyFolder(t);
+    const named = findRustToolchain({ PATH: nothing, RUSTC: able });
+    assert.ok('toolchain' in named, JSON.stringify(named));
+    assert.deepEqual([named.toolchain.rustc, named.toolchain.cargo], [able, join(dirname(able!), 'cargo')]);
+    assert.deepEqual(findRustToolchain({ PATH: nothing, RUSTC: able, CARGO: join(nothing, 'cargo') }), { missing: { cargo: true, rustc: [] } });
+    if (unable.length > 0) {
+      assert.deepEqual(findRustToolchain({ PATH: process.env.PATH, RUSTC: unable[0] }), { missing: { cargo: false, rustc: [unable[0]] } });
+    }
+  });
+});
+
 describe('building with the Rust recipe', () => {
   test('a folder with a Cargo.toml is a Rust project, and nothing else is', () => {
     assert.equal(rustRecipe.detect(['Cargo.toml', 'src/main.rs']), true);
@@ -189,14 +267,15 @@ describe('building with the Rust recipe', () => {
     assert.equal(rustRecipe.detect(['sub/Cargo.toml']), false);
   });
 
-  test('an installation without the SDK crate is told so, with what to install', () => {
-    const missing = rustRecipe.missingTools({ packageRoot: scratch, sdkDir: join(scratch, 'no-sdk'), templateDir: TEMPLATE_DIR });
+  test('an installation without the SDK crate is told so, with what to install', { skip: NO_TOOLCHAIN }, () => {
+    const missing = rustRecipe.missingTools(scratch, { packageRoot: scratch, sdkDir: join(scratch, 'no-sdk'), templateDir: TEMPLATE_DIR });
     assert.deepEqual(missing.map((m) => m.tool), [`the subako crate (not in ${join(scratch, 'no-sdk')})`]);
   });
 
-  test('a project whose binary is not named module is told, in one line, how to name it', async () => {
-    const empty = mkdtempSync(join(scratch, 'no-module-'));
-    const copy = rustCommands(empty)[1];
+  test('a project whose binary is not named module is told, in one line, how to name it', async (t) => {
+    const empty = mkdtempSync(join(tmpdir(), 'subako-no-module-'));
+    t.after(() => rmSync(empty, { recursive: true, force: true }));
+    const copy = rustCommands(empty, { cargo: 'cargo', rustc: 'rustc', target: 'wasm32-wasi', linker: true })[1];
     const ran = await run(copy.program, copy.args, { cwd: empty });
     assert.equal(ran.code, 1);
     assert.equal(ran.stderr.trim().split('\n').length, 1);
@@ -204,7 +283,7 @@ describe('building with the Rust recipe', () => {
     assert.equal(existsSync(join(empty, 'module.wasm')), false);
   });
 
-  test('the commands build a module for the guest and the template, and copy it to module.wasm', (t) => {
+  test('the commands build a module for the guest and the template, and copy it to module.wasm', { skip: NO_TOOLCHAIN }, (t) => {
     t.diagnostic(`builds with a shared target folder: guest ${Math.round(buildMs.guest)} ms (${guestBytes.length} bytes), template ${Math.round(buildMs.template)} ms (${templateBytes.length} bytes)`);
     for (const bytes of [guestBytes, templateBytes]) assert.deepEqual([...bytes.subarray(0, 8)], [0, 0x61, 0x73, 0x6d, 1, 0, 0, 0]);
     assert.ok(existsSync(join(templateDir, 'module.wasm')));
@@ -213,7 +292,7 @@ describe('building with the Rust recipe', () => {
   });
 });
 
-describe('discovery: server/discover, then tools/list page by page', () => {
+describe('discovery: server/discover, then tools/list page by page', { skip: NO_TOOLCHAIN }, () => {
   test('every tool is discovered, in order, across two pages', async () => {
     const discovery = await host.discover(guest);
     assert.deepEqual(discovery.problems, []);
@@ -280,7 +359,7 @@ describe('discovery: server/discover, then tools/list page by page', () => {
   });
 });
 
-describe('content blocks', () => {
+describe('content blocks', { skip: NO_TOOLCHAIN }, () => {
   test('text, with a log line on stderr that does not touch the protocol', async () => {
     const outcome = await call('text', { text: 'hello' });
     assert.equal(outcome.status, 'ok');
@@ -336,7 +415,7 @@ describe('content blocks', () => {
   });
 });
 
-describe('errors that stay results (isError, never a crash)', () => {
+describe('errors that stay results (isError, never a crash)', { skip: NO_TOOLCHAIN }, () => {
   const cases: [string, string, Record<string, unknown>, string][] = [
     ['a missing argument names it', 'text', {}, 'argument "text" is missing: expected a string'],
     ['a mistyped argument names it and what came', 'text', { text: 12 }, 'argument "text" must be a string, not a number'],
@@ -374,7 +453,7 @@ describe('errors that stay results (isError, never a crash)', () => {
   });
 });
 
-describe('subako_http against a loopback HTTPS server', () => {
+describe('subako_http against a loopback HTTPS server', { skip: NO_TOOLCHAIN }, () => {
   test('a GET answers status, headers and the inline body, and the call logs it', async () => {
     const outcome = await call('http_get', { url: server.url('localhost', '/echo?q=1') }, { egress: loopbackEgress() });
     assert.equal(outcome.status, 'ok', firstText(outcome));
@@ -459,7 +538,7 @@ describe('subako_http against a loopback HTTPS server', () => {
   }
 });
 
-describe('progress', () => {
+describe('progress', { skip: NO_TOOLCHAIN }, () => {
   test('a caller that asks for progress is told each step, the last one before the result', async () => {
     const updates: [number, number | undefined, string | undefined][] = [];
     const outcome = await call('steps', { steps: 3 }, { progress: (done, total, message) => updates.push([done, total, message]) });
@@ -486,7 +565,7 @@ describe('progress', () => {
   });
 });
 
-describe('files under /volume and /package', () => {
+describe('files under /volume and /package', { skip: NO_TOOLCHAIN }, () => {
   test('a file written to /volume/data is read back, listed, and lands in the session folder', async () => {
     const mounts = volume({ data: true });
     const outcome = await host.call(guest, 'write_file', { path: '/volume/data/notes/to day.txt', contents: 'kept ✓' }, mounts);
@@ -511,7 +590,7 @@ describe('files under /volume and /package', () => {
   });
 });
 
-describe('the template subako init --template rust copies', () => {
+describe('the template subako init --template rust copies', { skip: NO_TOOLCHAIN }, () => {
   let template: LoadedPackage;
   before(async () => {
     template = await host.load({ name: '3d-rust-template', version: '0.1.0', moduleBytes: templateBytes, assetsDir: null });
@@ -545,7 +624,7 @@ describe('the template subako init --template rust copies', () => {
   });
 });
 
-describe("the template's tests/subako_http_stub.wat, for WASI runtimes other than subako", () => {
+describe("the template's tests/subako_http_stub.wat, for WASI runtimes other than subako", { skip: NO_TOOLCHAIN }, () => {
   test('linked in as subako_http, it lets a module that uses HTTP load and answer: its requests fail as abi errors', async () => {
     const stub = new WebAssembly.Instance(new WebAssembly.Module(await wat(readFileSync(join(TEMPLATE_DIR, 'tests', 'subako_http_stub.wat'), 'utf8'))));
     const dir = mkdtempSync(join(scratch, 'stub-'));

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ApiKeys } from '../../src/platform/api-keys.js';
-import { SqliteStore } from '../../src/platform/sqlite-store.js';
+import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 import * as callStream from '../../src/server/call-stream.js';
 import { startInProcess, type InProcess } from './helpers/harness.js';
 import { openSse, type SseEvent, type SseStream } from './helpers/sse.js';

@@ -2,7 +2,10 @@
  * The AssemblyScript recipe: `asc` with `@assemblyscript/wasi-shim` builds `assembly/index.ts` into a WASI
  * command module, against the `subako-as` SDK that ships in subako's `sdk/assemblyscript`.
  *
- * Nothing is installed in the project: asc and the shim are resolved from subako's own install, and the SDK
+ * asc is the project's, not the server's: subako does not depend on AssemblyScript (its compiler and
+ * binaryen are about 100 MB every server install would carry for nothing). The template lists asc and the
+ * shim as the project's devDependencies, so `npm install` in the project brings them; they are looked for
+ * from the project first, then from subako's own install (a clone has them as devDependencies). The SDK goes
  * through asc's `--path` (asc looks for `<path>/subako-as/index.ts`). The shim's config goes by a path
  * relative to the project, because asc joins its `lib` onto the base directory even when it is absolute.
  */
@@ -14,7 +17,13 @@ import type { BuildCommand, BuildRecipe, MissingTool, SdkPaths } from '../recipe
 /** The author's entry file, relative to the project. */
 export const AS_ENTRY = 'assembly/index.ts';
 export const AS_OUTPUT = 'module.wasm';
-const INSTALL = 'npm install assemblyscript @assemblyscript/wasi-shim';
+/**
+ * The versions the SDK is built and tested with: the template's package.json and subako's own
+ * devDependencies ask for the same (test/devkit/assemblyscript-recipe.test.ts holds them together).
+ */
+export const AS_PACKAGES: Readonly<Record<string, string>> = { 'assemblyscript': '^0.28.20', '@assemblyscript/wasi-shim': '^0.1.0' };
+/** Run in the project: a template's package.json lists both already, and this adds them to any other. */
+export const AS_INSTALL = `npm install --save-dev ${Object.entries(AS_PACKAGES).map(([name, range]) => `${name}@${range}`).join(' ')} (in the project)`;
 
 export interface AscLocation {
   /** assemblyscript's `bin/asc.js`. */
@@ -23,13 +32,15 @@ export interface AscLocation {
   shimConfig: string;
 }
 
-/** Finds asc and the WASI shim as subako's own install resolves them; null for each that is missing. */
-export function locateAsc(packageRoot: string): { ascJs: string | null; shimConfig: string | null } {
-  const require = createRequire(join(packageRoot, 'package.json'));
-  return {
-    ascJs: resolveOrNull(require, 'assemblyscript/bin/asc.js'),
-    shimConfig: resolveOrNull(require, '@assemblyscript/wasi-shim/asconfig.json'),
-  };
+/**
+ * Finds asc and the WASI shim as the project at `dir` resolves them (its node_modules, or a folder above
+ * it), else as subako's own install does; null for each that neither has.
+ */
+export function locateAsc(dir: string, packageRoot: string): { ascJs: string | null; shimConfig: string | null } {
+  const fromProject = createRequire(join(dir, 'package.json'));
+  const fromSubako = createRequire(join(packageRoot, 'package.json'));
+  const find = (specifier: string): string | null => resolveOrNull(fromProject, specifier) ?? resolveOrNull(fromSubako, specifier);
+  return { ascJs: find('assemblyscript/bin/asc.js'), shimConfig: find('@assemblyscript/wasi-shim/asconfig.json') };
 }
 
 function resolveOrNull(require: NodeRequire, specifier: string): string | null {
@@ -60,11 +71,11 @@ export const assemblyScriptRecipe: BuildRecipe = {
     return fileNames.some((name) => name === AS_ENTRY || name === 'asconfig.json' || name === 'assembly' || name === 'assembly/');
   },
 
-  missingTools(sdk: SdkPaths): MissingTool[] {
-    const found = locateAsc(sdk.packageRoot);
+  missingTools(dir: string, sdk: SdkPaths): MissingTool[] {
+    const found = locateAsc(dir, sdk.packageRoot);
     const missing: MissingTool[] = [];
-    if (found.ascJs === null) missing.push({ tool: 'asc (AssemblyScript)', install: INSTALL });
-    if (found.shimConfig === null) missing.push({ tool: '@assemblyscript/wasi-shim', install: INSTALL });
+    if (found.ascJs === null) missing.push({ tool: 'asc (AssemblyScript)', install: AS_INSTALL });
+    if (found.shimConfig === null) missing.push({ tool: '@assemblyscript/wasi-shim', install: AS_INSTALL });
     if (!existsSync(join(sdk.sdkDir, 'subako-as', 'index.ts'))) {
       missing.push({ tool: 'the subako-as SDK', install: `reinstall subako: ${join(sdk.sdkDir, 'subako-as')} is missing` });
     }
@@ -72,7 +83,7 @@ export const assemblyScriptRecipe: BuildRecipe = {
   },
 
   commands(dir: string, sdk: SdkPaths): BuildCommand[] {
-    const found = locateAsc(sdk.packageRoot);
+    const found = locateAsc(dir, sdk.packageRoot);
     if (found.ascJs === null || found.shimConfig === null) return []; // missingTools says what to install
     return [{ program: process.execPath, args: ascArguments(dir, { ascJs: found.ascJs, shimConfig: found.shimConfig }, sdk.sdkDir) }];
   },

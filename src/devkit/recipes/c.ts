@@ -5,9 +5,10 @@
  * machine or the project's folder.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { BuildCommand, BuildRecipe, MissingTool, SdkPaths } from '../recipe.js';
+import { onPath } from './on-path.js';
 
 /** Debian's packages for everything the build needs; one line, whichever part is missing. */
 export const C_INSTALL = 'apt-get install clang lld wasi-libc libclang-rt-14-dev-wasm32';
@@ -29,21 +30,6 @@ export function cSources(fileNames: readonly string[]): string[] {
 /** clang's arguments: `-s` strips the names (about a fifth of the size), `-I` finds subako.h. Pure. */
 export function clangArgs(sources: readonly string[], sdkDir: string): string[] {
   return ['--target=wasm32-wasi', '-O2', '-s', `-I${sdkDir}`, '-o', 'module.wasm', ...sources];
-}
-
-/** A program on PATH, as an executable file; null when there is none. */
-function onPath(program: string): string | null {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, program);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here: try the next folder of PATH
-    }
-  }
-  return null;
 }
 
 /** True when clang finds wasi-libc's headers for wasm32-wasi (wherever the distribution put them). */
@@ -77,11 +63,11 @@ export const cRecipe: BuildRecipe = {
     return cSources(fileNames).length > 0;
   },
 
-  missingTools(sdk: SdkPaths): MissingTool[] {
+  missingTools(_dir: string, sdk: SdkPaths): MissingTool[] {
     const missing: MissingTool[] = [];
-    const clang = onPath('clang');
+    const clang = onPath('clang', process.env.PATH);
     if (!clang) missing.push({ tool: 'clang', install: C_INSTALL });
-    if (!onPath('wasm-ld')) missing.push({ tool: 'wasm-ld (lld)', install: C_INSTALL });
+    if (!onPath('wasm-ld', process.env.PATH)) missing.push({ tool: 'wasm-ld (lld)', install: C_INSTALL });
     if (clang && !wasiHeadersFound(clang)) missing.push({ tool: 'wasi-libc (the wasm32-wasi C library)', install: C_INSTALL });
     if (clang && !builtinsFound(clang)) missing.push({ tool: 'compiler-rt for wasm32 (libclang_rt.builtins-wasm32.a)', install: C_INSTALL });
     if (!existsSync(join(sdk.sdkDir, 'subako.h'))) {
@@ -91,6 +77,7 @@ export const cRecipe: BuildRecipe = {
   },
 
   commands(dir: string, sdk: SdkPaths): BuildCommand[] {
+    // By name: the spawn finds the first clang on PATH, the one missingTools looked at.
     return [{ program: 'clang', args: clangArgs(listProjectSources(dir), sdk.sdkDir) }];
   },
 

@@ -1,6 +1,6 @@
 /**
- * What one stored OAuth credential holds, and the pure rules about it: when its access token is due for a
- * refresh, how a token response becomes a stored credential. Everything here is sealed at rest.
+ * What one stored OAuth credential holds, and the pure rules about it: how a token response becomes a stored
+ * credential (when it is due for a refresh is token-refresh.ts's rule). Everything here is sealed at rest.
  */
 import type { AuthorizationServerMetadata, OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/client';
 import { CredentialStoreError } from './errors.js';
@@ -26,13 +26,6 @@ export interface StoredCredential {
   client: OAuthClientInformationFull;
   scope?: string;
   tokens: StoredTokens;
-}
-
-/** Refresh this long before the access token expires, so a call never starts with a dying token. */
-export const REFRESH_EARLY_MS = 60_000;
-
-export function needsRefresh(tokens: StoredTokens, now: number, earlyMs = REFRESH_EARLY_MS): boolean {
-  return tokens.expiresAt !== undefined && now >= tokens.expiresAt - earlyMs;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
- * Errors of the OAuth login and of the credential store. (Using a credential — a missing or unrefreshable
- * one — raises `McpAuthError` from ../errors.ts, as the spec names it; these are for `login` itself and
- * for a store that cannot be read.) Messages never carry a token, a code or a client secret.
+ * Errors of the OAuth login, of the credential store and of a refresh-token grant. (Using a credential — a
+ * missing or unrefreshable one — raises `McpAuthError` from ../errors.ts, as the spec names it; these are for
+ * `login` itself, for a store that cannot be read, and for a refresh that failed, which each holder of a
+ * credential words for its own users.) Messages never carry a token, a code or a client secret.
  */
 import { ReasonedError } from '../../errors.js';
 
@@ -33,5 +34,26 @@ export type CredentialStoreErrorReason = 'invalid_name' | 'corrupt' | 'locked';
 export class CredentialStoreError extends ReasonedError<CredentialStoreErrorReason> {
   constructor(reason: CredentialStoreErrorReason, message: string, options?: { cause?: unknown }) {
     super(CREDENTIAL_STORE_ERROR, reason, message, options);
+  }
+}
+
+export const TOKEN_REFRESH_ERROR = 'mcp.token_refresh_error';
+
+/**
+ * Why a refresh-token grant failed:
+ * - `refused`: the authorization server answered with an RFC 6749 §5.2 error (invalid_grant: the refresh token
+ *   expired, was revoked or was reused; invalid_client; …): only a new authorization helps;
+ * - `unavailable`: it could not be reached, did not answer in time, failed itself (server_error,
+ *   temporarily_unavailable), or sent no usable answer: a later retry may get past it.
+ */
+export type TokenRefreshErrorReason = 'refused' | 'unavailable';
+
+export class TokenRefreshError extends ReasonedError<TokenRefreshErrorReason> {
+  /** The error code the authorization server answered with, when it sent a well-formed one. */
+  readonly oauthCode: string | undefined;
+
+  constructor(reason: TokenRefreshErrorReason, message: string, oauthCode?: string) {
+    super(TOKEN_REFRESH_ERROR, reason, message);
+    this.oauthCode = oauthCode;
   }
 }

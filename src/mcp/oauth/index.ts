@@ -1,6 +1,8 @@
 /**
  * OAuth for MCP servers: `login` makes a named credential out of band; the store keeps it sealed and
- * hands out fresh access tokens (`accessTokenFor`), refreshing them before they expire.
+ * hands out fresh access tokens (`accessTokenFor`), refreshing them before they expire. `refreshTokens` and
+ * `needsRefresh` are the one refresh-token grant and the one rule of when to use it, for every holder of an
+ * OAuth credential (the platform's vaults too).
  */
 export {
   CredentialStore,
@@ -11,7 +13,8 @@ export {
   type CredentialStoreOptions,
 } from './store.js';
 export { defaultCredentialPath, checkCredentialName } from './credential-file.js';
-export { REFRESH_EARLY_MS, type StoredCredential, type StoredTokens } from './credential.js';
+export { type StoredCredential, type StoredTokens } from './credential.js';
+export { MAX_TOKEN_ANSWER_BYTES, REFRESH_EARLY_MS, needsRefresh, refreshTokens, type TokenRefreshRequest } from './token-refresh.js';
 export { login, type LoginOptions, type LoginResult, type PreRegisteredClient, type ClientSource } from './login.js';
 export { openInBrowser, findBrowserOpener } from './browser.js';
 export {
@@ -19,6 +22,9 @@ export {
   CredentialStoreError,
   LOGIN_ERROR,
   LoginError,
+  TOKEN_REFRESH_ERROR,
+  TokenRefreshError,
   type CredentialStoreErrorReason,
   type LoginErrorReason,
+  type TokenRefreshErrorReason,
 } from './errors.js';

@@ -34,7 +34,7 @@ import {
 import { Secret } from '../../common/index.js';
 import { SUBAKO_VERSION } from '../../version.js';
 import { LoginError } from './errors.js';
-import { fetchWithTimeout } from './fetch-timeout.js';
+import { fetchWithTimeout } from './bounded-fetch.js';
 import { startRedirectListener } from './loopback.js';
 import { storedTokens, type StoredCredential } from './credential.js';
 import { CredentialStore } from './store.js';

@@ -5,12 +5,13 @@
  * process by sharing one promise, across processes by the store's lock (and a re-read under it, so a
  * refresh another process just made is used instead of spending the rotated-out refresh token again).
  */
-import { OAuthError, refreshAuthorization, type FetchLike } from '@modelcontextprotocol/client';
+import type { FetchLike } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from '../errors.js';
-import { fetchWithTimeout } from './fetch-timeout.js';
 import { Secret } from '../../common/index.js';
 import type { CredentialFile } from './credential-file.js';
-import { needsRefresh, parseCredential, REFRESH_EARLY_MS, storedTokens, type StoredCredential } from './credential.js';
+import { parseCredential, storedTokens, type StoredCredential } from './credential.js';
+import { TokenRefreshError } from './errors.js';
+import { needsRefresh, refreshTokens, REFRESH_EARLY_MS } from './token-refresh.js';
 
 export interface AccessTokenOptions {
   /** Refresh even if the stored token looks fresh (the server just refused it). */
@@ -27,7 +28,7 @@ export async function freshAccessToken(file: CredentialFile, name: string, optio
   const now = options.now ?? Date.now;
   const early = options.refreshEarlyMs ?? REFRESH_EARLY_MS;
   const current = await load(file, name);
-  if (!options.forceRefresh && !needsRefresh(current.tokens, now(), early)) return new Secret(current.tokens.accessToken);
+  if (!options.forceRefresh && !needsRefresh(current.tokens.expiresAt, now(), early)) return new Secret(current.tokens.accessToken);
 
   const key = `${file.path}\n${name}`;
   let pending = inflight.get(key);
@@ -64,7 +65,7 @@ async function refresh(
     const credential = parseCredential(text, name);
     const tokens = credential.tokens;
     const replacedMeanwhile = tokens.accessToken !== seenAccessToken;
-    if (!needsRefresh(tokens, now(), early) && (!options.forceRefresh || replacedMeanwhile)) return new Secret(tokens.accessToken);
+    if (!needsRefresh(tokens.expiresAt, now(), early) && (!options.forceRefresh || replacedMeanwhile)) return new Secret(tokens.accessToken);
 
     const loginAgain = `run \`subako mcp login --url ${credential.serverUrl} --name ${name}\` again`;
     if (tokens.refreshToken === undefined) {
@@ -75,27 +76,23 @@ async function refresh(
 
     let refreshed;
     try {
-      refreshed = await refreshAuthorization(credential.authorizationServer.url, {
-        metadata: credential.authorizationServer.metadata,
-        clientInformation: credential.client,
+      refreshed = await refreshTokens({
+        server: credential.authorizationServer,
+        client: credential.client,
         refreshToken: tokens.refreshToken,
         resource: credential.resource,
-        fetchFn: fetchWithTimeout(options.fetch),
+        fetch: options.fetch,
       });
-    } catch (err) {
+    } catch (failure) {
+      if (!(failure instanceof TokenRefreshError)) throw failure;
       // A token that has not actually expired yet still works for its last seconds.
       const stillValid = !options.forceRefresh && tokens.expiresAt !== undefined && now() < tokens.expiresAt;
-      if (stillValid && !isRefusal(err)) return new Secret(tokens.accessToken);
-      throw refreshFailure(err, name, loginAgain);
+      if (stillValid && failure.reason === 'unavailable') return new Secret(tokens.accessToken);
+      throw refreshFailure(failure, name, loginAgain);
     }
     editor.write(name, JSON.stringify({ ...credential, tokens: storedTokens(refreshed, now(), tokens) } satisfies StoredCredential));
     return new Secret(refreshed.access_token);
   });
-}
-
-/** The authorization server answered and said no (as opposed to being unreachable or failing itself). */
-function isRefusal(err: unknown): boolean {
-  return OAuthError.isInstance(err) && err.code !== 'server_error' && err.code !== 'temporarily_unavailable';
 }
 
 /**
@@ -103,13 +100,13 @@ function isRefusal(err: unknown): boolean {
  * helps: McpAuthError. An unreachable or failing authorization server is a transport failure that a
  * retry may get past: McpServerError. Neither message repeats what the server sent beyond its error code.
  */
-function refreshFailure(err: unknown, name: string, loginAgain: string): Error {
-  if (isRefusal(err)) {
-    const code = (err as OAuthError).code;
-    return new McpAuthError('expired', `the authorization server refused to refresh the OAuth credential "${name}" (${code}): ${loginAgain}`, {
+function refreshFailure(failure: TokenRefreshError, name: string, loginAgain: string): Error {
+  const code = failure.oauthCode === undefined ? '' : ` (${failure.oauthCode})`;
+  if (failure.reason === 'refused') {
+    return new McpAuthError('expired', `the authorization server refused to refresh the OAuth credential "${name}"${code}: ${loginAgain}`, {
       credential: name,
     });
   }
-  const what = OAuthError.isInstance(err) ? `failed (${err.code})` : 'could not be reached or sent no usable answer';
+  const what = failure.oauthCode === undefined ? 'could not be reached or sent no usable answer' : `failed${code}`;
   return new McpServerError('transport', `the authorization server ${what} while refreshing the OAuth credential "${name}"; try again`);
 }

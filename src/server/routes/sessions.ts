@@ -3,6 +3,9 @@ import type { Route } from '../route.js';
 import { CALL_ANSWER_SCHEMA, CALL_INPUT_SCHEMA, CALL_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, SESSION_SCHEMA, TOOL_SCHEMA, pageOf } from '../schemas.js';
 import { callView, mapPage, pageRequest, sessionView, toolView } from '../views.js';
 import { HttpError } from '../http-error.js';
+import { CallCancelledError } from '../../tool.js';
+import { CallError } from '../../mcp/index.js';
+import type { LoggedCall } from '../../platform/index.js';
 
 const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
 
@@ -56,8 +59,14 @@ export function sessionRoutes(): Route[] {
         const box = await platform.toolboxes.forSession(session);
         const tool = Object.prototype.hasOwnProperty.call(box.tools, input.tool) ? box.tools[input.tool] : undefined;
         if (!tool) throw new HttpError(404, 'unknown_tool', `the session has no tool named ${JSON.stringify(input.tool)}`);
-        const { record, result } = await tool.run(input.arguments ?? {}, 'api', signal);
-        return { status: 200, body: { call: callView(record), result } };
+        let logged: LoggedCall | undefined;
+        try {
+          await tool.call(input.arguments ?? {}, { via: 'api', signal, onRecord: (done) => { logged = done; } });
+        } catch (err) {
+          // A source's refusal of the arguments and a cancellation are recorded calls: the record answers them.
+          if (!logged || !(err instanceof CallError || err instanceof CallCancelledError)) throw err;
+        }
+        return { status: 200, body: { call: callView(logged!.record), result: logged!.result } };
       },
     },
     {

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { McpAuthError } from '../../../src/mcp/errors.js';
 import { CredentialFile } from '../../../src/mcp/oauth/credential-file.js';
-import { needsRefresh, storedTokens, type StoredCredential } from '../../../src/mcp/oauth/credential.js';
-import { CredentialStore, CredentialStoreError } from '../../../src/mcp/oauth/index.js';
+import { storedTokens, type StoredCredential } from '../../../src/mcp/oauth/credential.js';
+import { CredentialStore, CredentialStoreError, needsRefresh } from '../../../src/mcp/oauth/index.js';
 
 let dir: string;
 const key = randomBytes(32);
@@ -123,12 +123,12 @@ describe('the credential store file', () => {
 });
 
 describe('when a token needs refreshing', () => {
-  test('sixty seconds before expiry, not earlier; never when the server gave no expiry', () => {
-    const tokens = { accessToken: 'a', tokenType: 'Bearer', expiresAt: 1_000_000 };
-    assert.equal(needsRefresh(tokens, 1_000_000 - 60_001), false);
-    assert.equal(needsRefresh(tokens, 1_000_000 - 60_000), true);
-    assert.equal(needsRefresh(tokens, 2_000_000), true);
-    assert.equal(needsRefresh({ accessToken: 'a', tokenType: 'Bearer' }, 9e15), false);
+  test('sixty seconds before expiry, not earlier; never when the server gave no expiry; always when it cannot be read', () => {
+    assert.equal(needsRefresh(1_000_000, 1_000_000 - 60_001), false);
+    assert.equal(needsRefresh(1_000_000, 1_000_000 - 60_000), true);
+    assert.equal(needsRefresh(1_000_000, 2_000_000), true);
+    assert.equal(needsRefresh(undefined, 9e15), false);
+    assert.equal(needsRefresh(Date.parse('not a date'), 0), true);
   });
 
   test('a refresh response without a refresh token keeps the old one; with one, it replaces it', () => {

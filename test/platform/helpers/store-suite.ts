@@ -7,12 +7,12 @@
 import { after, afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConflictError } from '../../../src/platform/errors.js';
-import { MIGRATIONS } from '../../../src/platform/migrations.js';
+import { MIGRATIONS } from '../../../src/platform/store/migrations.js';
 import { newId } from '../../../src/platform/ids.js';
 import type {
   AgentSpec, AgentToolGrant, ApiKeyRecord, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store,
-} from '../../../src/platform/store.js';
-import type { ApprovalDecision, HeldApprovalRecord } from '../../../src/platform/store.js';
+} from '../../../src/platform/store/store.js';
+import type { ApprovalDecision, HeldApprovalRecord } from '../../../src/platform/store/store.js';
 
 export interface StoreHandle {
   store: Store;
@@ -185,6 +185,21 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.ok(refused.reason instanceof ConflictError, String(refused.reason));
       const many = await Promise.all(Array.from({ length: 8 }, (_, i) => store.addPackage(pkg('p', `2.0.${i}`))));
       assert.deepEqual(many.map((p) => p.seq).sort((a, b) => a - b), [2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+
+    it('numbers unversioned versions in the transaction that adds them: from the latest ordinal up, skipping numbers taken, none twice at once', async () => {
+      const { store } = await fresh();
+      await store.addPackage(pkg('p', '2'));
+      await warm(store);
+      const unversioned = { ...pkg('p', ''), version: null };
+      const many = await Promise.all(Array.from({ length: 8 }, () => store.addPackage(unversioned)));
+      const byNumber = (records: { version: string; seq: number }[]) => [...records].sort((a, b) => a.seq - b.seq).map((r) => [r.version, r.seq]);
+      assert.deepEqual(byNumber(many), [['3', 2], ['4', 3], ['5', 4], ['6', 5], ['7', 6], ['8', 7], ['9', 8], ['10', 9]]);
+      assert.deepEqual(await store.getPackage('p', '10'), many.find((r) => r.version === '10'));
+      const skill = { name: 's', version: null, description: 'how', digest: 'e'.repeat(64), createdAt: iso(2) };
+      const skills = await Promise.all(Array.from({ length: 8 }, () => store.addSkill(skill)));
+      assert.deepEqual(byNumber(skills), [['1', 1], ['2', 2], ['3', 3], ['4', 4], ['5', 5], ['6', 6], ['7', 7], ['8', 8]]);
+      assert.equal((await store.latestSkill('s'))?.version, '8');
     });
 
     it('pages packages by name then upload order, in byte order of names, every item once', async () => {

@@ -1,0 +1,282 @@
+/**
+ * A session's toolbox, the one pipeline every entry point calls: the function tools of its agent version's
+ * packages and the allowed tools of its remote MCP servers (policy `allow`, and `require_approval` and
+ * `require_user_approval`, whose calls the call log holds for an operator's or asks the end user's approval:
+ * approvals.ts), built once per session, each wrapped once by the
+ * call log under the name tool-names.ts publishes. REST, the session's MCP endpoint and in-process code all
+ * call these same tools (`entry(via)` for a sink: the same tools, recorded as made through it), so a rule of
+ * a call — the arguments check, which is the source's own, the call log, admission — is the same from each.
+ *
+ * Function tools run with the session's context (its /volume/tmp, the agent's /volume/data when granted,
+ * the skills, the egress policy and the session's vault credentials), made afresh for every call so
+ * refreshed tokens are used, with the write budget the volumes' quotas leave the call reserved first.
+ *
+ * Toolboxes are cached per session; those with remote servers are rebuilt after a minute (remote tool lists
+ * and OAuth tokens change), those without live until the session goes.
+ */
+import { systemClock, type Clock } from '../../common/index.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
+import type { FunctionCallContext } from '../../function/index.js';
+import { requiresTask } from '../../mcp/index.js';
+import { compilePolicy } from '../../egress/index.js';
+import { composeTool, type CallToolResult, type Tool, type ToolInterceptor, type Toolbox } from '../../tool.js';
+import type { CallLog, SessionCallContext } from './call-log.js';
+import type { CallAdmission } from './call-admission.js';
+import { admissionStep } from './admission-step.js';
+import { approvalStep } from './approval-step.js';
+import type { Approvals, Approver } from './approvals.js';
+import type { PackageService } from '../packages.js';
+import type { PackageRuntime } from '../package-runtime.js';
+import type { RemoteMcp } from '../remote-mcp.js';
+import type { SkillService } from '../skills.js';
+import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, AgentStore, PackageStore, SkillStore } from '../store/index.js';
+import { publishToolNames, type SourceTools } from './tool-names.js';
+import type { VaultService } from '../vaults.js';
+import type { Volumes } from '../volumes/index.js';
+import { NotFoundError } from '../errors.js';
+import type { QuotaVolume, VolumeQuotas } from '../volumes/index.js';
+
+/**
+ * One of a session's tools as every entry point calls it: composed once with the call log, its approval (when its
+ * policy needs one) and admission. `ctx.via` names the entry point; `ctx.onRecord` hears the call's record.
+ */
+export interface SessionTool extends Tool {
+  call(args: Record<string, unknown>, ctx?: SessionCallContext): Promise<CallToolResult>;
+  /** The tool's calls wait for a person's approval (agent policy `require_approval` or `require_user_approval`). */
+  readonly requiresApproval?: boolean;
+}
+
+export interface AgentToolbox {
+  /** Under their published names, each composed with the session's steps. */
+  tools: Record<string, SessionTool>;
+  /** The same tools as a sink serves them: each call recorded as made through `via`. Built once per toolbox. */
+  entry(via: CallVia): Toolbox;
+  /** Secret values this session can reach, for redacting the call log. */
+  secrets: string[];
+  /** Sources and tools left out, with why (a remote server that did not answer, a tool the naming rule could not name). */
+  warnings: string[];
+}
+
+export interface SessionToolboxDeps {
+  store: Pick<AgentStore, 'getAgentVersion'> & Pick<PackageStore, 'getPackage'> & Pick<SkillStore, 'getSkill'>;
+  packages: PackageService;
+  skills: SkillService;
+  runtime: PackageRuntime;
+  vaults: VaultService;
+  volumes: Volumes;
+  remote: RemoteMcp;
+  quotas: VolumeQuotas;
+  calls: CallLog;
+  /** Who may run now: every call of a session's tools asks it for a turn. */
+  admission: CallAdmission;
+  /** Where calls of `require_approval` and `require_user_approval` tools get their approval. */
+  approvals: Approvals;
+  limits?: Partial<CallLimits>;
+  /** Decides when a cached toolbox with remote tools is stale. */
+  clock?: Clock;
+  /** Whether packages may reach loopback and private addresses (the server's local-development setting). */
+  privateDestinations?: 'deny' | 'allow';
+}
+
+const REMOTE_TOOLBOX_TTL_MS = 60_000;
+
+export class SessionToolboxes {
+  private readonly cache = new Map<string, { built: Promise<AgentToolbox>; expires: number }>();
+
+  constructor(private readonly deps: SessionToolboxDeps) {}
+
+  forSession(session: SessionRecord): Promise<AgentToolbox> {
+    const cached = this.cache.get(session.id);
+    const clock = this.deps.clock ?? systemClock;
+    if (cached && cached.expires > clock.now()) return cached.built;
+    const built = this.build(session);
+    const entry = { built, expires: Number.POSITIVE_INFINITY };
+    this.cache.set(session.id, entry);
+    built.then(
+      (box) => { if (box.warnings.length > 0 || this.hasRemote(box)) entry.expires = clock.now() + REMOTE_TOOLBOX_TTL_MS; },
+      () => { if (this.cache.get(session.id) === entry) this.cache.delete(session.id); },
+    );
+    return built;
+  }
+
+  evict(sessionId: string): void {
+    this.cache.delete(sessionId);
+  }
+
+  private hasRemote(box: AgentToolbox): boolean {
+    return Object.values(box.tools).some((tool) => tool.source?.kind !== 'function');
+  }
+
+  private async build(session: SessionRecord): Promise<AgentToolbox> {
+    const version = await this.deps.store.getAgentVersion(session.agentId, session.agentVersion);
+    if (!version) throw new NotFoundError(`version ${session.agentVersion} of agent ${session.agentId}`);
+    const spec = version.spec;
+    const secrets = new Set<string>();
+    for (const credential of await this.deps.vaults.openAll(session.vaultIds)) {
+      for (const value of Object.values(credential.headers)) addSecret(secrets, value);
+    }
+    const sources: { source: string; tools: Tool[] }[] = [];
+    const warnings: string[] = [];
+    const needApproval = new Map<Tool, Approver>();
+    // What every call of the session mounts is resolved once, here: the skills, the volumes, the egress policy.
+    const skillsDir = await this.skillsDir(spec);
+    for (const grant of spec.tools) {
+      const rec = await this.deps.store.getPackage(grant.package, grant.version);
+      if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
+      const ref = await this.deps.packages.ref(rec);
+      const base = await this.grantContext(session, grant, skillsDir);
+      const box = await this.deps.runtime.toolbox(ref, rec.tools, () => this.callContext(session, base));
+      const tools = rec.tools.map((info) => box[info.name]).filter((tool): tool is Tool => tool !== undefined);
+      sources.push({ source: grant.package, tools });
+    }
+    for (const server of spec.mcp_servers) {
+      try {
+        const { tools, headerValues, taskOnly, approval } = await this.remoteTools(server);
+        for (const value of headerValues) addSecret(secrets, value);
+        for (const [tool, approver] of approval) needApproval.set(tool, approver);
+        for (const name of taskOnly) warnings.push(taskOnlyWarning(server.name, name));
+        sources.push({ source: server.name, tools });
+      } catch (err) {
+        warnings.push(`remote MCP server ${server.name} is unavailable: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    const naming = publishToolNames(sources.map((s): SourceTools => ({ source: s.source, tools: s.tools.map((t) => t.name) })));
+    warnings.push(...naming.warnings);
+    const scope = { session, secrets: [...secrets] };
+    const tools: Record<string, SessionTool> = {};
+    // Looked up by source and name, not searched: a remote server chooses how many tools it lists.
+    const bySource = new Map<string, Map<string, Tool>>();
+    for (const s of sources) {
+      if (bySource.has(s.source)) continue; // as the naming rule does: a repeated source name is the first's
+      const byName = new Map<string, Tool>();
+      for (const t of s.tools) if (!byName.has(t.name)) byName.set(t.name, t);
+      bySource.set(s.source, byName);
+    }
+    const { calls, admission, approvals } = this.deps;
+    for (const { source, tool, name } of naming.published) {
+      const original = bySource.get(source)?.get(tool);
+      if (!original) continue;
+      const approver = needApproval.get(original);
+      // The call log outermost (it records what the others decide), then approval, then admission, then the tool.
+      const steps: ToolInterceptor<SessionCallContext>[] = [
+        calls.step(scope, name),
+        ...(approver ? [approvalStep(approvals.gate(approver), scope, name)] : []),
+        admissionStep(admission, scope, name, original, calls.callTimeoutMs),
+      ];
+      const composed: SessionTool = Object.freeze({ ...composeTool(original, steps, name), ...(approver ? { requiresApproval: true } : {}) });
+      // defineProperty: a tool named "__proto__" is a tool like any other, not the record's prototype.
+      Object.defineProperty(tools, name, { value: composed, enumerable: true });
+    }
+    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings };
+  }
+
+  private get limits(): CallLimits {
+    return { ...DEFAULT_CALL_LIMITS, ...this.deps.limits };
+  }
+
+  /** The volumes a call mounts, each with its quota across calls. */
+  private quotaVolumes(context: FunctionCallContext): QuotaVolume[] {
+    const { sessionVolumeBytes, agentVolumeBytes } = this.limits;
+    const volumes = [{ dir: context.tmpDir, limitBytes: sessionVolumeBytes }];
+    if (context.dataDir) volumes.push({ dir: context.dataDir, limitBytes: agentVolumeBytes });
+    return volumes;
+  }
+
+  /** The session's skills, mounted together, once per session (a skill version never changes). */
+  private async skillsDir(spec: AgentSpec): Promise<string | undefined> {
+    const { skills, store } = this.deps;
+    const records: SkillRecord[] = [];
+    for (const skill of spec.skills) {
+      const rec = await store.getSkill(skill.name, skill.version);
+      if (rec) records.push(rec);
+    }
+    return skills.mountDir(records);
+  }
+
+  /**
+   * What every call of a granted package shares for the session's life: its volumes (made once), its skills and
+   * its egress policy, compiled once (validated when the agent was published: it compiles).
+   */
+  private async grantContext(session: SessionRecord, grant: AgentToolGrant, skillsDir: string | undefined): Promise<GrantContext> {
+    const { volumes } = this.deps;
+    const privateDestinations = this.deps.privateDestinations ?? 'deny';
+    return {
+      tmpDir: await volumes.sessionTmp(session.id),
+      ...(grant.data ? { dataDir: await volumes.agentData(session.agentId) } : {}),
+      ...(skillsDir ? { skillsDir } : {}),
+      egress: { allow: grant.egress.allow, grants: grant.egress.grants, privateDestinations, compiled: compilePolicy({ ...grant.egress, privateDestinations }) },
+    };
+  }
+
+  /**
+   * A function call's context, made as the call starts from what the session shares: only what must be fresh is
+   * done per call — the vault's credentials (a refreshed token), and the volumes' write budget, reserved last so a
+   * context that could not be made holds no reservation; the run settles it (FunctionHost.call, always).
+   */
+  private async callContext(session: SessionRecord, base: GrantContext): Promise<FunctionCallContext> {
+    const credentials = await this.deps.vaults.openAll(session.vaultIds);
+    const context: FunctionCallContext = {
+      ...base,
+      egress: { ...base.egress, credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })) },
+      ...(this.deps.limits ? { limits: this.deps.limits } : {}),
+    };
+    context.volumeBudget = await this.deps.quotas.reserve(this.quotaVolumes(context), this.limits.writeBudgetBytes);
+    return context;
+  }
+
+  /**
+   * The server's tools its policy lets the session see (all but `deny`; `approval` holds those that need one, with
+   * who approves them), and the names of those left out because they run only as tasks.
+   */
+  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[]; taskOnly: string[]; approval: Map<Tool, Approver> }> {
+    let headers: Record<string, string> = {};
+    if (server.credential) {
+      const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
+      if (!credential) throw new Error(`vault ${server.credential.vault_id} holds no credential for ${new URL(server.url).origin}`);
+      headers = credential.headers;
+    }
+    const box = await this.deps.remote.tools(server.url, headers);
+    const policies = new Map(server.tools.map((t) => [t.name, t.policy]));
+    const policy = (tool: Tool) => policies.get(tool.name) ?? server.default_policy;
+    const allowed = Object.values(box).filter((tool) => policy(tool) !== 'deny');
+    const taskOnly = allowed.filter((tool) => requiresTask(tool)).map((tool) => tool.name);
+    const tools = allowed.filter((tool) => !requiresTask(tool));
+    const approval = new Map<Tool, Approver>();
+    for (const tool of tools) {
+      if (policy(tool) === 'require_approval') approval.set(tool, 'operator');
+      else if (policy(tool) === 'require_user_approval') approval.set(tool, 'user');
+    }
+    return { tools, headerValues: Object.values(headers), taskOnly, approval };
+  }
+}
+
+/** What the calls of one granted package share for a session's life (FunctionCallContext but for what is per call). */
+type GrantContext = Pick<FunctionCallContext, 'tmpDir' | 'dataDir' | 'skillsDir'> & { egress: Omit<NonNullable<FunctionCallContext['egress']>, 'credentials'> };
+
+/** Per entry point, the session's tools with their calls recorded as made through it; each view made once, when first asked. */
+function entryViews(tools: Record<string, SessionTool>): (via: CallVia) => Toolbox {
+  const views = new Map<CallVia, Toolbox>();
+  const through = (via: CallVia): ToolInterceptor<SessionCallContext> => (next) => (args, ctx) => next(args, { ...ctx, via });
+  return (via) => {
+    let view = views.get(via);
+    if (!view) {
+      view = {};
+      for (const [name, tool] of Object.entries(tools)) {
+        Object.defineProperty(view, name, { value: Object.freeze({ ...composeTool(tool, [through(via)]), ...(tool.requiresApproval ? { requiresApproval: true } : {}) }), enumerable: true });
+      }
+      views.set(via, view);
+    }
+    return view;
+  };
+}
+
+/** Why a remote tool is not in the toolbox: it can only run as a task, and our client makes plain calls. */
+function taskOnlyWarning(server: string, tool: string): string {
+  return `tool ${tool} of remote MCP server ${server} is left out: it runs only as a task (execution.taskSupport "required"), and subako calls tools without the tasks extension`;
+}
+
+function addSecret(secrets: Set<string>, value: string): void {
+  secrets.add(value);
+  // "Bearer xyz": the token alone is a secret too.
+  for (const part of value.split(/\s+/)) if (part.length >= 8) secrets.add(part);
+}

@@ -1,0 +1,164 @@
+/**
+ * The wire protocol of calls dispatched over NATS, shared by the API replica's side (nats-runtime.ts) and the
+ * worker's (nats-worker.ts), so the two can never disagree: subjects, the messages, and how volume paths
+ * travel. Every message is sealed (nats-envelope.ts): nobody without the deployment's key reads one or makes
+ * one that opens, and each is bound to its subject, its call and its sender's role.
+ *
+ *   replica ──call──▶ <prefix>.calls (queue group "workers", one subscription per free slot, max 1 message)
+ *   worker  ──accepted (its inbox for this call)──▶ the call's reply inbox, named inside the sealed call
+ *   replica ──start (run, or do not: another worker took it)──▶ the worker's inbox for the call
+ *   worker  ──alive every HEARTBEAT_MS, progress, then outcome──▶ the call's reply inbox, numbered 1, 2, …
+ *   replica ──cancel──▶ the worker's inbox for the call (only the worker that runs it hears it)
+ *   replica ──each call record it writes──▶ <prefix>.events (every other replica's live stream; nats-events.ts)
+ *
+ * A worker runs a call only once the replica that sent it said `start` to that worker: a sealed call
+ * captured off the bus and sent again reaches a worker that either saw its id (dropped as replayed) or, if it
+ * is another worker, never hears `start` (the replica starts each call once) and lets it go.
+ */
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { CallLimits } from '../../config.js';
+import { CrashReason, renderCrash, type EgressGrant, type FunctionCallOutcome } from '../../function/index.js';
+import { BusDrops, openEnvelope, sealEnvelope, type BusKind, type EnvelopeHeader } from './nats-envelope.js';
+
+/** How often a worker says a call it runs is still running. */
+export const HEARTBEAT_MS = 500;
+/** A call whose worker said nothing for this long is interrupted: its worker is gone. */
+export const INTERRUPTED_AFTER_MS = 4 * HEARTBEAT_MS;
+/** The queue group every worker joins. */
+export const WORKER_QUEUE = 'workers';
+/** How long the messages about a call that is under way stay good once sent (the call's own has its deadline). */
+export const MESSAGE_TTL_MS = 60_000;
+/** How long a worker that took a call waits for the replica's `start` before it lets the call go. */
+export const START_WAIT_MS = 5_000;
+/** The protocol's version, in the call's body: replicas and workers of one deployment run the same. */
+export const PROTOCOL = 2;
+
+export interface NatsSubjects {
+  calls: string;
+  /** The object store bucket holding package bundles. */
+  packagesBucket: string;
+  /** The object store bucket holding skill bundles (every replica mounts the same skills). */
+  skillsBucket: string;
+  /** The object store bucket holding the bus's key check (nats-key-check.ts). */
+  busBucket: string;
+  /** Where each replica publishes the call records it writes, for the others' live streams (nats-events.ts). */
+  events: string;
+}
+
+const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** `prefix` names a deployment (and, in tests, one run): its subjects and its buckets. */
+export function natsSubjects(prefix: string): NatsSubjects {
+  if (!PREFIX.test(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be 1-64 of A-Z, a-z, 0-9, "_" and "-"`);
+  return {
+    calls: `${prefix}.calls`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills`, busBucket: `${prefix}_bus`, events: `${prefix}.events`,
+  };
+}
+
+/** Egress as it travels, inside the sealed call: the policy and the vault credentials it may attach. */
+export type WireEgress = EgressGrant;
+
+/** The body of a `call`. */
+export interface CallRequest {
+  v: typeof PROTOCOL;
+  callId: string;
+  /** The replica's inbox for this call: every answer goes here (the NATS reply subject is the server's, not the replica's word). */
+  replyTo: string;
+  /**
+   * What is left of the call's deadline as it is sent: the worker's run is cut to it, counted from arrival,
+   * and to the worker's own limit. A duration, not a time of day, so a clock that differs a little does not cut it.
+   */
+  timeoutMs: number;
+  package: { name: string; version: string; digest: string };
+  tool: string;
+  arguments: Record<string, unknown>;
+  /** Relative to the volumes root, in the one shape each kind has (volumeFromWire). */
+  tmp: string;
+  data?: string;
+  /** The call's skill set, relative to the volumes root (the replica assembles it on the shared mount). */
+  skills?: string;
+  egress?: WireEgress;
+  /** What the volumes' quotas leave this call to write (the worker's own budget bounds it too). */
+  writeBudgetBytes?: number;
+  /** The caller wants progress: the worker sends the guest's progress reports as they come. */
+  progress?: true;
+}
+
+/** Bodies of the worker's messages on a call's inbox, by kind. */
+export interface WorkerBodies {
+  accepted: { worker: string; inbox: string };
+  alive: Record<string, never>;
+  progress: { done: number; total?: number; message?: string };
+  outcome: { outcome: FunctionCallOutcome; writtenBytes: number };
+  /** The call was not run: it could not be read, or the worker failed before running it. */
+  refused: { message: string };
+}
+
+export type WorkerKind = keyof WorkerBodies;
+export type WorkerMessage = { [K in WorkerKind]: { kind: K } & WorkerBodies[K] }[WorkerKind];
+export const WORKER_KINDS: readonly WorkerKind[] = ['accepted', 'alive', 'progress', 'outcome', 'refused'];
+
+/** The body of a `start`: run the call, or let it go (another worker took it first). */
+export interface StartBody {
+  run: boolean;
+}
+
+/** A worker's name as it may appear in an answer and in metrics labels: short and plain. */
+export const WORKER_NAME = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+/**
+ * One side's end of the sealed bus: publishes envelopes under the deployment's key, opens what it receives,
+ * and counts (and logs, rate-limited) what it drops. Nothing that does not open is ever acted on.
+ */
+export class SealedBus {
+  constructor(readonly nc: NatsConnection, private readonly key: Buffer, readonly drops: BusDrops) {}
+
+  publish(subject: string, kind: BusKind, header: { c: string; n?: number; ttlMs: number }, body: unknown, reply?: string): void {
+    const data = sealEnvelope(this.key, subject, { k: kind, c: header.c, n: header.n ?? 0, e: Date.now() + header.ttlMs }, body);
+    this.nc.publish(subject, data, reply === undefined ? undefined : { reply });
+  }
+
+  /** The message's header and body when it opens as one of `kinds`; null (counted) otherwise. */
+  open<T>(msg: Msg, kinds: readonly BusKind[]): { header: EnvelopeHeader; body: T } | null {
+    const opened = openEnvelope<T>(this.key, msg.subject, msg.data, kinds);
+    if (opened.ok) return opened;
+    this.drops.drop(opened.reason, msg.subject);
+    return null;
+  }
+}
+
+/** A volume directory as it travels: relative to the root, refused when it lies outside it. */
+export function volumeOnWire(root: string, dir: string): string {
+  const rel = relative(resolve(root), resolve(dir));
+  if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) throw new Error(`the volume ${dir} is not under the volumes root ${root}`);
+  return rel.split(sep).join('/');
+}
+
+/** The one shape each kind of volume has under the root (volumes.ts and skills.ts make them). */
+const VOLUME_SHAPES = {
+  tmp: /^sessions\/[a-z]{2,5}_[0-9a-f]{28}\/tmp$/,
+  data: /^agents\/[a-z]{2,5}_[0-9a-f]{28}\/data$/,
+  skills: /^\.skills\/sets\/[0-9a-f]{64}$/,
+} as const;
+
+/**
+ * A volume path off the wire, under this worker's root, when it has exactly the shape of its kind — a
+ * session's tmp, an agent's data, a skill set, each named by its owner's id — and null for anything else:
+ * whatever a message says, a call mounts one session's, one agent's, one skill set's directory, never a parent.
+ */
+export function volumeFromWire(root: string, kind: keyof typeof VOLUME_SHAPES, rel: unknown): string | null {
+  if (typeof rel !== 'string' || !VOLUME_SHAPES[kind].test(rel)) return null;
+  return join(resolve(root), ...rel.split('/'));
+}
+
+/** The call limits a worker takes from a call: its deadline, cut to the worker's own; the rest are the worker's. */
+export function workerCallLimits(own: CallLimits, deadlineLeftMs: number): Partial<Omit<CallLimits, 'memoryBytes'>> {
+  return { callTimeoutMs: Math.max(1, Math.min(Math.floor(deadlineLeftMs), own.callTimeoutMs)) };
+}
+
+/** A call that did not run, as its outcome: a crash with a reason of the code's own list (function/crash.ts). */
+export function notRunOutcome(reason: typeof CrashReason.unavailable | typeof CrashReason.interrupted, message: string, durationMs: number): FunctionCallOutcome {
+  const info = { reason, message, stderr: '' };
+  return { status: 'crash', result: null, model: renderCrash(info), crash: info, durationMs, egress: [], stderr: '' };
+}

@@ -1,0 +1,416 @@
+/**
+ * The PackageRuntime of an API replica in scale-out (`subako serve --nats URL`): calls go to workers as NATS
+ * messages instead of running in this process (wire protocol: nats-calls.ts). Reading, checking and
+ * discovering an uploaded package still happen here, on a small local runtime: discovery runs before a
+ * package is stored, and its result is what every replica then serves.
+ *
+ * Flow control is the workers': each holds one queue subscription per free slot, each for one message, so
+ * the NATS server itself never hands a worker more than it has room for. A call nobody takes is answered
+ * by the server at once ("no responders"); the call tries again, with a short pause, until its deadline, and
+ * ends as a crash `unavailable`. Once a worker took a call, it says so every HEARTBEAT_MS; a call whose worker
+ * went quiet ends as `interrupted`, and is never sent again (a tool may have had side effects).
+ */
+import { randomUUID } from 'node:crypto';
+import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
+import { CrashReason, callDeadlineMs, functionTool, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../../function/index.js';
+import type { ProgressReporter, Tool, Toolbox } from '../../tool.js';
+import type { FunctionRuntime } from '../function-runtime.js';
+import {
+  INTERRUPTED_AFTER_MS, MESSAGE_TTL_MS, PROTOCOL, SealedBus, WORKER_KINDS, WORKER_NAME, natsSubjects, notRunOutcome, volumeOnWire,
+  type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerMessage,
+} from './nats-calls.js';
+import { BusDrops, busKey, type BusDropReason } from './nats-envelope.js';
+import { DispatchCounters, type NatsCallResult, type NatsDispatchStats } from './nats-dispatch-stats.js';
+import type { InspectedPackage, PackageRuntime, StoredPackageRef } from '../package-runtime.js';
+
+export interface NatsRuntimeOptions {
+  /** The runtime owns it: `close` closes it. */
+  nc: NatsConnection;
+  /** Names the deployment's subjects and bucket (nats-calls.ts). */
+  prefix: string;
+  /** Where this replica's volumes are; the workers mount the same file system at their `--volumes-dir`. */
+  volumesRoot: string;
+  /** The deployment's sealing key: the bus key is derived from it and the prefix. */
+  sealingKey: Buffer;
+  /** Reads, checks and discovers uploads here; its pool runs discovery only. */
+  local: FunctionRuntime;
+  limits?: Partial<CallLimits>;
+  /** Where the rate-limited lines about messages dropped off the bus go. */
+  log?: (line: string) => void;
+}
+
+/**
+ * How long a call waits before asking again when no worker had a free slot: from 1 ms, doubling to 25 ms, so
+ * a slot that frees at once is taken at once and a long wait does not flood the bus.
+ */
+const FIRST_RETRY_PAUSE_MS = 1;
+const MAX_RETRY_PAUSE_MS = 25;
+/** How often a call waiting for its first answer looks whether the connection is still up. */
+const CONNECTION_CHECK_MS = 100;
+
+export class NatsRuntime implements PackageRuntime {
+  private readonly subjects: NatsSubjects;
+  private readonly limits: CallLimits;
+  private connected = true;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly counters = new DispatchCounters();
+  private readonly replies: ReplyRouter;
+  private readonly bus: SealedBus;
+
+  constructor(private readonly options: NatsRuntimeOptions) {
+    this.subjects = natsSubjects(options.prefix);
+    this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
+    this.bus = new SealedBus(options.nc, busKey(options.sealingKey, options.prefix), new BusDrops(options.log));
+    this.replies = new ReplyRouter(this.bus);
+    void this.watchConnection();
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.options.nc.status()) {
+      if (status.type === 'disconnect') this.connected = false;
+      else if (status.type === 'reconnect') this.connected = true;
+    }
+  }
+
+  inspect(dir: string): Promise<InspectedPackage> {
+    return this.options.local.inspect(dir);
+  }
+
+  discover(pkg: StoredPackageRef): Promise<DiscoveryResult> {
+    return this.options.local.discover(pkg);
+  }
+
+  /** What discovery loaded here goes; the workers are not told (their caches are bounded, see nats-worker.ts). */
+  release(digest: string): void {
+    this.options.local.release(digest);
+  }
+
+  async toolbox(pkg: StoredPackageRef, tools: ToolInfo[], context: () => FunctionCallContext | Promise<FunctionCallContext>): Promise<Toolbox> {
+    const box: Toolbox = {};
+    for (const info of tools) box[info.name] = this.tool(pkg, info, context);
+    return box;
+  }
+
+  private tool(pkg: StoredPackageRef, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
+    return functionTool(pkg, info, async (args, callCtx) => {
+      const ctx = await context();
+      let written = 0;
+      const running = (async () => {
+        const timeoutMs = callDeadlineMs(ctx.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx?.timeoutMs);
+        const request = this.request(pkg, info.name, args, ctx, timeoutMs);
+        if (callCtx?.progress) request.progress = true;
+        const answer = await this.dispatch(request, callCtx?.signal, callCtx?.progress);
+        written = answer.writtenBytes;
+        return answer.outcome;
+      })();
+      this.inFlight.add(running);
+      try {
+        return await running;
+      } finally {
+        this.inFlight.delete(running);
+        ctx.volumeBudget?.settle(written);
+      }
+    });
+  }
+
+  private request(pkg: StoredPackageRef, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext, timeoutMs: number): Omit<CallRequest, 'replyTo'> {
+    const { volumesRoot } = this.options;
+    return {
+      v: PROTOCOL,
+      callId: randomUUID(),
+      timeoutMs,
+      package: { name: pkg.name, version: pkg.version, digest: pkg.digest },
+      tool,
+      arguments: args,
+      tmp: volumeOnWire(volumesRoot, ctx.tmpDir),
+      ...(ctx.dataDir ? { data: volumeOnWire(volumesRoot, ctx.dataDir) } : {}),
+      ...(ctx.skillsDir ? { skills: volumeOnWire(volumesRoot, ctx.skillsDir) } : {}),
+      // The whole call is sealed: the policy, its CA and the vault credentials travel inside it (the policy as
+      // written: the worker compiles its own).
+      ...(ctx.egress ? { egress: wireEgress(ctx.egress) } : {}),
+      ...(ctx.volumeBudget ? { writeBudgetBytes: ctx.volumeBudget.bytes } : {}),
+    };
+  }
+
+  /** Sends one call and waits for its outcome; never throws for the bus's sake: a failure is an outcome. */
+  private async dispatch(request: Omit<CallRequest, 'replyTo'>, signal?: AbortSignal, progress?: ProgressReporter): Promise<Answer> {
+    const started = Date.now();
+    const deadline = started + request.timeoutMs;
+    const elapsed = (): number => Date.now() - started;
+    const notRun = (message: string): Answer => ({ outcome: notRunOutcome(CrashReason.unavailable, message, elapsed()), writtenBytes: 0 });
+    const cancelled = (): Answer => ({ outcome: cancelledOutcome(elapsed()), writtenBytes: 0 });
+    const { nc } = this.options;
+    const { callId } = request;
+    // The worker that took the call, once one did, and how it ended: for /metrics (nats-dispatch-stats.ts).
+    let worker: string | null = null;
+    /** The inbox of the worker that took the call: where `start` and `cancel` go. */
+    let workerInbox: string | null = null;
+    const firstSend = performance.now();
+    const end = (result: NatsCallResult, answer: Answer): Answer => {
+      this.counters.ended(result, worker, result === 'outcome' ? (performance.now() - firstSend) / 1000 : undefined);
+      return answer;
+    };
+    if (!this.connected || nc.isClosed()) {
+      return end('unavailable', notRun('the call could not be sent: the NATS server is not reachable from this API replica; it is retried on the next call once NATS is back'));
+    }
+    const { inbox, replies } = this.replies.open(callId);
+    const cancel = (): void => {
+      if (workerInbox !== null && !nc.isClosed()) this.bus.publish(workerInbox, 'cancel', { c: callId, n: 2, ttlMs: MESSAGE_TTL_MS }, {});
+    };
+    /** The worker's next message, or why there is none; messages of another worker for this call are turned away. */
+    const read = async (timeoutMs: number): Promise<WorkerMessage | 'timeout' | 'aborted' | 'no_responders'> => {
+      for (;;) {
+        const next = await replies.next(timeoutMs, signal);
+        if (typeof next === 'string') return next;
+        if (next.kind !== 'accepted' || workerInbox === null) return next;
+        // A second worker says it took this call: the call was sent again by someone else. It does not run there.
+        this.bus.publish(next.inbox, 'start', { c: callId, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: false } satisfies StartBody);
+        this.bus.drops.drop('replayed', inbox);
+      }
+    };
+    try {
+      // Until a worker takes it: a "no responders" answer means every worker's slots are taken; ask again.
+      let retryPause = FIRST_RETRY_PAUSE_MS;
+      for (;;) {
+        if (signal?.aborted) return end('cancelled', cancelled());
+        const left = deadline - Date.now();
+        if (left <= 0) return end('unavailable', notRun(`no worker was free to take the call within its deadline (${deadline - started} ms); add workers or raise --pool`));
+        if (!this.connected) return end('unavailable', notRun('the NATS server went away before a worker took the call'));
+        const sent = performance.now();
+        this.bus.publish(this.subjects.calls, 'call', { c: callId, ttlMs: left }, { ...request, timeoutMs: left, replyTo: inbox } satisfies CallRequest, inbox);
+        // A connected server answers at once (a worker's "accepted", or "no responders"); silence means the
+        // connection is going, which its status says within moments: look at it while waiting.
+        let first: Awaited<ReturnType<typeof read>> = 'timeout';
+        for (let waited = 0; waited < left; waited += CONNECTION_CHECK_MS) {
+          first = await read(Math.min(CONNECTION_CHECK_MS, left - waited));
+          if (first !== 'timeout' || !this.connected) break;
+        }
+        if (first === 'aborted') return end('cancelled', cancelled());
+        if (first === 'timeout' && !this.connected) return end('unavailable', notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back'));
+        if (first === 'timeout') return end('unavailable', notRun(`no worker took the call within its deadline (${deadline - started} ms)`));
+        if (first === 'no_responders') {
+          this.counters.noWorkerFree();
+          await pause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
+          retryPause = Math.min(MAX_RETRY_PAUSE_MS, retryPause * 2);
+          continue;
+        }
+        if (first.kind === 'refused') return end('refused', notRun(first.message));
+        if (first.kind !== 'accepted') {
+          // Authentic, but nothing comes before `accepted` from the worker that has the call: out of place.
+          this.bus.drops.drop('unexpected', inbox);
+          continue;
+        }
+        worker = WORKER_NAME.test(first.worker) ? first.worker : 'unnamed';
+        workerInbox = first.inbox;
+        this.counters.accepted(worker, (performance.now() - sent) / 1000);
+        this.bus.publish(workerInbox, 'start', { c: callId, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: true } satisfies StartBody);
+        break;
+      }
+      // Taken: the worker cuts the run to the deadline itself; its heartbeats say it is still there.
+      for (;;) {
+        let next = await read(INTERRUPTED_AFTER_MS);
+        if (next === 'aborted') { cancel(); return end('cancelled', cancelled()); }
+        // Quiet for long, or this process was too busy to read: a round trip to the server reads all that has
+        // arrived before it is answered, so a heartbeat that was only waiting to be read is not taken for death.
+        if (next === 'timeout' && this.connected) {
+          await flushWithin(nc, INTERRUPTED_AFTER_MS);
+          next = replies.poll() ?? 'timeout';
+        }
+        if (next === 'timeout') {
+          return end('interrupted', {
+            outcome: notRunOutcome(CrashReason.interrupted,
+              `the worker running this call (${worker ?? 'a worker'}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
+              elapsed()),
+            writtenBytes: 0,
+          });
+        }
+        if (next === 'no_responders') continue;
+        if (next.kind === 'progress') progress?.(next.done, next.total, next.message);
+        if (next.kind === 'outcome') return end('outcome', { outcome: next.outcome, writtenBytes: next.writtenBytes });
+        if (next.kind === 'refused') return end('refused', notRun(next.message));
+      }
+    } finally {
+      replies.close();
+    }
+  }
+
+  /** A read-only snapshot of this replica's calls over the bus, for /metrics. */
+  stats(): NatsDispatchStats {
+    return { ...this.counters.snapshot(), busDropped: this.bus.drops.snapshot() };
+  }
+
+  /** The sealed bus this replica's calls travel on (the relayed live stream uses it too). */
+  get sealedBus(): SealedBus {
+    return this.bus;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+    await this.options.local.close();
+    await this.options.nc.close();
+  }
+}
+
+/** A call's egress as it travels: everything but the compiled policy, which holds what JSON does not. */
+function wireEgress({ compiled: _compiled, ...egress }: NonNullable<FunctionCallContext['egress']>): NonNullable<FunctionCallContext['egress']> {
+  return egress;
+}
+
+/** What a call over the bus came to: the outcome, and what it wrote to the volumes. */
+interface Answer {
+  outcome: FunctionCallOutcome;
+  writtenBytes: number;
+}
+
+/** A round trip to the server, given up after `ms` (a connection going away may never answer). */
+async function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    nc.flush().catch(() => undefined),
+    new Promise<void>((done) => { timer = setTimeout(done, ms); }),
+  ]);
+  clearTimeout(timer);
+}
+
+function isNoResponders(msg: Msg): boolean {
+  return msg.headers?.code === 503;
+}
+
+function cancelledOutcome(durationMs: number): FunctionCallOutcome {
+  return {
+    status: 'cancelled', result: null, model: [{ type: 'text', text: 'The call was cancelled: its caller went away.' }], crash: null,
+    durationMs, egress: [], stderr: '',
+  };
+}
+
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const timer = setTimeout(finish, ms);
+    function finish(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', finish);
+      done();
+    }
+    signal?.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/**
+ * Every call's replies arrive on one wildcard subscription of this replica's, each call on a subject of its
+ * own under it. One subscription for all calls, rather than one per call, because a per-call SUB and UNSUB
+ * were two more protocol lines, two more writes and two changes of the server's subscription table on every
+ * call (the profile of bench/nats.ts). The client subscribes it again after a reconnect, as any subscription.
+ *
+ * A reply is taken only when it opens (sealed by a worker of this deployment, for this inbox and this call),
+ * and only once, in order: the worker numbers its messages for a call, and one numbered at or below the last
+ * taken is a replay. "No responders" is the NATS server's own status message, not sealed: it only makes the
+ * call ask again. A worker that says it took a call this replica no longer waits for is told not to run it.
+ */
+class ReplyRouter {
+  private readonly prefix = createInbox();
+  private readonly queues = new Map<string, ReplyQueue>();
+  private next = 0;
+
+  constructor(private readonly bus: SealedBus) {
+    bus.nc.subscribe(`${this.prefix}.*`, { callback: (err, msg) => { if (!err) this.route(msg); } });
+  }
+
+  private route(msg: Msg): void {
+    const queue = this.queues.get(msg.subject);
+    if (isNoResponders(msg)) {
+      queue?.push('no_responders');
+      return;
+    }
+    const opened = this.bus.open<WorkerBodies[keyof WorkerBodies]>(msg, WORKER_KINDS);
+    if (opened === null) return;
+    const message = { kind: opened.header.k, ...opened.body } as WorkerMessage;
+    if (queue === undefined || queue.callId !== opened.header.c) {
+      // The call ended here (a late heartbeat, or a worker that took it after it was given up): not run there.
+      if (message.kind === 'accepted' && typeof message.inbox === 'string') {
+        this.bus.publish(message.inbox, 'start', { c: opened.header.c, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: false } satisfies StartBody);
+      } else if (queue !== undefined) this.bus.drops.drop('unexpected', msg.subject);
+      return;
+    }
+    const drop = queue.take(message, opened.header.n);
+    if (drop !== null) this.bus.drops.drop(drop, msg.subject);
+  }
+
+  /** A reply subject for one call and the queue its messages land in; `replies.close()` forgets it. */
+  open(callId: string): { inbox: string; replies: ReplyQueue } {
+    const inbox = `${this.prefix}.${(this.next++).toString(36)}`;
+    const replies = new ReplyQueue(callId, () => this.queues.delete(inbox));
+    this.queues.set(inbox, replies);
+    return { inbox, replies };
+  }
+}
+
+type Reply = WorkerMessage | 'no_responders';
+
+/** The messages of one call's inbox, read one at a time with a timeout and the caller's signal. */
+class ReplyQueue {
+  private readonly queued: Reply[] = [];
+  private waiter: ((reply: Reply) => void) | null = null;
+  /** The inbox of the worker whose `accepted` came first (the one that runs the call), and its last message's number. */
+  private chosen: string | null = null;
+  private last = 0;
+
+  constructor(readonly callId: string, private readonly forget: () => void) {}
+
+  /**
+   * Takes a worker's message (null) unless it is a replay: numbered at or below the last one taken from the
+   * worker that has the call. A second worker's `accepted` passes, for the dispatcher to turn that worker away.
+   */
+  take(message: WorkerMessage, n: number): BusDropReason | null {
+    if (message.kind === 'accepted') {
+      if (n !== 1) return 'unexpected';
+      if (message.inbox === this.chosen) return 'replayed';
+      if (this.chosen === null) {
+        this.chosen = message.inbox;
+        this.last = 1;
+      }
+    } else {
+      // Only the worker that has the call says more; its messages follow its `accepted` in number.
+      if (this.chosen === null) return 'unexpected';
+      if (n <= this.last) return 'replayed';
+      this.last = n;
+    }
+    this.push(message);
+    return null;
+  }
+
+  push(reply: Reply): void {
+    if (this.waiter) {
+      const wake = this.waiter;
+      this.waiter = null;
+      wake(reply);
+    } else this.queued.push(reply);
+  }
+
+  /** A message that has arrived and not been read, if any. */
+  poll(): Reply | undefined {
+    return this.queued.shift();
+  }
+
+  next(timeoutMs: number, signal?: AbortSignal): Promise<Reply | 'timeout' | 'aborted'> {
+    const ready = this.queued.shift();
+    if (ready) return Promise.resolve(ready);
+    if (signal?.aborted) return Promise.resolve('aborted');
+    return new Promise((done) => {
+      const finish = (value: Reply | 'timeout' | 'aborted'): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.waiter = null;
+        done(value);
+      };
+      const onAbort = (): void => finish('aborted');
+      const timer = setTimeout(() => finish('timeout'), Math.max(1, timeoutMs));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiter = finish;
+    });
+  }
+
+  close(): void {
+    this.forget();
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * A worker node (`subako worker --nats URL`): takes calls from the NATS queue group, runs each in its
+ * sandbox pool (the same FunctionHost as `subako serve`), performs the call's egress, and answers (wire
+ * protocol: nats-calls.ts).
+ *
+ * Flow control: the worker holds one queue subscription per free slot, each for a single message (the NATS
+ * server stops delivering to it after one: UNSUB with a maximum), and subscribes again when the slot frees.
+ * A worker at capacity has no subscription left, so the server never hands it more; a call that no worker can
+ * take is answered "no responders" at once rather than queued without bound. Chosen over JetStream pull
+ * consumers with max ack pending because a call is a request that someone waits for: it must not outlive its
+ * deadline in a stream, nor be redelivered after a worker died mid-call (calls are never retried), and core
+ * NATS adds no storage round trip to each call.
+ *
+ * Package bundles come from the object store by digest (verified on read) and are unpacked into this
+ * worker's data directory once; loaded packages are kept by digest (loaded-packages.ts). A deleted package
+ * version is not announced on the bus: the worker keeps at most `maxLoadedPackages`, the least recently
+ * called leaving first, and the FunctionHost releases the modules no package holds after a while.
+ */
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { FunctionHost, type FunctionCallContext, type FunctionCallOutcome, type FunctionHostStats, type LoadedPackage } from '../../function/index.js';
+import { ContentStore, type BlobStore, type BundleLimits } from '../../package/index.js';
+import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
+import {
+  HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, START_WAIT_MS, SealedBus, WORKER_QUEUE, natsSubjects, volumeFromWire, workerCallLimits,
+  type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,
+} from './nats-calls.js';
+import { BusDrops, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
+import { LoadedPackages, type PackageKey } from '../loaded-packages.js';
+
+export interface NatsWorkerOptions {
+  nc: NatsConnection;
+  prefix: string;
+  /** The package bundles' object store (the same bucket the API replicas store into). */
+  blobs: BlobStore;
+  /** Slots: calls run at once. */
+  pool: number;
+  volumesDir: string;
+  /** This worker's own directory: unpacked packages, the instrumented-module cache. */
+  dataDir: string;
+  /** The deployment's sealing key (SUBAKO_SECRET_KEY): the bus key is derived from it and the prefix. */
+  sealingKey: Buffer;
+  /** This worker's own limits: a call's deadline is cut to them, and nothing else of them comes from a call. */
+  limits?: Partial<CallLimits>;
+  bundleLimits?: BundleLimits;
+  /** Package versions kept loaded (DEFAULT_MAX_PACKAGES by default): past it, the least recently called leaves. */
+  maxLoadedPackages?: number;
+  /** Names this worker in answers and logs; default host name and pid. */
+  name?: string;
+  log?: (line: string) => void;
+}
+
+/** What a worker's `/metrics` reads (server/'s WorkerMetrics): its slots, its calls, its sandbox, the bus. */
+export interface NatsWorkerStats {
+  slots: number;
+  /** Calls taken and not answered yet. */
+  inFlight: number;
+  /** Calls answered, by the outcome's status (ok, tool_error, crash, cancelled) or `refused` (not run). */
+  calls: Readonly<Record<string, number>>;
+  /** Messages dropped off the bus, by why: they were never acted on. */
+  busDropped: Readonly<Record<BusDropReason, number>>;
+  /** Package versions loaded now (at most `maxLoadedPackages`). */
+  loadedPackages: number;
+  sandbox: FunctionHostStats;
+}
+
+/** What the replica said to a call this worker took: start it (or not), then perhaps cancel it. */
+interface CallInbox {
+  started: ((run: boolean) => void) | null;
+  cancel: AbortController;
+}
+
+/** A NATS subject a reply may go to: tokens of printable characters, no wildcard. */
+const REPLY_SUBJECT = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
+
+export class NatsWorker {
+  readonly name: string;
+  private readonly subjects: NatsSubjects;
+  private readonly host: FunctionHost;
+  private readonly limits: CallLimits;
+  private readonly packages: ContentStore;
+  private readonly bus: SealedBus;
+  /** Call ids taken, each until its call could no longer be taken anyway: a call sent again is dropped. */
+  private readonly taken = new ReplayGuard();
+  /** This worker's inbox: `<inbox>.<n>` is where the replica says start or cancel for the n-th call taken. */
+  private readonly inbox = createInbox();
+  private nextCall = 0;
+  private readonly inboxes = new Map<string, CallInbox>();
+  private readonly loaded: LoadedPackages;
+  private readonly slots = new Set<Subscription>();
+  private readonly calls = new Set<Promise<void>>();
+  private inboxSub: Subscription | null = null;
+  private closing = false;
+  /** Calls this worker answered, for its log line and its tests. */
+  answered = 0;
+  private readonly answers: Record<string, number> = {};
+  /** Calls taken whose slot is not free again yet (a call's bookkeeping may outlast its answer by a moment). */
+  private inFlight = 0;
+
+  constructor(private readonly options: NatsWorkerOptions) {
+    this.name = options.name ?? `${hostname()}:${process.pid}`;
+    this.subjects = natsSubjects(options.prefix);
+    this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
+    this.host = new FunctionHost({ poolSize: options.pool, limits: options.limits, preparedCacheDir: join(options.dataDir, 'cache', 'prepared') });
+    this.packages = new ContentStore(join(options.dataDir, 'packages'), options.bundleLimits, options.blobs);
+    this.loaded = new LoadedPackages(this.host, (key) => this.packages.tree(key.digest), { maxPackages: options.maxLoadedPackages });
+    this.bus = new SealedBus(options.nc, busKey(options.sealingKey, options.prefix), new BusDrops(options.log));
+  }
+
+  async start(): Promise<void> {
+    await this.packages.init();
+    this.inboxSub = this.options.nc.subscribe(`${this.inbox}.*`, { callback: (err, msg) => { if (!err) this.onInbox(msg); } });
+    for (let slot = 0; slot < this.options.pool; slot++) this.offerSlot();
+    // The subscriptions reach the server before the worker says it is ready.
+    await this.options.nc.flush();
+  }
+
+  /** A `start` or `cancel` from the replica, for a call this worker took (anything else is dropped). */
+  private onInbox(msg: Msg): void {
+    const call = this.inboxes.get(msg.subject);
+    const opened = this.bus.open<StartBody | Record<string, never>>(msg, ['start', 'cancel']);
+    if (opened === null) return;
+    if (call === undefined) return this.bus.drops.drop('unexpected', msg.subject);
+    if (opened.header.k === 'cancel') {
+      call.cancel.abort();
+      return;
+    }
+    const started = call.started;
+    // A second start for the same call is a replay: the first one decided.
+    if (started === null) return this.bus.drops.drop('replayed', msg.subject);
+    call.started = null;
+    started((opened.body as StartBody).run === true);
+  }
+
+  /** One free slot: a queue subscription for exactly one call. */
+  private offerSlot(): void {
+    if (this.closing || this.options.nc.isClosed()) return;
+    const sub = this.options.nc.subscribe(this.subjects.calls, {
+      queue: WORKER_QUEUE,
+      max: 1,
+      callback: (err, msg) => {
+        this.slots.delete(sub);
+        if (err) return;
+        // The slot is offered again once, as soon as the call no longer needs it: before its last answer
+        // goes out (take's `free`), or when take ends, whichever is first.
+        let offered = false;
+        this.inFlight += 1;
+        const free = (): void => {
+          if (offered) return;
+          offered = true;
+          this.inFlight -= 1;
+          this.offerSlot();
+        };
+        const call = this.take(msg, free).finally(() => {
+          this.calls.delete(call);
+          free();
+        });
+        this.calls.add(call);
+      },
+    });
+    this.slots.add(sub);
+  }
+
+  /**
+   * Takes one call: opens it (a message that does not open, or a call id already taken, is dropped unanswered),
+   * says `accepted` with the inbox for this call, waits for the replica's `start`, runs it and answers.
+   * `free` offers its slot again: called just before the outcome (or a refusal after the run) is published, so
+   * the new subscription reaches the server ahead of the answer on this connection, and a caller that sends its
+   * next call on hearing the answer finds the slot there rather than "no responders" and a pause.
+   */
+  private async take(msg: Msg, free: () => void): Promise<void> {
+    const opened = this.bus.open<CallRequest>(msg, ['call']);
+    if (opened === null) return;
+    const request = opened.body;
+    if (request?.callId !== opened.header.c || typeof request.replyTo !== 'string' || !REPLY_SUBJECT.test(request.replyTo)) {
+      return this.bus.drops.drop('malformed', msg.subject);
+    }
+    if (!this.taken.firstTime(request.callId, opened.header.e)) return this.bus.drops.drop('replayed', msg.subject);
+    let sequence = 0;
+    const reply = <K extends WorkerKind>(kind: K, body: WorkerBodies[K]): void => {
+      if (this.options.nc.isClosed()) return;
+      this.bus.publish(request.replyTo, kind, { c: request.callId, n: (sequence += 1), ttlMs: MESSAGE_TTL_MS }, body);
+    };
+    const problem = requestProblem(request);
+    if (problem !== null) {
+      reply('refused', { message: `the worker ${this.name} could not read the call (${problem}); run the same subako version on replicas and workers` });
+      this.count('refused');
+      return;
+    }
+    const deadline = Date.now() + request.timeoutMs;
+    const subject = `${this.inbox}.${(this.nextCall += 1).toString(36)}`;
+    const inbox: CallInbox = { started: null, cancel: new AbortController() };
+    const started = new Promise<boolean>((resolve) => { inbox.started = resolve; });
+    this.inboxes.set(subject, inbox);
+    let heartbeat: NodeJS.Timeout | undefined;
+    let borrowing: ReturnType<LoadedPackages['borrow']> | undefined;
+    try {
+      reply('accepted', { worker: this.name, inbox: subject });
+      // The package is made ready while the replica's word comes; the guest runs only once it has come.
+      borrowing = this.loaded.borrow(packageKey(request.package));
+      borrowing.catch(() => undefined);
+      if (!(await this.waitForStart(started, Math.min(START_WAIT_MS, request.timeoutMs)))) return;
+      heartbeat = setInterval(() => reply('alive', {}), HEARTBEAT_MS);
+      const { loaded } = await borrowing;
+      const { outcome, writtenBytes } = await this.run(request, loaded, deadline, inbox.cancel.signal, (done, total, message) => reply('progress', { done, total, message }));
+      // The run is over and its sandbox worker free: the slot can take the next call.
+      clearInterval(heartbeat);
+      free();
+      reply('outcome', { outcome, writtenBytes });
+      this.answered++;
+      this.count(outcome.status);
+    } catch (err) {
+      // What the worker itself failed at (a package it could not fetch, a volume of a shape no call has) is
+      // the call's crash, told to the caller in one line.
+      const message = err instanceof Error ? err.message : String(err);
+      this.options.log?.(`call ${request.callId} failed on ${this.name}: ${message}`);
+      clearInterval(heartbeat);
+      free();
+      reply('refused', { message: `the worker ${this.name} could not run the call: ${message}` });
+      this.count('refused');
+    } finally {
+      clearInterval(heartbeat);
+      this.inboxes.delete(subject);
+      // Given back whether the call ran or not (its load may still be under way: given back when it is done).
+      borrowing?.then((lent) => lent.giveBack(), () => undefined);
+    }
+  }
+
+  /** Whether the replica said to run the call within `ms` (no word: another worker took it, or the call is gone). */
+  private async waitForStart(started: Promise<boolean>, ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const run = await Promise.race([started, new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), Math.max(1, ms)); })]);
+    clearTimeout(timer);
+    return run;
+  }
+
+  private async run(
+    request: CallRequest, loaded: LoadedPackage, deadline: number, signal: AbortSignal, progress: (done: number, total?: number, message?: string) => void,
+  ): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
+    const { volumesDir } = this.options;
+    const tmpDir = volumeFromWire(volumesDir, 'tmp', request.tmp);
+    const dataDir = request.data === undefined ? undefined : volumeFromWire(volumesDir, 'data', request.data);
+    const skillsDir = request.skills === undefined ? undefined : volumeFromWire(volumesDir, 'skills', request.skills);
+    if (tmpDir === null || dataDir === null || skillsDir === null) throw new Error('the call names a volume that is not a session\'s, an agent\'s or a skill set\'s directory');
+    let written: number | null = null;
+    const ownBudget = this.limits.writeBudgetBytes;
+    const ctx: FunctionCallContext = {
+      tmpDir,
+      ...(dataDir !== undefined ? { dataDir } : {}),
+      ...(skillsDir !== undefined ? { skillsDir } : {}),
+      ...(request.egress ? { egress: request.egress } : {}),
+      // The deadline is the call's, cut to this worker's own limit; every other limit is this worker's.
+      limits: workerCallLimits(this.limits, deadline - Date.now()),
+      // The replica reserved the quota; the run tells what it wrote (the first settle is the run's own).
+      volumeBudget: { bytes: Math.min(request.writeBudgetBytes ?? ownBudget, ownBudget), settle: (bytes) => { written ??= bytes; } },
+      signal,
+      ...(request.progress ? { progress } : {}),
+    };
+    const outcome = await this.host.call(loaded, request.tool, request.arguments, ctx);
+    return { outcome, writtenBytes: written ?? 0 };
+  }
+
+  private count(outcome: string): void {
+    this.answers[outcome] = (this.answers[outcome] ?? 0) + 1;
+  }
+
+  /** A read-only snapshot for `/metrics`. */
+  stats(): NatsWorkerStats {
+    const { loadedPackages, ...sandbox } = this.loaded.stats();
+    return { slots: this.options.pool, inFlight: this.inFlight, calls: { ...this.answers }, busDropped: this.bus.drops.snapshot(), loadedPackages, sandbox };
+  }
+
+  /** Takes no more calls, lets those running finish, stops the sandbox. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const sub of this.slots) sub.unsubscribe();
+    this.slots.clear();
+    await Promise.allSettled([...this.calls]);
+    this.inboxSub?.unsubscribe();
+    await this.host.close();
+  }
+}
+
+/** The package a call names, as the cache keys it (only the fields that requestProblem checked). */
+function packageKey(pkg: CallRequest['package']): PackageKey {
+  return { digest: pkg.digest, name: pkg.name, version: pkg.version };
+}
+
+/** What is wrong with a call's body (authentic, so a replica of another version, or a bug): null when nothing. */
+function requestProblem(request: CallRequest): string | null {
+  if (request.v !== PROTOCOL) return `protocol version ${String(request.v)}, this worker speaks ${PROTOCOL}`;
+  if (!(typeof request.timeoutMs === 'number' && request.timeoutMs > 0)) return 'no time left to run it';
+  const pkg = request.package as Partial<CallRequest['package']> | undefined;
+  if (typeof pkg?.digest !== 'string' || typeof pkg.name !== 'string' || typeof pkg.version !== 'string') return 'no package';
+  if (typeof request.tool !== 'string') return 'no tool';
+  if (typeof request.arguments !== 'object' || request.arguments === null || Array.isArray(request.arguments)) return 'arguments that are not an object';
+  return null;
+}

@@ -1,0 +1,380 @@
+/**
+ * The Store, once, over either database (sql-database.ts): SQLite embedded, PostgreSQL for replicas. It holds
+ * the rules (what runs in one transaction, how versions are numbered, how pages and cursors go) and no SQL:
+ * the statements are statements.ts's, written once for both, with the dialect's pieces where they differ.
+ */
+import { ConflictError } from '../errors.js';
+import { CALL_SEARCH_FILTERS, callSearch, statementsFor, type PageStatements, type Statements } from './statements.js';
+import { all, get, run, type Program, type SqlDatabase } from './sql-database.js';
+import {
+  INTERRUPTED_CRASH, agentVersionRefs, decodeCursor, encodeCursor, json, jsonOrNull, listKey, pageFromRows, s, toAgent, toAgentVersion, toApiKey,
+  toCall, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toVault, versionRef, type Row,
+} from './store-rows.js';
+import type {
+  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallFilter, CallRecord, CredentialRecord, HeldApprovalRecord,
+  IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
+  VaultRecord,
+} from './store.js';
+
+export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
+  protected readonly sql: Statements;
+
+  constructor(protected readonly db: Db) {
+    this.sql = statementsFor(db.dialect);
+  }
+
+  // ---- api keys
+  async addApiKey(rec: ApiKeyRecord): Promise<void> {
+    await this.db.run(this.sql.apiKeys.insert, [rec.id, rec.name, rec.hash, rec.prefix, rec.scope, rec.createdAt, rec.lastUsedAt, rec.revokedAt]);
+  }
+  async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return this.one(this.sql.apiKeys.byHash, [hash], toApiKey);
+  }
+  async countApiKeys(): Promise<number> {
+    return Number((await this.db.get(this.sql.apiKeys.count))?.n);
+  }
+  async getApiKey(id: string): Promise<ApiKeyRecord | null> {
+    return this.one(this.sql.apiKeys.byId, [id], toApiKey);
+  }
+  async getApiKeys(ids: readonly string[]): Promise<ApiKeyRecord[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.all(this.sql.apiKeys.byIds, [JSON.stringify(ids)])).map(toApiKey);
+  }
+  listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>> {
+    return this.page(this.sql.apiKeys.pages, [], page, toApiKey);
+  }
+  async touchApiKey(id: string, at: string): Promise<void> {
+    await this.db.run(this.sql.apiKeys.touch, [at, id]);
+  }
+  revokeApiKey(id: string, at: string): Promise<boolean> {
+    const { apiKeys } = this.sql;
+    return this.db.transaction(function* () {
+      const admins = yield* all(apiKeys.adminsInForce);
+      const key = yield* get(apiKeys.standing, [id]);
+      if (!key || key.revoked_at !== null) return true;
+      if (key.scope === 'admin' && admins.length <= 1) return false;
+      yield* run(apiKeys.revoke, [at, id]);
+      return true;
+    });
+  }
+
+  // ---- packages
+  addPackage(rec: NewPackage): Promise<PackageRecord> {
+    const { sql, db } = this;
+    return db.transaction(function* () {
+      const { version, seq } = yield* claimVersion(sql.packages, db.dialect.lockUntilCommit, 'package', rec.name, rec.version);
+      yield* run(sql.packages.insert, [rec.name, version, seq, rec.description, rec.digest, json(rec.manifest), json(rec.tools), rec.createdAt,
+        listKey(rec.name, seq, db.dialect.listKeySeparator)]);
+      return { ...rec, version, seq };
+    });
+  }
+  getPackage(name: string, version: string): Promise<PackageRecord | null> {
+    return this.one(this.sql.packages.byVersion, [name, version], toPackage);
+  }
+  latestPackage(name: string): Promise<PackageRecord | null> {
+    return this.one(this.sql.packages.latest, [name], toPackage);
+  }
+  listPackages(page: PageRequest): Promise<Page<PackageRecord>> {
+    return this.page(this.sql.packages.pages, [], page, toPackage);
+  }
+  async packageVersions(name: string): Promise<PackageVersionSummary[]> {
+    return (await this.db.all(this.sql.packages.summaries, [name])).map((row) => ({
+      name: s(row.name), version: s(row.version), seq: Number(row.seq), description: s(row.description),
+      digest: s(row.digest), createdAt: s(row.created_at),
+    }));
+  }
+  async allPackages(): Promise<PackageRecord[]> {
+    return (await this.db.all(this.sql.packages.all)).map(toPackage);
+  }
+  async deletePackage(name: string, version: string): Promise<void> {
+    await this.db.run(this.sql.packages.delete, [name, version]);
+  }
+  async countPackagesWithDigest(digest: string): Promise<number> {
+    return Number((await this.db.get(this.sql.packages.withDigest, [digest]))?.n);
+  }
+
+  // ---- skills
+  addSkill(rec: NewSkill): Promise<SkillRecord> {
+    const { sql, db } = this;
+    return db.transaction(function* () {
+      const { version, seq } = yield* claimVersion(sql.skills, db.dialect.lockUntilCommit, 'skill', rec.name, rec.version);
+      yield* run(sql.skills.insert, [rec.name, version, seq, rec.description, rec.digest, rec.createdAt, listKey(rec.name, seq, db.dialect.listKeySeparator)]);
+      return { ...rec, version, seq };
+    });
+  }
+  getSkill(name: string, version: string): Promise<SkillRecord | null> {
+    return this.one(this.sql.skills.byVersion, [name, version], toSkill);
+  }
+  latestSkill(name: string): Promise<SkillRecord | null> {
+    return this.one(this.sql.skills.latest, [name], toSkill);
+  }
+  listSkills(page: PageRequest): Promise<Page<SkillRecord>> {
+    return this.page(this.sql.skills.pages, [], page, toSkill);
+  }
+  async deleteSkill(name: string, version: string): Promise<void> {
+    await this.db.run(this.sql.skills.delete, [name, version]);
+  }
+
+  // ---- agents
+  async createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void> {
+    const { agents } = this.sql;
+    await this.db.transaction(function* () {
+      yield* run(agents.insert, [rec.id, rec.name, first.version, rec.createdAt, rec.updatedAt]);
+      yield* insertAgentVersion(agents, first);
+    });
+  }
+  getAgent(id: string): Promise<AgentRecord | null> {
+    return this.one(this.sql.agents.byId, [id], toAgent);
+  }
+  listAgents(page: PageRequest): Promise<Page<AgentRecord>> {
+    return this.page(this.sql.agents.pages, [], page, toAgent);
+  }
+  async publishAgentVersion(rec: AgentVersionRecord): Promise<void> {
+    const { agents } = this.sql;
+    await this.db.transaction(function* () {
+      const current = yield* get(agents.currentVersion, [rec.agentId]);
+      if (!current) throw new ConflictError(`agent ${rec.agentId} no longer exists`);
+      if (Number(current.current_version) + 1 !== rec.version) {
+        throw new ConflictError(`agent ${rec.agentId} changed meanwhile (now at version ${String(current.current_version)}); retry`);
+      }
+      yield* insertAgentVersion(agents, rec);
+      yield* run(agents.publish, [rec.version, rec.spec.name, rec.createdAt, rec.agentId]);
+    });
+  }
+  getAgentVersion(agentId: string, version: number): Promise<AgentVersionRecord | null> {
+    return this.one(this.sql.agents.version, [agentId, version], toAgentVersion);
+  }
+  async listAgentVersions(agentId: string, page: PageRequest): Promise<Page<AgentVersionRecord>> {
+    const rows = await this.db.all(this.sql.agents.versionsAfter, [agentId, page.after ? Number(page.after) || 0 : 0, page.limit + 1]);
+    return pageFromRows(rows, page, toAgentVersion, (row) => String(row.version));
+  }
+  agentVersionsUsingPackage(name: string, version: string): Promise<string[]> {
+    return this.usersOf('package', versionRef(name, version));
+  }
+  agentVersionsUsingSkill(name: string, version: string): Promise<string[]> {
+    return this.usersOf('skill', versionRef(name, version));
+  }
+  agentVersionsUsingVault(vaultId: string): Promise<string[]> {
+    return this.usersOf('vault', vaultId);
+  }
+  private async usersOf(kind: string, ref: string): Promise<string[]> {
+    return (await this.db.all(this.sql.agents.usersOf, [kind, ref])).map((r) => `${s(r.agent_id)}@${String(r.version)}`);
+  }
+  async deleteAgent(id: string): Promise<void> {
+    const { agents } = this.sql;
+    await this.db.transaction(function* () {
+      for (const statement of [agents.deleteRefs, agents.deleteCalls, agents.deleteSessions, agents.deleteVersions, agents.delete]) {
+        yield* run(statement, [id]);
+      }
+    });
+  }
+
+  // ---- vaults and credentials
+  async addVault(rec: VaultRecord): Promise<void> {
+    await this.db.run(this.sql.vaults.insert, [rec.id, rec.name, rec.createdAt]);
+  }
+  getVault(id: string): Promise<VaultRecord | null> {
+    return this.one(this.sql.vaults.byId, [id], toVault);
+  }
+  listVaults(page: PageRequest): Promise<Page<VaultRecord>> {
+    return this.page(this.sql.vaults.pages, [], page, toVault);
+  }
+  async deleteVault(id: string): Promise<void> {
+    const { vaults } = this.sql;
+    await this.db.transaction(function* () {
+      yield* run(vaults.deleteCredentials, [id]);
+      yield* run(vaults.delete, [id]);
+    });
+  }
+  async addCredential(rec: CredentialRecord): Promise<void> {
+    await this.db.run(this.sql.vaults.insertCredential, [rec.id, rec.vaultId, rec.target, rec.displayName, rec.scheme, rec.sealed, rec.expiresAt,
+      rec.createdAt, rec.updatedAt]);
+  }
+  getCredential(vaultId: string, id: string): Promise<CredentialRecord | null> {
+    return this.one(this.sql.vaults.credential, [vaultId, id], toCredential);
+  }
+  listCredentials(vaultId: string, page: PageRequest): Promise<Page<CredentialRecord>> {
+    return this.page(this.sql.vaults.credentialPages, [vaultId], page, toCredential);
+  }
+  async allCredentials(vaultId: string): Promise<CredentialRecord[]> {
+    return (await this.db.all(this.sql.vaults.credentials, [vaultId])).map(toCredential);
+  }
+  async updateCredential(rec: CredentialRecord): Promise<void> {
+    await this.db.run(this.sql.vaults.updateCredential, [rec.target, rec.displayName, rec.scheme, rec.sealed, rec.expiresAt, rec.updatedAt,
+      rec.vaultId, rec.id]);
+  }
+  async deleteCredential(vaultId: string, id: string): Promise<void> {
+    await this.db.run(this.sql.vaults.deleteCredential, [vaultId, id]);
+  }
+
+  // ---- sessions
+  async addSession(rec: SessionRecord): Promise<void> {
+    await this.db.run(this.sql.sessions.insert, [rec.id, rec.agentId, rec.agentVersion, rec.tokenHash, json(rec.vaultIds), rec.createdAt, rec.expiresAt]);
+  }
+  getSession(id: string): Promise<SessionRecord | null> {
+    return this.one(this.sql.sessions.byId, [id], toSession);
+  }
+  findSessionByTokenHash(hash: string): Promise<SessionRecord | null> {
+    return this.one(this.sql.sessions.byTokenHash, [hash], toSession);
+  }
+  listSessions(agentId: string, page: PageRequest): Promise<Page<SessionRecord>> {
+    return this.page(this.sql.sessions.pages, [agentId], page, toSession);
+  }
+  async expiredSessions(now: string): Promise<SessionRecord[]> {
+    return (await this.db.all(this.sql.sessions.expired, [now])).map(toSession);
+  }
+  async sessionsUsingVault(vaultId: string): Promise<string[]> {
+    return (await this.db.all(this.sql.sessions.usingVault, [vaultId])).map((r) => s(r.id));
+  }
+  async deleteSession(id: string): Promise<void> {
+    const { sessions } = this.sql;
+    await this.db.transaction(function* () {
+      yield* run(sessions.deleteCalls, [id]);
+      yield* run(sessions.delete, [id]);
+    });
+  }
+
+  // ---- calls: the call log writes on every call, through the database's `write` (batched on SQLite)
+  addCall(rec: CallRecord): Promise<void> {
+    return this.db.write(this.sql.calls.insert, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments), rec.outcome, jsonOrNull(rec.crash),
+      json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null]);
+  }
+  finishCall(rec: CallRecord): Promise<void> {
+    return this.db.write(this.sql.calls.finish, [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs,
+      jsonOrNull(rec.approval), rec.id]);
+  }
+  getCall(sessionId: string, id: string): Promise<CallRecord | null> {
+    return this.one(this.sql.calls.inSession, [sessionId, id], toCall);
+  }
+  listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>> {
+    return this.page(this.sql.calls.pages, [sessionId], page, toCall);
+  }
+  async findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>> {
+    const given = { ...filter, before: page.after };
+    const filters = (Object.keys(CALL_SEARCH_FILTERS) as (keyof typeof CALL_SEARCH_FILTERS)[]).filter((f) => given[f] !== undefined);
+    const rows = await this.db.all(callSearch(filters), [...filters.map((f) => given[f]), page.limit + 1]);
+    return pageFromRows(rows, page, toAgentCall, (row) => s(row.id));
+  }
+  findCall(id: string): Promise<AgentCall | null> {
+    return this.one(this.sql.calls.withAgent, [id], toAgentCall);
+  }
+
+  // ---- instances, settings and exclusive work: one process on SQLite, several on PostgreSQL, the same rules
+  async renewInstanceLease(instanceId: string, leaseMs: number): Promise<void> {
+    await this.db.run(this.sql.instances.renew, [instanceId, leaseMs]);
+  }
+  interruptOrphanedCalls(): Promise<number> {
+    const { instances } = this.sql;
+    // One transaction: on PostgreSQL now() is then one instant for both statements.
+    return this.db.transaction(function* () {
+      const interrupted = yield* run(instances.interruptOrphans, [INTERRUPTED_CRASH]);
+      yield* run(instances.dropExpired);
+      return interrupted;
+    });
+  }
+  releaseInstance(instanceId: string): Promise<number> {
+    const { instances } = this.sql;
+    return this.db.transaction(function* () {
+      const interrupted = yield* run(instances.interruptOf, [INTERRUPTED_CRASH, instanceId]);
+      yield* run(instances.drop, [instanceId]);
+      return interrupted;
+    });
+  }
+  async claimSetting(name: string, value: string): Promise<string> {
+    await this.db.run(this.sql.instances.claimSetting, [name, value]);
+    return s((await this.db.get(this.sql.instances.setting, [name]))?.value);
+  }
+  exclusively<T>(name: string, work: () => Promise<T>): Promise<T> {
+    return this.db.exclusively(name, work);
+  }
+
+  // ---- idempotency
+  getIdempotent(scope: string): Promise<IdempotencyRecord | null> {
+    return this.one(this.sql.idempotency.byScope, [scope], toIdempotency);
+  }
+  async putIdempotent(rec: IdempotencyRecord): Promise<void> {
+    await this.db.run(this.sql.idempotency.put, [rec.scope, rec.requestHash, rec.status, json(rec.body ?? null), rec.createdAt]);
+  }
+  async pruneIdempotent(olderThan: string): Promise<void> {
+    await this.db.run(this.sql.idempotency.prune, [olderThan]);
+  }
+
+  // ---- approvals, shared by the replicas
+  async holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean> {
+    return (await this.db.run(this.sql.approvals.hold, [rec.id, rec.sessionId, rec.callId, rec.tool, json(rec.arguments), json(rec.hiddenSecrets),
+      rec.createdAt, rec.expiresAt, rec.holder, rec.decision, rec.decidedBy, rec.decidedAt, rec.reason,
+      rec.sessionId, now, maxPerSession, rec.sessionId])) === 1;
+  }
+  getApproval(id: string): Promise<HeldApprovalRecord | null> {
+    return this.one(this.sql.approvals.byId, [id], toHeldApproval);
+  }
+  async pendingApprovals(now: string, page: PageRequest, sessionId?: string): Promise<Page<HeldApprovalRecord>> {
+    const rows = await this.db.all(this.sql.approvals.pending,
+      [now, sessionId ?? null, sessionId ?? null, page.after ?? null, page.after ?? null, page.limit + 1]);
+    return pageFromRows(rows, page, toHeldApproval, (row) => s(row.id));
+  }
+  async decideApproval(id: string, decision: ApprovalDecision, only: { sessionId?: string; openAt?: string } = {}): Promise<boolean> {
+    return (await this.db.run(this.sql.approvals.decide, [decision.decision, decision.decidedBy, decision.decidedAt, decision.reason, id,
+      only.sessionId ?? null, only.sessionId ?? null, only.openAt ?? null, only.openAt ?? null])) === 1;
+  }
+  async settledApprovals(ids: readonly string[]): Promise<{ id: string; record: HeldApprovalRecord | null }[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.all(this.sql.approvals.settled, [JSON.stringify(ids)]);
+    return rows.map((row) => ({ id: s(row.held_id), record: row.id === null ? null : toHeldApproval(row) }));
+  }
+  async redeemApproval(id: string, expiresAt: string): Promise<boolean> {
+    return (await this.db.run(this.sql.approvals.redeem, [id, expiresAt])) === 1;
+  }
+  async pruneApprovals(expiredBefore: string): Promise<void> {
+    const { approvals } = this.sql;
+    await this.db.transaction(function* () {
+      yield* run(approvals.pruneHeld, [expiredBefore]);
+      yield* run(approvals.pruneRedeemed, [expiredBefore]);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  private async one<T>(sql: string, params: readonly unknown[], map: (row: Row) => T): Promise<T | null> {
+    const row = await this.db.get(sql, params);
+    return row ? map(row) : null;
+  }
+
+  /** One page of a table (`params`: its filter's), fetching one extra row to know whether more follow. */
+  private async page<T>(statements: PageStatements, params: readonly unknown[], page: PageRequest, map: (row: Row) => T): Promise<Page<T>> {
+    const { key } = statements;
+    const rows = page.after === undefined
+      ? await this.db.all(statements.first, [...params, page.limit + 1])
+      : await this.db.all(statements.after, [...params, decodeCursor(key, page.after), page.limit + 1]);
+    return pageFromRows(rows, page, map, (row) => encodeCursor(key, s(row[key])));
+  }
+}
+
+const toAgentCall = (row: Row): AgentCall => ({ call: toCall(row), agentId: s(row.agent_id) });
+
+/**
+ * Inside a transaction: takes the name's lock where the database needs one (two replicas uploading versions of
+ * one name at once would otherwise read the same ordinals), refuses a version the name has, gives an
+ * unversioned upload the next free number — counting up from the latest ordinal, skipping numbers a manifest
+ * took — and picks the next ordinal.
+ */
+function* claimVersion(
+  versions: Statements['packages' | 'skills'], lock: string | null, kind: 'package' | 'skill', name: string, version: string | null,
+): Program<{ version: string; seq: number }> {
+  if (lock !== null) yield* run(lock, [`${kind === 'package' ? 'packages' : 'skills'}:${name}`]);
+  const seq = Number((yield* get(versions.lastSeq, [name]))?.m ?? 0) + 1;
+  if (version !== null) {
+    if (yield* get(versions.taken, [name, version])) throw new ConflictError(`${kind} ${name}@${version} already exists; versions are immutable`, 'version_exists');
+    return { version, seq };
+  }
+  for (let n = seq; ; n += 1) {
+    if (!(yield* get(versions.taken, [name, String(n)]))) return { version: String(n), seq };
+  }
+}
+
+function* insertAgentVersion(agents: Statements['agents'], rec: AgentVersionRecord): Program<void> {
+  yield* run(agents.insertVersion, [rec.agentId, rec.version, json(rec.spec), rec.createdAt]);
+  for (const [kind, ref] of agentVersionRefs(rec.spec)) yield* run(agents.insertRef, [rec.agentId, rec.version, kind, ref]);
+}

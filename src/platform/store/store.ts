@@ -1,0 +1,429 @@
+/**
+ * The Store: everything the platform remembers, one narrow interface per aggregate (below). One implementation
+ * (sql-store.ts) over two databases: SQLite embedded (sqlite-store.ts), PostgreSQL for several replicas
+ * (postgres-store.ts); hence every method returns a promise even though SQLite answers synchronously.
+ *
+ * Records are plain data. JSON-valued fields are typed here and (de)serialized by the implementation.
+ * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
+ */
+import type { ToolInfo } from '../../function/index.js';
+import type { EgressRecord } from '../../tool.js';
+
+export interface PageRequest {
+  limit: number;
+  after?: string;
+  /**
+   * A page also ends before its items would pass this many bytes of JSON (as records); it keeps at least one
+   * item, and its cursor is then the last one kept, so the next page goes on from there.
+   */
+  maxBytes?: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  /** sha-256 of the key, hex. The key itself is never stored. */
+  hash: string;
+  /** The first characters of the key, to tell keys apart in a list. */
+  prefix: string;
+  /** `admin` may do anything; `read` may only read (api-keys.ts holds the rule). */
+  scope: ApiKeyScope;
+  createdAt: string;
+  /** When the key last authenticated a request (updated at most once a minute), or null. */
+  lastUsedAt: string | null;
+  /** When the key was revoked, or null. A revoked key authenticates nothing; its record stays. */
+  revokedAt: string | null;
+}
+
+export type ApiKeyScope = 'admin' | 'read';
+
+export interface PackageRecord {
+  name: string;
+  version: string;
+  /** Ordinal within the name, 1-based: "latest" is the highest. */
+  seq: number;
+  description: string;
+  digest: string;
+  manifest: Record<string, unknown>;
+  tools: ToolInfo[];
+  createdAt: string;
+}
+
+/** One version of a package as a list shows it: without its manifest and tools. */
+export type PackageVersionSummary = Omit<PackageRecord, 'manifest' | 'tools'>;
+
+export interface SkillRecord {
+  name: string;
+  version: string;
+  seq: number;
+  description: string;
+  digest: string;
+  createdAt: string;
+}
+
+/** One package an agent grants, as published (the version resolved, never "latest"). */
+export interface AgentToolGrant {
+  package: string;
+  /** What the author asked for ("latest" or a version). */
+  requested: string;
+  version: string;
+  egress: { allow: string[]; grants: string[] };
+  data: boolean;
+}
+
+/**
+ * What an agent lets a session do with a remote tool: call it; call it once an operator approved that call
+ * (`require_approval`), or once the end user did through the client's elicitation (`require_user_approval`; an
+ * operator when the call is held: approvals.ts); or not see it at all.
+ */
+export const TOOL_POLICIES = ['allow', 'require_approval', 'require_user_approval', 'deny'] as const;
+export type ToolPolicy = (typeof TOOL_POLICIES)[number];
+
+export interface AgentRemoteServer {
+  name: string;
+  url: string;
+  /** Which credential authenticates to the server: a vault and, optionally, one credential in it. */
+  credential: { vault_id: string; credential_id?: string } | null;
+  default_policy: ToolPolicy;
+  tools: { name: string; policy: ToolPolicy }[];
+}
+
+export interface AgentSpec {
+  name: string;
+  description: string;
+  tools: AgentToolGrant[];
+  skills: { name: string; requested: string; version: string }[];
+  mcp_servers: AgentRemoteServer[];
+}
+
+export interface AgentRecord {
+  id: string;
+  name: string;
+  currentVersion: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AgentVersionRecord {
+  agentId: string;
+  version: number;
+  spec: AgentSpec;
+  createdAt: string;
+}
+
+export interface VaultRecord {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export type CredentialScheme = 'static_headers' | 'static_bearer' | 'oauth';
+
+export interface CredentialRecord {
+  id: string;
+  vaultId: string;
+  /** An origin (`https://api.example.com`) or an exact server URL. */
+  target: string;
+  displayName: string;
+  scheme: CredentialScheme;
+  /** The payload, sealed (never the plain secret). */
+  sealed: string;
+  /** OAuth access-token expiry, ISO time, when known. */
+  expiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SessionRecord {
+  id: string;
+  agentId: string;
+  agentVersion: number;
+  /** sha-256 of the session token that opens its MCP endpoint. */
+  tokenHash: string;
+  vaultIds: string[];
+  createdAt: string;
+  expiresAt: string;
+}
+
+/**
+ * `cancelled`: the caller went away and the call was stopped. `invalid_arguments`: a checked source (a remote
+ * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran. `denied`: the tool needs a
+ * person's approval and the call did not get it (refused, nobody decided by the deadline, or the approval it
+ * carried was replayed, altered or forged); nothing ran.
+ */
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied';
+
+/**
+ * How a call of a `require_approval` tool was decided, kept with its record for audit. `asked`: through the
+ * MCP client's elicitation, or held while someone decides through the API. `decision`: `pending` while held;
+ * `approved`; `denied` (a person said no); `expired` (nobody decided by the deadline); `invalid` (the approval
+ * the call carried was replayed, altered, forged or for another call); `stopped` (its session went away).
+ */
+export interface CallApproval {
+  id: string;
+  asked: 'elicitation' | 'api';
+  decision: 'pending' | 'approved' | 'denied' | 'expired' | 'invalid' | 'stopped';
+  /** Who decided through the API: the API key's id; null otherwise (a client's person has no identity here). */
+  decidedBy: string | null;
+  decidedAt: string | null;
+  /** Why, in a line, when it was not approved. */
+  reason?: string;
+}
+
+/** Which entry point made a call: REST, the session's MCP endpoint, or in-process code (the library). */
+export type CallVia = 'api' | 'mcp' | 'library';
+
+export interface CallRecord {
+  id: string;
+  sessionId: string;
+  /** Where the call came from: the REST API or the session's MCP endpoint. */
+  via: CallVia;
+  tool: string;
+  arguments: unknown;
+  outcome: CallOutcome;
+  crash: { reason: string; message: string } | null;
+  /** The content blocks the model saw. */
+  model: unknown[];
+  stderrTail: string;
+  egress: EgressRecord[];
+  durationMs: number | null;
+  startedAt: string;
+  /** Present for calls of a `require_approval` tool. */
+  approval?: CallApproval;
+  /**
+   * The platform process that runs the call (platform.ts): while its lease holds, the call is left to it; once
+   * the lease runs out, any process marks the call interrupted. Absent on calls recorded before instances were.
+   */
+  instanceId?: string;
+}
+
+/** Which calls a search across sessions keeps; each field given narrows it. */
+export interface CallFilter {
+  agentId?: string;
+  sessionId?: string;
+  tool?: string;
+  outcome?: CallOutcome;
+}
+
+/** A call with the agent of its session (the record itself names only the session). */
+export interface AgentCall {
+  call: CallRecord;
+  agentId: string;
+}
+
+export interface IdempotencyRecord {
+  /** The key as scoped by the server (caller + method + path + client key). */
+  scope: string;
+  requestHash: string;
+  status: number;
+  body: unknown;
+  createdAt: string;
+}
+
+/**
+ * The store, one narrow interface per aggregate: a service takes the ones it uses (a `Pick` of another's where
+ * it only asks whether something is in use), and the platform assembles them all as `Store`.
+ */
+export interface ApiKeyStore {
+  addApiKey(rec: ApiKeyRecord): Promise<void>;
+  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** Every key ever made, revoked ones included (a data directory with any is not fresh). */
+  countApiKeys(): Promise<number>;
+  getApiKey(id: string): Promise<ApiKeyRecord | null>;
+  /** The records of these keys, in no order; an id that names no key is left out. */
+  getApiKeys(ids: readonly string[]): Promise<ApiKeyRecord[]>;
+  listApiKeys(page: PageRequest): Promise<Page<ApiKeyRecord>>;
+  touchApiKey(id: string, at: string): Promise<void>;
+  /** Marks the key revoked, unless it is the last admin key not revoked (then answers false, changing nothing). */
+  revokeApiKey(id: string, at: string): Promise<boolean>;
+}
+
+/**
+ * A version to add: `version: null` asks the store for the next free number, decided inside the transaction
+ * that adds it, so two unversioned uploads at once never get the same one.
+ */
+export type NewPackage = Omit<PackageRecord, 'seq' | 'version'> & { version: string | null };
+export type NewSkill = Omit<SkillRecord, 'seq' | 'version'> & { version: string | null };
+
+export interface PackageStore {
+  /**
+   * Adds a version and gives it the next ordinal; refuses (ConflictError `version_exists`) a version the name
+   * has. Unversioned (`version: null`), it is numbered from the latest ordinal up, skipping numbers a manifest took.
+   */
+  addPackage(rec: NewPackage): Promise<PackageRecord>;
+  getPackage(name: string, version: string): Promise<PackageRecord | null>;
+  latestPackage(name: string): Promise<PackageRecord | null>;
+  listPackages(page: PageRequest): Promise<Page<PackageRecord>>;
+  /** Every version of one package, oldest first (empty when there is no such package). */
+  packageVersions(name: string): Promise<PackageVersionSummary[]>;
+  allPackages(): Promise<PackageRecord[]>;
+  deletePackage(name: string, version: string): Promise<void>;
+  /** How many package versions hold this digest (the blob is removed when none does). */
+  countPackagesWithDigest(digest: string): Promise<number>;
+}
+
+export interface SkillStore {
+  /** As `addPackage`: immutable versions, unversioned ones numbered inside the transaction. */
+  addSkill(rec: NewSkill): Promise<SkillRecord>;
+  getSkill(name: string, version: string): Promise<SkillRecord | null>;
+  latestSkill(name: string): Promise<SkillRecord | null>;
+  listSkills(page: PageRequest): Promise<Page<SkillRecord>>;
+  deleteSkill(name: string, version: string): Promise<void>;
+}
+
+export interface AgentStore {
+  /** Creates the agent and its version 1 in one transaction. */
+  createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void>;
+  getAgent(id: string): Promise<AgentRecord | null>;
+  listAgents(page: PageRequest): Promise<Page<AgentRecord>>;
+  /** Appends a version and makes it current, in one transaction. Refuses when `version` is not next. */
+  publishAgentVersion(rec: AgentVersionRecord): Promise<void>;
+  getAgentVersion(agentId: string, version: number): Promise<AgentVersionRecord | null>;
+  listAgentVersions(agentId: string, page: PageRequest): Promise<Page<AgentVersionRecord>>;
+  /** Agent versions whose tools name this package version: `agentId@version` strings. */
+  agentVersionsUsingPackage(name: string, version: string): Promise<string[]>;
+  agentVersionsUsingSkill(name: string, version: string): Promise<string[]>;
+  agentVersionsUsingVault(vaultId: string): Promise<string[]>;
+  /** Removes the agent, its versions, its sessions and their calls. */
+  deleteAgent(id: string): Promise<void>;
+}
+
+export interface VaultStore {
+  addVault(rec: VaultRecord): Promise<void>;
+  getVault(id: string): Promise<VaultRecord | null>;
+  listVaults(page: PageRequest): Promise<Page<VaultRecord>>;
+  deleteVault(id: string): Promise<void>;
+  addCredential(rec: CredentialRecord): Promise<void>;
+  getCredential(vaultId: string, id: string): Promise<CredentialRecord | null>;
+  listCredentials(vaultId: string, page: PageRequest): Promise<Page<CredentialRecord>>;
+  allCredentials(vaultId: string): Promise<CredentialRecord[]>;
+  updateCredential(rec: CredentialRecord): Promise<void>;
+  deleteCredential(vaultId: string, id: string): Promise<void>;
+}
+
+export interface SessionStore {
+  addSession(rec: SessionRecord): Promise<void>;
+  getSession(id: string): Promise<SessionRecord | null>;
+  findSessionByTokenHash(hash: string): Promise<SessionRecord | null>;
+  listSessions(agentId: string, page: PageRequest): Promise<Page<SessionRecord>>;
+  expiredSessions(now: string): Promise<SessionRecord[]>;
+  sessionsUsingVault(vaultId: string): Promise<string[]>;
+  /** Removes the session and its call records. */
+  deleteSession(id: string): Promise<void>;
+}
+
+export interface CallStore {
+  addCall(rec: CallRecord): Promise<void>;
+  finishCall(rec: CallRecord): Promise<void>;
+  getCall(sessionId: string, id: string): Promise<CallRecord | null>;
+  listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>>;
+  /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */
+  findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>>;
+  findCall(id: string): Promise<AgentCall | null>;
+}
+
+/** What the processes sharing one database agree on: whose calls still run, settings claimed once, turns. */
+export interface InstanceStore {
+  /**
+   * Starts or renews a platform process's lease: it holds for `leaseMs` from now, "now" being the database's
+   * clock, so replicas whose own clocks disagree still agree on whose lease has run out.
+   */
+  renewInstanceLease(instanceId: string, leaseMs: number): Promise<void>;
+  /**
+   * Marks as crashed (reason `interrupted`) the calls left `running` by processes whose lease has run out (or
+   * that name none, from before leases), and drops the leases that ran out; returns how many calls.
+   */
+  interruptOrphanedCalls(): Promise<number>;
+  /** A clean close: the process's calls still `running` are marked interrupted and its lease is dropped; returns how many calls. */
+  releaseInstance(instanceId: string): Promise<number>;
+  /** A setting's value, written first when the database has none: the first writer's value is the one kept and answered. */
+  claimSetting(name: string, value: string): Promise<string>;
+  /**
+   * Runs `work` while no other process on this database runs work under the same `name` (PostgreSQL: an
+   * advisory lock; SQLite has one process, so it takes turns within it).
+   */
+  exclusively<T>(name: string, work: () => Promise<T>): Promise<T>;
+}
+
+export interface IdempotencyStore {
+  getIdempotent(scope: string): Promise<IdempotencyRecord | null>;
+  putIdempotent(rec: IdempotencyRecord): Promise<void>;
+  pruneIdempotent(olderThan: string): Promise<void>;
+}
+
+/** Approvals, shared by the replicas (approvals.ts). */
+export interface ApprovalStore {
+  /**
+   * An approval is *open* while it is undecided, not past its expiry, and its call is still `running`: a call
+   * whose holder died is marked interrupted (interruptOrphanedCalls), and its approval is then no longer open,
+   * whoever's process it was.
+   *
+   * Records a call held for a decision, unless its session already has `maxPerSession` open or no longer
+   * exists (deleted at that moment): answers whether it was recorded. (Its call's record follows it; it counts, and is listed, from then on.)
+   */
+  holdApproval(rec: HeldApprovalRecord, maxPerSession: number, now: string): Promise<boolean>;
+  getApproval(id: string): Promise<HeldApprovalRecord | null>;
+  /** The approvals open at `now`, of one session or of all, oldest first, a page at a time. */
+  pendingApprovals(now: string, page: PageRequest, sessionId?: string): Promise<Page<HeldApprovalRecord>>;
+  /**
+   * Decides an undecided approval in one conditional write, so that of two deciders (on two replicas) exactly
+   * one wins: answers whether this decision is the one. `only.sessionId`: it must belong to that session;
+   * `only.openAt`: it must be open at that time (a person's decision; its holder's own endings need not).
+   */
+  decideApproval(id: string, decision: ApprovalDecision, only?: { sessionId?: string; openAt?: string }): Promise<boolean>;
+  /** Of these approvals, those decided (with their record) or gone (null: their session was deleted). */
+  settledApprovals(ids: readonly string[]): Promise<{ id: string; record: HeldApprovalRecord | null }[]>;
+  /**
+   * Spends an elicited approval's id: answers true the first time, on whichever replica, and false ever after
+   * (until it is pruned, which is after it expired). `expiresAt`: when the approval stops being good anyway.
+   */
+  redeemApproval(id: string, expiresAt: string): Promise<boolean>;
+  /** Forgets approvals and spent approval ids whose expiry is before `expiredBefore`. */
+  pruneApprovals(expiredBefore: string): Promise<void>;
+}
+
+/** Everything the platform remembers: every aggregate's store, on one database. */
+export interface Store
+  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, InstanceStore, IdempotencyStore, ApprovalStore {
+  close(): Promise<void>;
+}
+
+/** How a held approval ended, as the replicas share it. */
+export interface ApprovalDecision {
+  decision: 'approved' | 'denied' | 'expired' | 'stopped';
+  decidedBy: string | null;
+  decidedAt: string;
+  reason: string | null;
+}
+
+/**
+ * A call held for a person's decision through the API, in the store so that every replica lists it and any can
+ * decide it; the replica whose caller waits (`holder`) runs it once approved.
+ */
+export interface HeldApprovalRecord {
+  id: string;
+  sessionId: string;
+  /** The call record that waits for it. */
+  callId: string;
+  tool: string;
+  /**
+   * As an approver is shown them (approval-view.ts): exactly the call's arguments, but for the session's vault
+   * secrets, hidden by value at the places `hiddenSecrets` lists (JSON Pointers).
+   */
+  arguments: unknown;
+  hiddenSecrets: string[];
+  createdAt: string;
+  expiresAt: string;
+  /** The process holding the call (a replica's instance id): where its caller waits. */
+  holder: string;
+  /** Null while pending. */
+  decision: ApprovalDecision['decision'] | null;
+  decidedBy: string | null;
+  decidedAt: string | null;
+  reason: string | null;
+}
