@@ -98,6 +98,11 @@ export interface ToolCallContext {
    */
   resume?: ToolResume;
   /**
+   * The kinds of input request the caller takes back from the tool (to pass on to its client, or to say what was
+   * needed): a remote tool declares them to its server, which may then ask for them. Absent: none.
+   */
+  inputKinds?: InputKinds;
+  /**
    * The W3C trace context of the request that made the call (`_meta.traceparent`), already checked to be one:
    * a tool passes it on to whatever it calls (a remote server's request `_meta`, a package's HTTP requests).
    */

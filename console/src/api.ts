@@ -120,4 +120,4 @@ export interface HeldApprovalView {
   decision: string;
 }
 
-export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'];
+export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'input_required'];

@@ -6,16 +6,15 @@
  * A tool that answers `input_required` (MCP 2026-07-28) is answered through `onInputRequest`, when the caller
  * gives one (input-rounds.ts); without it the call fails with McpInputRequiredError naming what was asked.
  */
-import type { CallToolResult, JsonSchema, Tool, ToolCallContext, Toolbox } from '../tool.js';
+import type { CallToolResult, InputKinds, JsonSchema, Tool, ToolCallContext, Toolbox } from '../tool.js';
 import { headers, isAuth, type Auth } from './auth.js';
 import { sharedMcpClientPool, type McpClientPool, type Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
 import { McpServerError } from './errors.js';
-import { callThroughInput, type InputHandler, type ToolCallParams } from './input-rounds.js';
+import { DEFAULT_HANDLED_KINDS, callThroughInput, requestMeta, type InputHandler, type ToolCallParams } from './input-rounds.js';
 import { RemoteCatalog } from './remote-catalog.js';
 import { RemoteTool, type ListedTool } from './remote-tool.js';
 import { normalizeResult, resultText } from './result.js';
-import { TRACEPARENT } from './trace-context.js';
 
 export interface ServerOptions {
   url: string | URL;
@@ -29,6 +28,15 @@ export interface ServerOptions {
    * elicitation's `{ action, content }`). Without it, a tool that asks fails the call with McpInputRequiredError.
    */
   onInputRequest?: InputHandler;
+  /**
+   * The kinds of input request `onInputRequest` answers, declared to the server with each call (a server asks
+   * only for what a request declares). Default: a person's answers, in a form or at a URL.
+   */
+  inputKinds?: Partial<InputKinds>;
+}
+
+function handledKinds(options: ServerOptions): InputKinds | undefined {
+  return options.onInputRequest === undefined ? undefined : { ...DEFAULT_HANDLED_KINDS, ...options.inputKinds };
 }
 
 function descriptorOf(options: ServerOptions): Descriptor {
@@ -56,7 +64,7 @@ export async function tools(options: ServerOptions, ctx: { signal?: AbortSignal 
   const toolbox: Toolbox = {};
   for (const raw of listing.tools as unknown as ListedTool[]) {
     if (typeof raw?.name !== 'string' || Object.prototype.hasOwnProperty.call(toolbox, raw.name)) continue;
-    const tool = new RemoteTool(raw, descriptor, pool, options.onInputRequest);
+    const tool = new RemoteTool(raw, descriptor, pool, options.onInputRequest, handledKinds(options));
     // defineProperty: a tool named "__proto__" is a tool like any other.
     Object.defineProperty(toolbox, raw.name, { value: tool, enumerable: true, writable: false, configurable: false });
   }
@@ -88,7 +96,7 @@ export async function call(options: DirectCall, ctx: ToolCallContext = {}): Prom
   // The same path as a listed RemoteTool's call: the SDK client mirrors the declared arguments into headers.
   const definition = options.inputSchema === undefined ? {} : { toolDefinition: { name, inputSchema: options.inputSchema } as never };
   const first: ToolCallParams = {
-    name, arguments: options.arguments ?? {}, ...(ctx.traceparent !== undefined ? { _meta: { [TRACEPARENT]: ctx.traceparent } } : {}),
+    name, arguments: options.arguments ?? {}, ...requestMeta(ctx.traceparent, handledKinds(options) ?? ctx.inputKinds),
   };
   const result = await pool.use(descriptor, { operation: `call tool "${name}"`, tool: name, signal: ctx.signal }, async (client) => {
     const send = (params: ToolCallParams) => client.callTool(params as never, { signal: ctx.signal, timeout: pool.timeoutMs, allowInputRequired: true, ...definition });

@@ -30,6 +30,8 @@ export class McpServerError extends ReasonedError<McpServerErrorReason> {
   readonly httpStatus?: number;
   /** The tool's result, for `tool_error`. */
   readonly result?: CallToolResult;
+  /** For a refusal because the request lacked client capabilities (-32021): the ones the server named. */
+  readonly requiredCapabilities?: string[];
 
   constructor(
     reason: McpServerErrorReason,
@@ -40,10 +42,12 @@ export class McpServerError extends ReasonedError<McpServerErrorReason> {
       rpcCode?: number;
       httpStatus?: number;
       result?: CallToolResult;
+      requiredCapabilities?: string[];
       cause?: unknown;
     } = {},
   ) {
     super(MCP_SERVER_ERROR, reason, message, { cause: details.cause });
+    if (details.requiredCapabilities !== undefined) this.requiredCapabilities = details.requiredCapabilities;
     this.url = details.url;
     this.tool = details.tool;
     this.rpcCode = details.rpcCode;

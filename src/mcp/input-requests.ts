@@ -58,6 +58,17 @@ export function acceptedInputKinds(capabilities: unknown): InputKinds {
   };
 }
 
+/** The client capabilities that declare `kinds` (what a request's `_meta` carries to a server). */
+export function capabilitiesFor(kinds: InputKinds): Record<string, object> {
+  const elicitation = { ...(kinds.form ? { form: {} } : {}), ...(kinds.url ? { url: {} } : {}) };
+  return {
+    ...(kinds.form || kinds.url ? { elicitation } : {}), ...(kinds.sampling ? { sampling: {} } : {}), ...(kinds.roots ? { roots: {} } : {}),
+  };
+}
+
+/** The `_meta` key of a request's declared client capabilities (MCP 2026-07-28). */
+export const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+
 /** What kind of input an input request asks for. */
 export function inputKindOf(request: InputRequestMessage): keyof InputKinds {
   if (request.method === 'sampling/createMessage') return 'sampling';

@@ -8,8 +8,10 @@
  * The handler answers each request with the bare result MCP defines for it: an elicitation's
  * `{ action: 'accept' | 'decline' | 'cancel', content? }`, sampling's message, roots' `{ roots }`.
  */
+import type { InputKinds } from '../tool.js';
 import { McpInputRequiredError, McpServerError } from './errors.js';
-import { checkInputRequests, inputKindOf, type InputRequestMessage } from './input-requests.js';
+import { CLIENT_CAPABILITIES_KEY, capabilitiesFor, checkInputRequests, inputKindOf, type InputRequestMessage } from './input-requests.js';
+import { TRACEPARENT } from './trace-context.js';
 
 /** Answers one input request a tool's server asked (`key` is its key in the round), with the bare result. */
 export type InputHandler = (request: InputRequestMessage, ctx: { tool: string; key: string; signal?: AbortSignal }) => unknown;
@@ -35,6 +37,22 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     const onAbort = () => { clearTimeout(timer); reject(signal?.reason); };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** What a library caller with a handler declares by default: a person's answers, in a form or at a URL. */
+export const DEFAULT_HANDLED_KINDS: InputKinds = Object.freeze({ form: true, url: true, sampling: false, roots: false });
+
+/**
+ * A tool call's `_meta`: its trace context, and the input capabilities it declares (over the SDK's own empty
+ * declaration: a server asks only for what a request declares). Empty when there is neither.
+ */
+export function requestMeta(traceparent: string | undefined, kinds: InputKinds | undefined): { _meta?: Record<string, unknown> } {
+  const capabilities = kinds === undefined ? {} : capabilitiesFor(kinds);
+  const meta = {
+    ...(traceparent !== undefined ? { [TRACEPARENT]: traceparent } : {}),
+    ...(Object.keys(capabilities).length > 0 ? { [CLIENT_CAPABILITIES_KEY]: capabilities } : {}),
+  };
+  return Object.keys(meta).length > 0 ? { _meta: meta } : {};
 }
 
 export function isInputRequired(answer: unknown): answer is { resultType: 'input_required'; inputRequests?: unknown; requestState?: unknown } {

@@ -12,13 +12,12 @@
  * would refuse an `input_required` answer for carrying no structured content.
  */
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import type { CallToolResult, JsonSchema, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
+import type { CallToolResult, InputKinds, JsonSchema, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
 import type { McpClientPool, Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
-import { callThroughInput, type InputHandler, type ToolCallParams } from './input-rounds.js';
+import { callThroughInput, requestMeta, type InputHandler, type ToolCallParams } from './input-rounds.js';
 import { boundedOutputValidator } from './output-validator.js';
 import { normalizeResult } from './result.js';
-import { TRACEPARENT } from './trace-context.js';
 
 /** A tool as `tools/list` describes it. */
 export interface ListedTool {
@@ -61,9 +60,11 @@ export class RemoteTool implements Tool {
   /** The listing as the SDK client is given it: the output schema is checked here, not there. */
   readonly #definition: ListedTool;
   readonly #onInput: InputHandler | undefined;
+  readonly #inputKinds: InputKinds | undefined;
   #outputCheck: ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined;
 
-  constructor(listed: ListedTool, descriptor: Descriptor, pool: McpClientPool, onInput?: InputHandler) {
+  /** `onInput` answers the server's input requests, of the kinds `inputKinds` says (declared to the server). */
+  constructor(listed: ListedTool, descriptor: Descriptor, pool: McpClientPool, onInput?: InputHandler, inputKinds?: InputKinds) {
     this.name = listed.name;
     if (listed.description !== undefined) this.description = listed.description;
     this.inputSchema = listed.inputSchema;
@@ -76,6 +77,7 @@ export class RemoteTool implements Tool {
     const { outputSchema: _checkedHere, ...definition } = listed;
     this.#definition = definition;
     this.#onInput = onInput;
+    this.#inputKinds = inputKinds;
     Object.freeze(this);
   }
 
@@ -112,7 +114,8 @@ export class RemoteTool implements Tool {
     const listed = this.#listed;
     const first: ToolCallParams = {
       name: listed.name, arguments: args,
-      ...(ctx.traceparent !== undefined ? { _meta: { [TRACEPARENT]: ctx.traceparent } } : {}),
+      // The kinds of input this call can take back: its own handler's, or those its caller passes on.
+      ...requestMeta(ctx.traceparent, this.#onInput !== undefined ? this.#inputKinds : ctx.inputKinds),
       ...(ctx.resume ? { inputResponses: ctx.resume.responses, ...(ctx.resume.requestState !== undefined ? { requestState: ctx.resume.requestState } : {}) } : {}),
     };
     const result = await this.#pool.use(

@@ -290,7 +290,7 @@ export const CALL_SCHEMA: JsonSchema = {
   required: ['id', 'session_id', 'tool', 'outcome'],
   properties: {
     id: str(), session_id: str(), via: { type: 'string', enum: ['api', 'mcp', 'library'] }, tool: str(), arguments: {},
-    outcome: { type: 'string', enum: ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'] },
+    outcome: { type: 'string', enum: ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'input_required'] },
     crash: { type: ['object', 'null'] }, model: { type: 'array' }, stderr_tail: str(), egress: { type: 'array' },
     duration_ms: { type: ['integer', 'null'] }, started_at: str(),
     approval: CALL_APPROVAL_SCHEMA,

@@ -13,11 +13,13 @@
  * it (a denial, a deadline passed in the queue, a stop) throws CallNotRun with the call's result and report; the
  * call log writes every ending in one place (`ending`): the tool's own report, `invalid_arguments` when a checked
  * source (a remote MCP tool, a TypeScript tool) refused the arguments before any I/O, `cancelled` when the caller
- * went away, and a crash with reason `stopped` when the session or agent was deleted under the call.
+ * went away, a crash with reason `stopped` when the session or agent was deleted under the call, and
+ * `input_required` when the tool's remote server asked the client for input and the client was asked (the input
+ * relay: the round is recorded, and the retry is a call of its own).
  */
 import { CallCancelledError, type CallReport, type CallToolResult, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
-import { CallError } from '../../mcp/index.js';
+import { CallError, ToolInputRequiredError, describeInputRequests } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
 import { cutToBytes, redactArguments, redactText } from '../../common/index.js';
 import { loggedModel } from './call-preview.js';
@@ -38,6 +40,11 @@ export interface SessionCallContext extends ToolCallContext {
   onRecord?: (logged: LoggedCall) => void;
   /** The call as the call log holds it, for the steps inside the log; set by the call log. */
   call?: CallInFlight;
+  /**
+   * Set by the input relay on a call that continues one whose tool asked its client for input (or whose state it
+   * refused): the call's approval, when it had one before it ran, stands and is not asked again.
+   */
+  resumed?: { approval?: CallApproval };
 }
 
 /** The session a tool's calls belong to, and the secrets its call records are redacted of. */
@@ -181,7 +188,8 @@ export class CallLog {
         let report: LoggedReport | null = null;
         let ending: Ending;
         try {
-          const result = await next(args, { ...ctx, call, report: (r) => { report = r; } });
+          // What only the steps inside may say of a call (a continuation, and its approval) is never taken from a caller.
+          const result = await next(args, { ...ctx, call, report: (r) => { report = r; }, resumed: undefined, resume: undefined });
           ending = { result, report, ran: true };
         } catch (err) {
           // Nothing was recorded (a refused turn, a person to ask first): nothing to end either.
@@ -202,6 +210,15 @@ export class CallLog {
   /** How a call that threw once recorded ends: the one place each kind of ending is decided. */
   private ending(err: unknown, name: string, report: LoggedReport | null, call: CallInFlight, signal: AbortSignal | undefined, secrets: readonly string[]): Ending {
     if (err instanceof CallNotRun) return { result: err.result, report: err.report, rejection: err.refusal, ran: false };
+    if (err instanceof ToolInputRequiredError) {
+      // The tool's server asked the client for input, and the client is asked: this round ends here, the call goes on
+      // in the client's retry. The log keeps what was asked, as a line.
+      const asked = `The tool ${name} asked its client for input: ${describeInputRequests(err.inputRequests)}.`;
+      return {
+        result: { content: [{ type: 'text', text: asked }] },
+        report: { status: 'input_required', durationMs: performance.now() - (call.runningSince ?? call.arrived) }, rejection: err, ran: true,
+      };
+    }
     const elapsed = performance.now() - (call.runningSince ?? call.arrived);
     const message = redactText(err instanceof Error ? err.message : String(err), secrets);
     if (call.runningSince === null) {

@@ -154,9 +154,11 @@ export interface SessionRecord {
  * `cancelled`: the caller went away and the call was stopped. `invalid_arguments`: a checked source (a remote
  * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran. `denied`: the tool needs a
  * person's approval and the call did not get it (refused, nobody decided by the deadline, or the approval it
- * carried was replayed, altered or forged); nothing ran.
+ * carried was replayed, altered or forged); nothing ran. `input_required`: the tool's remote server asked the
+ * client for input (MCP 2026-07-28) and the client was passed the question; the call goes on in its retry, a call of
+ * its own.
  */
-export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied';
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied' | 'input_required';
 
 /**
  * How a call of a `require_approval` tool was decided, kept with its record for audit. `asked`: through the
