@@ -294,6 +294,7 @@ export const CALL_SCHEMA: JsonSchema = {
     crash: { type: ['object', 'null'] }, model: { type: 'array' }, stderr_tail: str(), egress: { type: 'array' },
     duration_ms: { type: ['integer', 'null'] }, started_at: str(),
     approval: CALL_APPROVAL_SCHEMA,
+    traceparent: str({ description: 'The W3C trace context the request that made the call carried (MCP `_meta.traceparent`), when a valid one.' }),
   },
 };
 

@@ -182,6 +182,7 @@ export class CallLog {
       const call = new CallInFlight({
         sessionId: session.id, via: ctx.via ?? 'library', tool: name, arguments: redactArguments(args, secrets),
         outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
+        ...(ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {}),
       }, (record) => this.logStart(record, session.agentId));
       this.inFlight += 1;
       try {

@@ -100,6 +100,7 @@ export class NatsRuntime implements PackageRuntime {
         const timeoutMs = callDeadlineMs(ctx.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx?.timeoutMs);
         const request = this.request(pkg, info.name, args, ctx, timeoutMs);
         if (callCtx?.progress) request.progress = true;
+        if (callCtx?.traceparent !== undefined) request.traceparent = callCtx.traceparent;
         const answer = await this.dispatch(request, callCtx?.signal, callCtx?.progress);
         written = answer.writtenBytes;
         return answer.outcome;

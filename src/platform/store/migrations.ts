@@ -222,4 +222,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN hidden_secrets TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    version: 7,
+    description: 'calls: the W3C trace context of the request that made each call',
+    sql: `
+      ALTER TABLE calls ADD COLUMN traceparent TEXT;
+    `,
+  },
 ];

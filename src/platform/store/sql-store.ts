@@ -237,7 +237,7 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   // ---- calls: the call log writes on every call, through the database's `write` (batched on SQLite)
   addCall(rec: CallRecord): Promise<void> {
     return this.db.write(this.sql.calls.insert, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments), rec.outcome, jsonOrNull(rec.crash),
-      json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null]);
+      json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null, rec.traceparent ?? null]);
   }
   finishCall(rec: CallRecord): Promise<void> {
     return this.db.write(this.sql.calls.finish, [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs,

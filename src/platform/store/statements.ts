@@ -133,8 +133,8 @@ export function statementsFor(d: Dialect) {
       delete: 'DELETE FROM sessions WHERE id = ?',
     },
     calls: {
-      insert: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      insert: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id, traceparent)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       finish: 'UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ? WHERE id = ?',
       inSession: 'SELECT * FROM calls WHERE session_id = ? AND id = ?',
       pages: pages('calls', 'id', 'session_id = ?'),

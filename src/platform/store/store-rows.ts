@@ -115,6 +115,7 @@ export function toCall(row: Row): CallRecord {
     egress: j(row.egress), durationMs: row.duration_ms === null ? null : Number(row.duration_ms), startedAt: s(row.started_at),
     ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
     ...(row.instance_id === null || row.instance_id === undefined ? {} : { instanceId: s(row.instance_id) }),
+    ...(row.traceparent === null || row.traceparent === undefined ? {} : { traceparent: s(row.traceparent) }),
   };
 }
 

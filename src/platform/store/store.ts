@@ -202,6 +202,8 @@ export interface CallRecord {
    * the lease runs out, any process marks the call interrupted. Absent on calls recorded before instances were.
    */
   instanceId?: string;
+  /** The W3C trace context of the request that made the call (`_meta.traceparent`), when it carried a valid one. */
+  traceparent?: string;
 }
 
 /** Which calls a search across sessions keeps; each field given narrows it. */
