@@ -19,7 +19,7 @@
  */
 import { seal, unseal, SealError } from '../../common/index.js';
 import {
-  CatalogCursorError, CatalogNotFoundError, isRelayableUri, pageOf, type CacheHint, type Catalog, type CatalogPage, type CatalogRequestContext, type CompletionRequest,
+  CatalogCursorError, CatalogNotFoundError, isRelayableUri, pageOf, type CacheHint, type Catalog, type CatalogCapabilities, type CatalogPage, type CatalogRequestContext, type CompletionRequest,
   type CompletionResult, type GetPromptResult, type PromptEntry, type PromptMessage, type ReadResourceResult, type ResourceEntry,
   type ResourceTemplateEntry,
 } from '../../mcp/index.js';
@@ -79,7 +79,7 @@ interface ResourceCursor {
 const privateFor = (ttlMs: number | undefined): CacheHint => ({ ttlMs: Math.min(MAX_SESSION_TTL_MS, ttlMs ?? 0), cacheScope: 'private' });
 
 export class SessionCatalog implements Catalog {
-  readonly capabilities;
+  readonly capabilities: CatalogCapabilities;
   private snapshot: Promise<Snapshot> | undefined;
   private readonly order: string[];
   private readonly report: (error: Error) => void;
