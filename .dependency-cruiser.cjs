@@ -4,8 +4,9 @@
  *
  * Rooms are the folders under src/, top to bottom. An import may point down the list, never up; common/
  * is the floor that every room may use and that uses no room. The shared leaves beside the rooms
- * (src/tool.ts, errors.ts, config.ts, version.ts: the Tool type, the error classes, the typed config and
- * the version) sit on that floor with common/: any room may import them, and they import no room (only
+ * (src/tool.ts, errors.ts, call-limits.ts, settings.ts, setting-kinds.ts, config.ts, version.ts: the Tool
+ * type, the error classes, the call limits, the settings' declarations and kinds, the typed config and the
+ * version) sit on that floor with common/: any room may import them, and they import no room (only
  * each other and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on
  * top: they may import any room, through its face. The root builds the runtime, the platform and the HTTP
  * server; `subako serve` (src/cli/serve.ts) starts it, because the command line is the program's edge, and no
@@ -42,7 +43,7 @@
  * are loaded that way, each in a room allowed to.)
  */
 const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
-const LEAVES = '^src/(tool|errors|config|version)[.]ts$';
+const LEAVES = '^src/(tool|errors|config|settings|setting-kinds|call-limits|version)[.]ts$';
 const TOP = '^src/(index|app)[.]ts$';
 const LIBRARY_FACE = '^src/index[.]ts$';
 const ROOT = '^src/app[.]ts$';
@@ -80,7 +81,7 @@ module.exports = {
     ...layerRules,
     {
       name: 'leaves-import-no-room',
-      comment: 'the shared leaves (tool, errors, config, version) sit on the floor: they import only each other and common/',
+      comment: 'the shared leaves (tool, errors, call-limits, settings, setting-kinds, config, version) sit on the floor: they import only each other and common/',
       severity: 'error',
       from: { path: LEAVES },
       to: { path: '^src/[^/]+/', pathNot: '^src/common/' },

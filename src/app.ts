@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_FILE, LIMIT_ENV_NAMES, type CallLimits } from './config.js';
+import { CONFIG_FILE, waysToSet, type CallLimits, type ServerConfig } from './config.js';
 import { createLogger, sealingKey, withoutUndefined } from './common/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
@@ -78,8 +78,42 @@ function remoteMcpOver(pool: McpClientPool): RemoteMcp {
 }
 
 /** What an answer past the cap names as the way to raise it. */
-const REMOTE_ANSWER_SETTING =
-  `the server setting remoteAnswerMiB (--remote-answer-mib, $${LIMIT_ENV_NAMES.remoteAnswerMiB} or "remoteAnswerMiB" in ${CONFIG_FILE})`;
+const REMOTE_ANSWER_SETTING = ((ways) => `the server setting remoteAnswerMiB (${ways.flag}, $${ways.env} or "${ways.fileKey}" in ${CONFIG_FILE})`)(
+  waysToSet('serve', 'remoteAnswerMiB'),
+);
+
+const MiB = 1024 * 1024;
+
+/**
+ * What `subako serve` starts from its resolved settings: each setting to the part that uses it (sizes in MiB
+ * to bytes; a setting left unset stays unset, for that part's own default).
+ */
+export function serverStartOptions(config: ServerConfig, log: (line: string) => void): StartOptions {
+  return {
+    dataDir: config.dataDir, host: config.host, port: config.port, workers: config.workers,
+    limits: {
+      callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * MiB,
+      ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * MiB } : {}),
+      ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * MiB } : {}),
+    },
+    sandboxHeapMiB: config.sandboxHeapMiB, database: config.database, instanceLeaseMs: config.instanceLeaseMs,
+    ...(config.remoteAnswerMiB ? { remoteAnswerBytes: config.remoteAnswerMiB * MiB } : {}),
+    // The URL leaves its Secret only here, on its way to the connection.
+    ...(config.nats ? { nats: { url: config.nats.reveal(), prefix: config.natsPrefix } } : {}),
+    ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),
+    allowPrivateDestinations: config.allowPrivateDestinations === true,
+    examplesDir: config.examples ? bundledExamplesDir() : null,
+    origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
+    admission: {
+      sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
+      agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
+    },
+    connections: {
+      maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+      headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    },
+  };
+}
 
 export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
@@ -177,3 +211,4 @@ export async function startServer(options: StartOptions): Promise<Started> {
 export function bundledExamplesDir(): string {
   return fileURLToPath(new URL('../../examples/packages', import.meta.url));
 }
+

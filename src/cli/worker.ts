@@ -10,53 +10,21 @@
 import type { Command } from 'commander';
 import { SealError, sealingKey, systemErrorCode } from '../common/index.js';
 import { SubakoError, ValidationError } from '../errors.js';
-import { CONFIG_FILE, WORKER_ENV_NAMES, defaultWorkerConfig, readConfigFile, resolveWorkerConfig, type WorkerConfig } from '../config.js';
+import { CONFIG_FILE, defaultWorkerConfig, readConfigFile, resolveWorkerConfig, type WorkerConfig } from '../config.js';
 import { NatsBlobStore } from '../package/index.js';
 import { NatsWorker, busKey, checkBusKey, connectNats, natsSubjects } from '../platform/index.js';
 import { WorkerMetrics, listenForMetrics, type MetricsListener } from '../server/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { addSettingOptions, fileKeysRead, settingFlags } from './setting-options.js';
 import { untilStopped } from './until-stopped.js';
 
-interface WorkerFlags {
-  nats?: string;
-  natsPrefix?: string;
-  pool?: string;
-  volumesDir?: string;
-  dataDir?: string;
-  callTimeoutMs?: string;
-  memory?: string;
-  metricsPort?: string;
-  metricsHost?: string;
-  config?: string;
-}
-
-/** Each setting's flag, for the one-line refusals. */
-const FLAG_NAMES: Record<keyof WorkerConfig, string> = {
-  nats: '--nats', natsPrefix: '--nats-prefix', pool: '--pool', volumesDir: '--volumes-dir', dataDir: '--data-dir',
-  callTimeoutMs: '--call-timeout-ms', memoryMiB: '--memory', metricsPort: '--metrics-port', metricsHost: '--metrics-host',
-};
-
-/** A numeric flag as given: a number when it is all digits, else the text (so the check names it). */
-const numeric = (value: string | undefined): number | string | undefined =>
-  value === undefined ? undefined : /^[0-9]+$/.test(value) ? Number(value) : value;
-
-const env = (key: keyof WorkerConfig): string => `$${WORKER_ENV_NAMES[key]}`;
-
 export function registerWorker(program: Command, ctx: CommandContext): void {
-  program
+  const worker = program
     .command('worker')
-    .description("Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls. Needs the replicas' sealing key in $SUBAKO_SECRET_KEY.")
-    .option('--nats <url>', `the nats:// (or tls://) server, JetStream enabled, the API replicas use (${env('nats')}; prefer it or the config file when the URL holds a password)`)
-    .option('--nats-prefix <name>', `the deployment's subjects and bucket, as given to serve (default subako; ${env('natsPrefix')})`)
-    .option('--pool <n>', `calls run at once (default: one per core, at least two; ${env('pool')})`)
-    .option('--volumes-dir <dir>', `the shared volumes root, the same file system as serve's (default <data-dir>/volumes; ${env('volumesDir')})`)
-    .option('--data-dir <dir>', `this worker's own directory: unpacked packages and compiled-module cache (default ~/.subako/worker; ${env('dataDir')})`)
-    .option('--call-timeout-ms <ms>', `the longest a call may run here, whatever its deadline (default 30000; ${env('callTimeoutMs')})`)
-    .option('--memory <MiB>', `memory cap of a function call (default 512; ${env('memoryMiB')})`)
-    .option('--metrics-port <port>', `serve GET /metrics (slots, calls, sandbox, process) on this port; it asks no API key, so it binds loopback unless --metrics-host says otherwise (${env('metricsPort')})`)
-    .option('--metrics-host <host>', `the address /metrics binds (default 127.0.0.1, loopback only; bind another only on a network just the scraper reaches; ${env('metricsHost')})`)
-    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists): its nats, natsPrefix, volumesDir, callTimeoutMs, memoryMiB and its "worker" object (pool, dataDir, metricsPort, metricsHost); flags and environment win over it`)
-    .action(async (flags: WorkerFlags) => {
+    .description("Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls. Needs the replicas' sealing key in $SUBAKO_SECRET_KEY.");
+  addSettingOptions(worker, 'worker')
+    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists): ${fileKeysRead('worker')}; flags and environment win over it`)
+    .action(async (flags: { config?: string }, command: Command) => {
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       const fail = (err: unknown): void => {
         process.stderr.write(`subako worker: cannot start: ${startLine(err)}\n`);
@@ -69,13 +37,7 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
           defaults: defaultWorkerConfig(),
           file: readConfigFile(flags.config),
           env: process.env,
-          flags: {
-            input: {
-              nats: flags.nats, natsPrefix: flags.natsPrefix, pool: numeric(flags.pool), volumesDir: flags.volumesDir, dataDir: flags.dataDir,
-              callTimeoutMs: numeric(flags.callTimeoutMs), memoryMiB: numeric(flags.memory), metricsPort: numeric(flags.metricsPort), metricsHost: flags.metricsHost,
-            },
-            names: FLAG_NAMES,
-          },
+          flags: settingFlags(command, 'worker'),
         });
         key = workerSealingKey(process.env);
       } catch (err) {
