@@ -6,12 +6,13 @@
  * is the floor that every room may use and that uses no room. The shared leaves beside the rooms
  * (src/tool.ts, errors.ts, call-limits.ts, settings.ts, setting-kinds.ts, config.ts, version.ts: the Tool
  * type, the error classes, the call limits, the settings' declarations and kinds, the typed config and the
- * version) sit on that floor with common/: any room may import them, and they import no room (only
- * each other and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on
- * top: they may import any room, through its face. The root builds the runtime, the platform and the HTTP
- * server; `subako serve` (src/cli/serve.ts) starts it, because the command line is the program's edge, and no
- * other file in src/ imports it (and it imports nothing of cli/, so the two never form a circle). server/ is
- * handed the platform it serves: it uses platform/'s types, and its error classes only to map them to HTTP.
+ * version) sit on that floor with common/: any room may import them, and they import no room (only each other
+ * and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on top: they may
+ * import any room, through its face. The root builds the runtime, the platform and the HTTP server, and a
+ * worker node; `subako serve` and `subako worker` (src/cli/serve.ts, worker.ts) start them, because the
+ * command line is the program's edge, and no other file in src/ imports it (and it imports nothing of cli/,
+ * so the two never form a circle). server/ is handed the platform it serves: it uses platform/'s types, and
+ * its error classes only to map them to HTTP.
  *
  * A room is entered from outside through its index.ts (or a sub-room's index.ts, e.g. mcp/oauth/);
  * its other files are its own business.
@@ -94,10 +95,10 @@ module.exports = {
       to: { path: LIBRARY_FACE },
     },
     {
-      name: 'only-serve-imports-the-root',
-      comment: 'the composition root (src/app.ts) is started by `subako serve` (src/cli/serve.ts) and imported by no other file in src/',
+      name: 'only-serve-and-worker-import-the-root',
+      comment: 'the composition root (src/app.ts) is started by `subako serve` and `subako worker` (src/cli/serve.ts, worker.ts) and imported by no other file in src/',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/cli/serve[.]ts$' },
+      from: { path: '^src/', pathNot: '^src/cli/(serve|worker)[.]ts$' },
       to: { path: ROOT },
     },
     {
