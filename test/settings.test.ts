@@ -7,7 +7,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -66,6 +66,26 @@ describe('the settings table', () => {
       // A default made from the machine has to say in --help what it comes to (a switch's or a list's shows none).
       if (typeof declaration.default === 'function' && declaration.kind.flagShape === 'value') assert.ok(declaration.shownDefault !== undefined, declaration.name);
       for (const command of Object.keys(declaration.requiredBy ?? {}) as SettingsCommand[]) assert.ok(declaration.help[command], `${declaration.name}: required by ${command}, which takes it`);
+    }
+  });
+});
+
+describe('the README\'s tables of settings', () => {
+  test('name every declared setting: its key, its flag and its variable', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configuration and limits'), readme.indexOf('### Running on PostgreSQL'));
+    // The rows of each table, under its header: the worker object's table says so in its first column.
+    const rows: Record<'top' | 'worker', string[]> = { top: [], worker: [] };
+    let table: 'top' | 'worker' = 'top';
+    for (const line of section.split('\n')) {
+      if (line.startsWith('| setting') || line.startsWith('| key')) table = line.includes('"worker"') ? 'worker' : 'top';
+      else if (line.startsWith('| `')) rows[table].push(line);
+    }
+    for (const declaration of SETTINGS as readonly SettingDeclaration[]) {
+      const row = rows[declaration.section ?? 'top'].find((line) => line.split('|')[1].includes(`\`${declaration.name}\``) &&
+        (!declaration.flag || line.includes(`\`${flagName(declaration)}\``)));
+      assert.ok(row, `a row for ${fileKey(declaration)} with its flag ${flagName(declaration) ?? '(none)'}`);
+      if (declaration.env) assert.ok(row.includes(`\`${declaration.env}\``), `${fileKey(declaration)}'s row names ${declaration.env}`);
     }
   });
 });
