@@ -106,11 +106,11 @@ function readSection(
 ): Problem[] {
   const here = (declarations: readonly SettingDeclaration[]): SettingDeclaration[] =>
     declarations.filter((declaration) => sectionOf(declaration) === section);
-  const taken = byName(here(settingsOf(command, table)));
-  for (const [key, value] of Object.entries(input)) if (taken.has(key)) values[key] = value;
-  const checkedKnown = CHECKED_WHOLE_BY[section].includes(command) ? byName([...here(table), ...holders]) : byName([...taken.values(), ...holders]);
-  const checked = CHECKED_WHOLE_BY[section].includes(command) ? input : Object.fromEntries(Object.entries(input).filter(([key]) => checkedKnown.has(key)));
-  return checkValues(checked, where, checkedKnown);
+  const taken = here(settingsOf(command, table));
+  for (const declaration of taken) if (input[declaration.name] !== undefined) values[declaration.name] = input[declaration.name];
+  if (CHECKED_WHOLE_BY[section].includes(command)) return checkValues(input, where, byName([...here(table), ...holders]));
+  const checked = byName([...taken, ...holders]);
+  return checkValues(Object.fromEntries(Object.entries(input).filter(([key]) => checked.has(key))), where, checked);
 }
 
 /** The file's say to a command, from its top level and each section's object; problems named `"key" in <path>`. */
