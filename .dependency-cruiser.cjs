@@ -4,13 +4,15 @@
  *
  * Rooms are the folders under src/, top to bottom. An import may point down the list, never up; common/
  * is the floor that every room may use and that uses no room. The shared leaves beside the rooms
- * (src/tool.ts, errors.ts, config.ts, version.ts: the Tool type, the error classes, the typed config and
- * the version) sit on that floor with common/: any room may import them, and they import no room (only
- * each other and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on
- * top: they may import any room, through its face. The root builds the runtime, the platform and the HTTP
- * server; `subako serve` (src/cli/serve.ts) starts it, because the command line is the program's edge, and no
- * other file in src/ imports it (and it imports nothing of cli/, so the two never form a circle). server/ is
- * handed the platform it serves: it uses platform/'s types, and its error classes only to map them to HTTP.
+ * (src/tool.ts, errors.ts, call-limits.ts, settings.ts, setting-kinds.ts, config.ts, version.ts: the Tool
+ * type, the error classes, the call limits, the settings' declarations and kinds, the typed config and the
+ * version) sit on that floor with common/: any room may import them, and they import no room (only each other
+ * and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on top: they may
+ * import any room, through its face. The root builds the runtime, the platform and the HTTP server, and a
+ * worker node; `subako serve` and `subako worker` (src/cli/serve.ts, worker.ts) start them, because the
+ * command line is the program's edge, and no other file in src/ imports it (and it imports nothing of cli/,
+ * so the two never form a circle). server/ is handed the platform it serves: it uses platform/'s types, and
+ * its error classes only to map them to HTTP.
  *
  * A room is entered from outside through its index.ts (or a sub-room's index.ts, e.g. mcp/oauth/);
  * its other files are its own business.
@@ -42,7 +44,7 @@
  * are loaded that way, each in a room allowed to.)
  */
 const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
-const LEAVES = '^src/(tool|errors|config|version)[.]ts$';
+const LEAVES = '^src/(tool|errors|config|settings|setting-kinds|call-limits|version)[.]ts$';
 const TOP = '^src/(index|app)[.]ts$';
 const LIBRARY_FACE = '^src/index[.]ts$';
 const ROOT = '^src/app[.]ts$';
@@ -80,7 +82,7 @@ module.exports = {
     ...layerRules,
     {
       name: 'leaves-import-no-room',
-      comment: 'the shared leaves (tool, errors, config, version) sit on the floor: they import only each other and common/',
+      comment: 'the shared leaves (tool, errors, call-limits, settings, setting-kinds, config, version) sit on the floor: they import only each other and common/',
       severity: 'error',
       from: { path: LEAVES },
       to: { path: '^src/[^/]+/', pathNot: '^src/common/' },
@@ -93,10 +95,10 @@ module.exports = {
       to: { path: LIBRARY_FACE },
     },
     {
-      name: 'only-serve-imports-the-root',
-      comment: 'the composition root (src/app.ts) is started by `subako serve` (src/cli/serve.ts) and imported by no other file in src/',
+      name: 'only-serve-and-worker-import-the-root',
+      comment: 'the composition root (src/app.ts) is started by `subako serve` and `subako worker` (src/cli/serve.ts, worker.ts) and imported by no other file in src/',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/cli/serve[.]ts$' },
+      from: { path: '^src/', pathNot: '^src/cli/(serve|worker)[.]ts$' },
       to: { path: ROOT },
     },
     {

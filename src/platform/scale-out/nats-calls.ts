@@ -18,6 +18,7 @@
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CallLimits } from '../../config.js';
+import { NATS_PREFIX_RULE, isNatsPrefix } from '../../setting-kinds.js';
 import { CrashReason, renderCrash, type EgressGrant, type FunctionCallOutcome } from '../../function/index.js';
 import { BusDrops, openEnvelope, sealEnvelope, type BusKind, type EnvelopeHeader } from './nats-envelope.js';
 
@@ -46,11 +47,10 @@ export interface NatsSubjects {
   events: string;
 }
 
-const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
-
 /** `prefix` names a deployment (and, in tests, one run): its subjects and its buckets. */
 export function natsSubjects(prefix: string): NatsSubjects {
-  if (!PREFIX.test(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be 1-64 of A-Z, a-z, 0-9, "_" and "-"`);
+  // The rule the setting natsPrefix is checked by, so a prefix the configuration took always names subjects.
+  if (!isNatsPrefix(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be ${NATS_PREFIX_RULE}`);
   return {
     calls: `${prefix}.calls`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills`, busBucket: `${prefix}_bus`, events: `${prefix}.events`,
   };
