@@ -21,7 +21,9 @@
  * "nothing above it"; a rule of its own holds what the order would allow):
  *
  *   cli/       how anything works inside    enter-through-the-face (and the faces of the sub-rooms)
- *   console/   the store, anything in src/  console-knows-no-src
+ *   console/   the store, anything in src/  console-knows-no-src, console-takes-only-api-types (the API's types,
+ *              but the API's types          from server/api/, are the one thing it takes: type-only),
+ *                                           api-types-stand-alone (so they bring nothing else of src/ with them)
  *   devkit/    the platform, the server     devkit-knows-no-platform-or-server
  *   server/    SQL, WASM                    server-knows-no-sql, sql-only-in-the-store, server-runs-no-guest
  *   platform/  HTTP                         the layer order (server/), http-only-where-http-lives
@@ -47,6 +49,8 @@ const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'packag
 const LEAVES = '^src/(tool|errors|config|settings|setting-kinds|call-limits|version)[.]ts$';
 const TOP = '^src/(index|app)[.]ts$';
 const LIBRARY_FACE = '^src/index[.]ts$';
+/** The REST API's bodies as zod schemas (server/api/): the one part of src/ the console takes types from. */
+const API_TYPES = '^src/server/api/';
 const ROOT = '^src/app[.]ts$';
 /** A room's face, and a sub-room's (mcp/oauth/index.ts). */
 const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
@@ -124,10 +128,24 @@ module.exports = {
     },
     {
       name: 'console-knows-no-src',
-      comment: 'console/ is built from its own sources and typed from the API\'s OpenAPI document: it imports nothing of src/ (nor the store in it)',
+      comment: 'console/ is built from its own sources: it imports nothing of src/ (nor the store in it) but the API\'s types, from server/api/',
       severity: 'error',
       from: { path: '^console/' },
-      to: { path: '^src/' },
+      to: { path: '^src/', pathNot: API_TYPES },
+    },
+    {
+      name: 'console-takes-only-api-types',
+      comment: 'console/ takes the API\'s types from server/api/ (the schemas the server declares the bodies with) type-only: no value of src/ is bundled into the console',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: API_TYPES, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'api-types-stand-alone',
+      comment: 'server/api/ (the REST API\'s bodies) imports only itself and zod: the console\'s compiler reads it without the rest of src/, and the command line takes its types without the server',
+      severity: 'error',
+      from: { path: API_TYPES },
+      to: { pathNot: [API_TYPES, npmPackage('zod')] },
     },
     {
       name: 'devkit-knows-no-platform-or-server',

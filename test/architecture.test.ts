@@ -106,6 +106,10 @@ test('each "must not know" row the layer order would allow, and each outside mod
     // [file, its text, the violation it must give]
     console: ['console/src/plant.ts', "import { common } from '../../src/common/index.js';\nexport const c = common;\n",
       'console-knows-no-src: console/src/plant.ts -> src/common/index.ts'],
+    consoleApiValue: ['console/src/plant-api-value.ts', "import { api } from '../../src/server/api/index.js';\nexport const a = api;\n",
+      'console-takes-only-api-types: console/src/plant-api-value.ts -> src/server/api/index.ts'],
+    apiTypesImport: ['src/server/api/plant-common.ts', "import { common } from '../../common/index.js';\nexport const c = common;\n",
+      'api-types-stand-alone: src/server/api/plant-common.ts -> src/common/index.ts'],
     devkitPlatform: ['src/devkit/plant-platform.ts', "import { platform } from '../platform/index.js';\nexport const p = platform;\n",
       'devkit-knows-no-platform-or-server: src/devkit/plant-platform.ts -> src/platform/index.ts'],
     devkitServer: ['src/devkit/plant-server.ts', "import type { Server } from '../server/index.js';\nexport type S = Server;\n",
@@ -160,6 +164,10 @@ test('each "must not know" row the layer order would allow, and each outside mod
     'src/function/uses-egress.ts': "import { egress } from '../egress/index.js';\nimport { createHash } from 'node:crypto';\nexport const uses = [egress, createHash];\n",
     'src/devkit/uses-mcp.ts': "import { mcp } from '../mcp/index.js';\nexport const uses = mcp;\n",
     'console/src/main.ts': "import { render } from 'preact';\nexport const r = render;\n",
+    // The API's types: zod inside; the console takes them type-only, the command line too.
+    'src/server/api/index.ts': "import { z } from 'zod';\nexport const api = z.string();\nexport type Api = z.infer<typeof api>;\n",
+    'console/src/api-types.ts': "import type { Api } from '../../src/server/api/index.js';\nexport type A = Api;\n",
+    'src/cli/api-types.ts': "import type { Api } from '../server/api/index.js';\nexport type A = Api;\n",
   };
   const faces = Object.fromEntries(['common', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'cli']
     .map((room) => [`src/${room}/index.ts`, face(room === 'function' ? 'fn' : room)]));
