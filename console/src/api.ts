@@ -103,6 +103,8 @@ export interface CallView {
   egress: EgressRecord[];
   duration_ms: number | null;
   started_at: string;
+  /** The worker of the fleet that ran the call (scale-out); null when the server ran it itself, or no worker took it. */
+  worker?: { id: string; host: string } | null;
   /** Calls of a tool that needs approval: how it was asked and decided (`pending` while it is held). */
   approval?: { id: string; asked: string; decision: string; decided_by: string | null; decided_at: string | null; reason?: string };
 }

@@ -285,6 +285,33 @@ export const CALL_APPROVAL_SCHEMA: JsonSchema = {
   },
 };
 
+const HEALTH_PART: JsonSchema = {
+  type: 'object', required: ['status'],
+  properties: { status: { type: 'string', enum: ['ok', 'unavailable', 'not_used'] }, reason: str() },
+};
+
+/** `/v1/health`: the server's parts (platform/health.ts). */
+export const HEALTH_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['ok', 'status', 'version', 'store', 'bus', 'fleet', 'reasons'],
+  properties: {
+    ok: { type: 'boolean', description: 'true when every part is there (status ok).' },
+    status: { type: 'string', enum: ['ok', 'degraded'] },
+    version: str(),
+    store: HEALTH_PART,
+    bus: { ...HEALTH_PART, description: 'The NATS connection (not_used without --nats).' },
+    fleet: {
+      type: 'object', required: ['status'],
+      description: 'The live workers of this replica\'s protocol, as their presence on the bus says (local without --nats).',
+      properties: {
+        status: { type: 'string', enum: ['ok', 'no_worker', 'unknown', 'local'] },
+        workers: { type: 'integer' }, slots: { type: 'integer' }, busy: { type: 'integer' }, reason: str(),
+      },
+    },
+    reasons: { type: 'array', items: str(), description: 'One line per missing part.' },
+  },
+};
+
 export const CALL_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['id', 'session_id', 'tool', 'outcome'],
@@ -293,6 +320,11 @@ export const CALL_SCHEMA: JsonSchema = {
     outcome: { type: 'string', enum: ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'] },
     crash: { type: ['object', 'null'] }, model: { type: 'array' }, stderr_tail: str(), egress: { type: 'array' },
     duration_ms: { type: ['integer', 'null'] }, started_at: str(),
+    worker: {
+      type: ['object', 'null'], properties: { id: str(), host: str() },
+      description: 'The worker of the fleet that ran the call (scale-out): its id and the host it runs on, as it said when it took the call. '
+        + 'null for a call that ran in the server\'s own sandbox, a remote MCP or TypeScript tool, a call no worker took, and one still running.',
+    },
     approval: CALL_APPROVAL_SCHEMA,
   },
 };

@@ -13,7 +13,7 @@ import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
 import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
-import { SUBAKO_VERSION } from '../../version.js';
+import { HEALTH_SCHEMA } from '../schemas.js';
 
 export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
   const routes: Route[] = [
@@ -41,10 +41,11 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     },
     {
       method: 'GET', path: '/v1/health', operationId: 'getHealth', tag: 'meta', auth: 'none',
-      summary: 'Whether the server is up.',
-      responses: { 200: { description: 'Up.', schema: { type: 'object', properties: { ok: { type: 'boolean' }, version: { type: 'string' } } } } },
-      async handler() {
-        return { status: 200, body: { ok: true, version: SUBAKO_VERSION } };
+      summary: 'Whether the server is up, and whether it can do its work: its store, and with NATS the bus and the fleet of workers. '
+        + 'Answers 200 while the process serves; `status` is `degraded` (and `ok` false) with a reason per missing part.',
+      responses: { 200: { description: 'Up; `status` says whether every part is there.', schema: HEALTH_SCHEMA } },
+      async handler({ platform }) {
+        return { status: 200, body: await platform.health() };
       },
     },
   );
