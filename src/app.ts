@@ -33,7 +33,6 @@ export interface StartOptions {
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
   examplesDir?: string | null;
   origins?: OriginPolicy;
-  log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
   /** The URL clients reach the server at, for URLs in answers. */
   publicUrl?: string;
@@ -83,6 +82,8 @@ const REMOTE_ANSWER_SETTING =
 
 export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
+  // One logger for the platform, the bus and the sandbox's crashes: JSON lines on stderr.
+  const logger = options.logger ?? createLogger();
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
   const instanceLeaseMs = options.instanceLeaseMs;
@@ -98,7 +99,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
     // A restarted server reads its packages' instrumented modules back instead of walking them again.
     preparedCacheDir: join(options.dataDir, 'cache', 'prepared'),
     // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
-    onSandboxCrash: (reason) => process.stderr.write(`subako: ${reason}; a new sandbox process was started\n`),
+    onSandboxCrash: (reason) => logger.child({ component: 'sandbox' }).error({}, `${reason}; a new sandbox process was started`),
   });
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
@@ -125,7 +126,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
         await nc.close();
         throw err;
       });
-      const busLog = (options.logger ?? createLogger()).child({ component: 'bus' });
+      const busLog = logger.child({ component: 'bus' });
       const bus = natsRuntime = new NatsRuntime({
         nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits, log: (line) => busLog.warn({}, line),
       });
@@ -145,7 +146,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
       ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),
       // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
       ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),
-      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
+      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger });
   } catch (err) {
     await runtime.close();
     throw err;
@@ -154,7 +155,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   let server: SubakoServer;
   try {
     server = await SubakoServer.start({
-      platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
+      platform, host: options.host, port: options.port, origins: options.origins, publicUrl: options.publicUrl,
       // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
       connections: options.connections, runtimeStats: () => local.stats(),
       ...(natsRuntime ? { natsStats: () => natsRuntime.stats() } : {}),

@@ -1,13 +1,16 @@
 /**
  * `subako serve [--port 7070] [--host 127.0.0.1] [--data-dir DIR]`: the platform server. The first start
  * of a data directory prints the admin API key once, with the URL and how to call the example tools.
- * SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
+ * SIGINT or SIGTERM stops it gracefully: no new requests, streams end, calls in flight finish, the store closes
+ * — within the call deadline plus a grace (server.ts), and the process exits even if something hangs past that.
  */
 import { Option, type Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import { CONFIG_FILE, LIMIT_ENV_NAMES, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { bundledExamplesDir, startServer } from '../app.js';
 import type { FirstStart } from '../platform/index.js';
+import { createLogger } from '../common/index.js';
+import { SHUTDOWN_GRACE_MS } from '../server/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { startupErrorLine, type StartupSettings } from './startup-errors.js';
 import { untilStopped } from './until-stopped.js';
@@ -112,7 +115,9 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         return;
       }
       const dataDir = config.dataDir;
-      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      // What serve says while it runs is JSON lines on stderr, like the platform's own.
+      const logger = createLogger().child({ component: 'serve' });
+      const log = (line: string): void => logger.info({}, line);
       let started;
       try {
         started = await startServer({
@@ -129,7 +134,7 @@ export function registerServe(program: Command, ctx: CommandContext): void {
           ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),
           allowPrivateDestinations: config.allowPrivateDestinations === true,
           examplesDir: config.examples ? bundledExamplesDir() : null,
-          origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
+          origins: { allowedOrigins: config.allowedOrigins }, publicUrl: config.publicUrl,
           admission: {
             sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
             agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
@@ -147,7 +152,14 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       // The database is named by its kind only: its URL may hold a password.
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
-      await untilStopped(ctx, log, () => server.close());
+      await untilStopped(ctx, log, () => server.close(), {
+        // The server's own bound, plus a grace for a stop that hangs past it.
+        ms: server.shutdownCeilingMs + SHUTDOWN_GRACE_MS,
+        pending: () => {
+          const { calls, requests } = server.pending();
+          return `${calls} call(s) in flight and ${requests} request(s) open`;
+        },
+      });
       log('stopped');
     });
 }
