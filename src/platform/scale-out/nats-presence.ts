@@ -18,8 +18,15 @@ import type { SealedBus } from './nats-calls.js';
 
 /** How often a worker and a replica say they are alive. */
 export const PRESENCE_EVERY_MS = 1_000;
-/** A worker or a replica not heard for this long is gone (three presences missed). */
+/** A worker not heard for this long is gone (three presences missed): a replica then sends it no call. */
 export const PRESENCE_LAPSE_MS = 3 * PRESENCE_EVERY_MS;
+/**
+ * A replica not heard for this long is gone: a worker then cancels its calls. Longer than a worker's lapse, as a
+ * mistake costs more here — a live replica's calls cancelled, where a worker wrongly missed only fails a call
+ * fast —, and a replica's event loop may stall for seconds under load while its calls are still awaited; still
+ * well within a replica's lease in the database (30 s by default).
+ */
+export const REPLICA_LAPSE_MS = 10 * PRESENCE_EVERY_MS;
 
 /** What every presence says: who, and whether it is leaving (a clean stop: gone at once, not after the lapse). */
 export interface Presence {
@@ -102,6 +109,8 @@ export interface PresenceChannelOptions<Mine extends Presence, Theirs extends Pr
   read: (body: unknown) => Theirs | null;
   /** Told when a sender not live until now is heard (a worker then announces itself at once: a roll call). */
   onArrival?: (presence: Theirs) => void;
+  /** How long a sender of the other role stays live unheard (PRESENCE_LAPSE_MS by default). */
+  lapseMs?: number;
 }
 
 /**
@@ -109,7 +118,7 @@ export interface PresenceChannelOptions<Mine extends Presence, Theirs extends Pr
  * reconnect, and when asked), and keeps the table of the other role's.
  */
 export class PresenceChannel<Mine extends Presence, Theirs extends Presence> {
-  readonly table = new PresenceTable<Theirs>();
+  readonly table: PresenceTable<Theirs>;
   /** This process's id on the presence subjects (the header's `c`): new at every start. */
   private readonly process = randomBytes(12).toString('hex');
   private sequence = 0;
@@ -119,6 +128,7 @@ export class PresenceChannel<Mine extends Presence, Theirs extends Presence> {
 
   constructor(private readonly options: PresenceChannelOptions<Mine, Theirs>) {
     this.nc = options.bus.nc;
+    this.table = new PresenceTable<Theirs>(options.lapseMs);
   }
 
   start(): void {

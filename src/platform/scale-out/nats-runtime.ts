@@ -64,7 +64,6 @@ const SETTLE_MS = PRESENCE_EVERY_MS * 1.5;
 /** The most a round trip to the server may take before the fleet's view is read again. */
 const ROUND_TRIP_MS = 1_000;
 
-
 export class NatsRuntime implements PackageRuntime {
   private readonly subjects: NatsSubjects;
   private readonly limits: CallLimits;

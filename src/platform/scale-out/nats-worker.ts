@@ -28,7 +28,7 @@ import {
 } from './nats-calls.js';
 import { BusDrops, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
 import { readReplicaPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
-import { PRESENCE_EVERY_MS, PRESENCE_LAPSE_MS, PresenceChannel } from './nats-presence.js';
+import { PRESENCE_EVERY_MS, REPLICA_LAPSE_MS, PresenceChannel } from './nats-presence.js';
 import { SUBAKO_VERSION } from '../../version.js';
 import { LoadedPackages, type PackageKey } from '../loaded-packages.js';
 
@@ -70,6 +70,7 @@ export interface NatsWorkerStats {
 
 /** What the replica said to a call this worker took: start it (or not), then perhaps cancel it. */
 interface CallInbox {
+  callId: string;
   /** The replica that sent the call (its bus id): the call is cancelled once its presence lapses. */
   replica: string;
   started: ((run: boolean) => void) | null;
@@ -108,8 +109,6 @@ export class NatsWorker {
   private readonly presence: PresenceChannel<WorkerPresence, ReplicaPresence>;
   /** Looks every PRESENCE_EVERY_MS for calls whose replica went quiet. */
   private replicaWatch: NodeJS.Timeout | null = null;
-  /** Calls cancelled because their replica was gone, for its tests and its log. */
-  cancelledForGoneReplica = 0;
 
   constructor(private readonly options: NatsWorkerOptions) {
     const host = hostname();
@@ -125,7 +124,7 @@ export class NatsWorker {
       bus: this.bus,
       announceOn: this.subjects.workerPresence, announceAs: 'worker_presence',
       mine: () => ({ v: PROTOCOL, id: this.name, host: this.hostName, version: SUBAKO_VERSION, slots: options.pool, busy: this.inFlight }),
-      listenOn: this.subjects.replicaPresence, listenFor: 'replica_presence', read: readReplicaPresence,
+      listenOn: this.subjects.replicaPresence, listenFor: 'replica_presence', read: readReplicaPresence, lapseMs: REPLICA_LAPSE_MS,
       // A replica just started (or back after an outage) learns of this worker at once, not a beat later.
       onArrival: () => this.presence.announce(),
     });
@@ -150,7 +149,7 @@ export class NatsWorker {
   }
 
   /**
-   * Cancels the calls whose replica has not been heard for PRESENCE_LAPSE_MS: its process, machine or connection
+   * Cancels the calls whose replica has not been heard for REPLICA_LAPSE_MS: its process, machine or connection
    * is gone, nobody waits for the answer, and the slot is better given to a call someone waits for. What arrived
    * but was not read yet is read first (a round trip to the server), so a replica's presence that was only
    * waiting in this worker's socket does not make it look gone.
@@ -159,10 +158,9 @@ export class NatsWorker {
     const quiet = (): [string, CallInbox][] => [...this.inboxes].filter(([, call]) => !call.cancel.signal.aborted && this.presence.table.heardAt(call.replica, Date.now()) === undefined);
     if (quiet().length === 0 || this.options.nc.isClosed()) return;
     await this.options.nc.flush().catch(() => undefined);
-    for (const [subject, call] of quiet()) {
+    for (const [, call] of quiet()) {
       call.cancel.abort();
-      this.cancelledForGoneReplica += 1;
-      this.options.log?.(`cancelled the call on ${subject.split('.').pop()} of the replica ${call.replica}: it has not been heard for ${PRESENCE_LAPSE_MS / 1000} s (gone), so nobody waits for the answer; its slot is free again`);
+      this.options.log?.(`cancelled call ${call.callId} of the replica ${call.replica}: it has not been heard for ${REPLICA_LAPSE_MS / 1000} s (gone), so nobody waits for the answer; its slot is free again`);
     }
   }
 
@@ -240,7 +238,7 @@ export class NatsWorker {
     }
     const deadline = Date.now() + request.timeoutMs;
     const subject = `${this.inbox}.${(this.nextCall += 1).toString(36)}`;
-    const inbox: CallInbox = { replica: request.replica, started: null, cancel: new AbortController() };
+    const inbox: CallInbox = { callId: request.callId, replica: request.replica, started: null, cancel: new AbortController() };
     // The call itself shows its replica alive now (it may not have announced itself to this worker yet).
     this.presence.table.touch({ v: PROTOCOL, id: request.replica }, Date.now());
     const started = new Promise<boolean>((resolve) => { inbox.started = resolve; });
