@@ -35,7 +35,6 @@ export interface StartOptions {
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
   examplesDir?: string | null;
   origins?: OriginPolicy;
-  log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
   /** The URL clients reach the server at, for URLs in answers. */
   publicUrl?: string;
@@ -90,7 +89,7 @@ const MiB = 1024 * 1024;
  * What `subako serve` starts from its resolved settings: each setting to the part that uses it (sizes in MiB
  * to bytes; a setting left unset stays unset, for that part's own default).
  */
-export function serverStartOptions(config: ServerConfig, log: (line: string) => void): StartOptions {
+export function serverStartOptions(config: ServerConfig): StartOptions {
   return {
     dataDir: config.dataDir, host: config.host, port: config.port, workers: config.workers,
     limits: {
@@ -105,7 +104,7 @@ export function serverStartOptions(config: ServerConfig, log: (line: string) => 
     ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),
     allowPrivateDestinations: config.allowPrivateDestinations === true,
     examplesDir: config.examples ? bundledExamplesDir() : null,
-    origins: { allowedOrigins: config.allowedOrigins }, log, publicUrl: config.publicUrl,
+    origins: { allowedOrigins: config.allowedOrigins }, publicUrl: config.publicUrl,
     admission: {
       sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
       agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
@@ -119,6 +118,8 @@ export function serverStartOptions(config: ServerConfig, log: (line: string) => 
 
 export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
+  // One logger for the platform, the bus and the sandbox's crashes: JSON lines on stderr.
+  const logger = options.logger ?? createLogger();
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
   const instanceLeaseMs = options.instanceLeaseMs;
@@ -134,7 +135,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
     // A restarted server reads its packages' instrumented modules back instead of walking them again.
     preparedCacheDir: join(options.dataDir, 'cache', 'prepared'),
     // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
-    onSandboxCrash: (reason) => process.stderr.write(`subako: ${reason}; a new sandbox process was started\n`),
+    onSandboxCrash: (reason) => logger.child({ component: 'sandbox' }).error({}, `${reason}; a new sandbox process was started`),
   });
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
@@ -161,7 +162,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
         await nc.close();
         throw err;
       });
-      const busLog = (options.logger ?? createLogger()).child({ component: 'bus' });
+      const busLog = logger.child({ component: 'bus' });
       const bus = natsRuntime = new NatsRuntime({
         nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits, log: (line) => busLog.warn({}, line),
       });
@@ -181,7 +182,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
       ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),
       // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
       ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),
-      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
+      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger });
   } catch (err) {
     await runtime.close();
     throw err;
@@ -190,7 +191,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   let server: SubakoServer;
   try {
     server = await SubakoServer.start({
-      platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
+      platform, host: options.host, port: options.port, origins: options.origins, publicUrl: options.publicUrl,
       // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
       connections: options.connections, runtimeStats: () => local.stats(),
       ...(natsRuntime ? { natsStats: () => natsRuntime.stats() } : {}),

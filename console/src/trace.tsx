@@ -97,6 +97,7 @@ export function Trace({ call, result }: { call: CallView | AgentCallView; result
           <dt>duration</dt><dd>{call.duration_ms === null ? '…' : `${call.duration_ms} ms`}</dd>
           <dt>started</dt><dd><When iso={call.started_at} /></dd>
           <dt>via</dt><dd>{call.via}</dd>
+          {call.worker ? <><dt>worker</dt><dd class="worker"><code>{call.worker.id}</code> on <code>{call.worker.host}</code></dd></> : null}
           <dt>session</dt><dd><a {...linkProps(`/sessions/${call.session_id}`)}><code>{call.session_id}</code></a></dd>
           {'agent_id' in call ? <><dt>agent</dt><dd><a {...linkProps(`/agents/${call.agent_id}`)}><code>{call.agent_id}</code></a></dd></> : null}
         </dl>

@@ -2,13 +2,16 @@
  * `subako serve [--port 7070] [--host 127.0.0.1] [--data-dir DIR]`: the platform server. Its settings' flags and
  * their help come from settings.ts, and resolve in config.ts; the composition root (app.ts) starts it. The
  * first start of a data directory prints the admin API key once, with the URL and how to call the example
- * tools. SIGINT or SIGTERM stops it gracefully: no new requests, calls in flight finish, the store closes.
+ * tools. SIGINT or SIGTERM stops it gracefully: no new requests, streams end, calls in flight finish, the store
+ * closes — within the call deadline plus a grace (server.ts), and the process exits even if something hangs past that.
  */
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import { CONFIG_FILE, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { serverStartOptions, startServer } from '../app.js';
 import type { FirstStart } from '../platform/index.js';
+import { createLogger } from '../common/index.js';
+import { SHUTDOWN_GRACE_MS } from '../server/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
 import { addSettingOptions, settingFlags } from './setting-options.js';
 import { startupErrorLine, type StartupSettings } from './startup-errors.js';
@@ -33,10 +36,13 @@ export function registerServe(program: Command, ctx: CommandContext): void {
         failedToStart(ctx, err, { host: flags.host ?? '', port: 0, dataDir: flags.dataDir ?? '' }, debug);
         return;
       }
-      const log = (line: string): void => void process.stderr.write(`${line}\n`);
+      const dataDir = config.dataDir;
+      // What serve says while it runs is JSON lines on stderr, like the platform's own.
+      const logger = createLogger().child({ component: 'serve' });
+      const log = (line: string): void => logger.info({}, line);
       let started;
       try {
-        started = await startServer(serverStartOptions(config, log));
+        started = await startServer(serverStartOptions(config));
       } catch (err) {
         failedToStart(ctx, err, config, debug);
         return;
@@ -45,7 +51,14 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       // The database is named by its kind only: its URL may hold a password.
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${config.dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
-      await untilStopped(ctx, log, () => server.close());
+      await untilStopped(ctx, log, () => server.close(), {
+        // The server's own bound, plus a grace for a stop that hangs past it.
+        ms: server.shutdownCeilingMs + SHUTDOWN_GRACE_MS,
+        pending: () => {
+          const { calls, requests } = server.pending();
+          return `${calls} call(s) in flight and ${requests} request(s) open`;
+        },
+      });
       log('stopped');
     });
 }

@@ -90,7 +90,8 @@ export class Router {
       if (result) writeJson(res, result.status, result.body, result.headers);
     } catch (err) {
       const mapped = toHttpError(err);
-      if (mapped.internal) this.options.onError?.(err, route);
+      // A client that went away mid-request (its body cut off, the server closing its connection) is no failure of ours.
+      if (mapped.internal && !req.destroyed) this.options.onError?.(err, route);
       if (!res.headersSent) writeJson(res, mapped.status, mapped.body, mapped.headers);
       else res.destroy();
     }

@@ -222,4 +222,12 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN hidden_secrets TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    version: 7,
+    description: 'calls: the worker of the fleet that ran each call (its id and host)',
+    sql: `
+      ALTER TABLE calls ADD COLUMN worker_id TEXT;
+      ALTER TABLE calls ADD COLUMN worker_host TEXT;
+    `,
+  },
 ];

@@ -34,6 +34,10 @@ export const CallView = z.object({
   egress: z.array(EgressView),
   duration_ms: z.int().nullable(),
   started_at: timestamp,
+  worker: z.object({ id: z.string(), host: z.string() }).nullable().describe(
+    'The worker of the fleet that ran the call (scale-out): its id and the host it runs on, as it said when it took the call. '
+      + "null for a call that ran in the server's own sandbox, a remote MCP or TypeScript tool, a call no worker took, and one still running.",
+  ),
   approval: CallApprovalView.optional(),
 });
 export type CallView = z.infer<typeof CallView>;

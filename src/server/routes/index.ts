@@ -15,7 +15,6 @@ import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
 import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
-import { SUBAKO_VERSION } from '../../version.js';
 
 export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
   const routes: Route[] = [
@@ -43,10 +42,11 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     }),
     route({
       method: 'GET', path: '/v1/health', operationId: 'getHealth', tag: 'meta', auth: 'none',
-      summary: 'Whether the server is up.',
-      responses: { 200: { description: 'Up.', schema: Health } },
-      async handler() {
-        return { status: 200, body: { ok: true, version: SUBAKO_VERSION } };
+      summary: 'Whether the server is up, and whether it can do its work: its store, and with NATS the bus and the fleet of workers. '
+        + 'Answers 200 while the process serves; `status` is `degraded` (and `ok` false) with a reason per missing part.',
+      responses: { 200: { description: 'Up; `status` says whether every part is there.', schema: Health } },
+      async handler({ platform }) {
+        return { status: 200, body: await platform.health() };
       },
     }),
   );
