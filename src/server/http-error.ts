@@ -4,7 +4,7 @@
  * are not shown (they may carry paths or internals).
  */
 import { SubakoError, ValidationError } from '../errors.js';
-import { BundleError } from '../package/index.js';
+import { BLOB_ERRORS, BlobError, BundleError } from '../package/index.js';
 import { ConflictError, InUseError, NotFoundError, UpstreamError, CallRefusedError, StoreUnavailableError } from '../platform/index.js';
 
 export class HttpError extends SubakoError {
@@ -41,6 +41,7 @@ export function toHttpError(err: unknown): MappedError {
   if (err instanceof HttpError && err.headers) return { ...mapped, headers: err.headers };
   if (mapped.status === 413) return { ...mapped, headers: { connection: 'close' } };
   if (err instanceof CallRefusedError) return { ...mapped, headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) } };
+  if (mapped.status === 503) return { ...mapped, headers: { 'retry-after': '1' } };
   return mapped;
 }
 
@@ -55,6 +56,8 @@ function statusOf(err: unknown): MappedError {
   if (err instanceof ConflictError || err instanceof InUseError) return { status: 409, body: errorBody(err.code, err.message), internal: false };
   if (err instanceof UpstreamError) return { status: 502, body: errorBody(err.code, err.message), internal: false };
   if (err instanceof StoreUnavailableError) return { status: 503, body: errorBody(err.code, err.message), internal: false };
+  // The NATS object store away: the bundle could not be stored or read now, and will be once NATS is back.
+  if (err instanceof BlobError && err.code === BLOB_ERRORS.unavailable) return { status: 503, body: errorBody(err.code, err.message), internal: false };
   return { status: 500, body: errorBody('internal', 'the server failed to handle the request; see its log'), internal: true };
 }
 

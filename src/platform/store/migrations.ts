@@ -224,6 +224,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 7,
+    description: 'calls: the worker of the fleet that ran each call (its id and host)',
+    sql: `
+      ALTER TABLE calls ADD COLUMN worker_id TEXT;
+      ALTER TABLE calls ADD COLUMN worker_host TEXT;
+    `,
+  },
+  {
+    version: 9,
     description: 'calls: the W3C trace context of the request that made each call',
     sql: `
       ALTER TABLE calls ADD COLUMN traceparent TEXT;

@@ -23,6 +23,10 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
     this.sql = statementsFor(db.dialect);
   }
 
+  async ping(): Promise<void> {
+    await this.db.get(this.sql.ping);
+  }
+
   // ---- api keys
   async addApiKey(rec: ApiKeyRecord): Promise<void> {
     await this.db.run(this.sql.apiKeys.insert, [rec.id, rec.name, rec.hash, rec.prefix, rec.scope, rec.createdAt, rec.lastUsedAt, rec.revokedAt]);
@@ -241,7 +245,7 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   }
   finishCall(rec: CallRecord): Promise<void> {
     return this.db.write(this.sql.calls.finish, [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs,
-      jsonOrNull(rec.approval), rec.id]);
+      jsonOrNull(rec.approval), rec.worker?.id ?? null, rec.worker?.host ?? null, rec.id]);
   }
   getCall(sessionId: string, id: string): Promise<CallRecord | null> {
     return this.one(this.sql.calls.inSession, [sessionId, id], toCall);

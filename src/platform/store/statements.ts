@@ -61,6 +61,8 @@ const INTERRUPT = "UPDATE calls SET outcome = 'crash', crash = ? WHERE outcome =
 
 export function statementsFor(d: Dialect) {
   return {
+    /** The health check's question: does the database answer at all. */
+    ping: 'SELECT 1 AS one',
     apiKeys: {
       insert: 'INSERT INTO api_keys (id, name, hash, prefix, scope, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       byHash: 'SELECT * FROM api_keys WHERE hash = ?',
@@ -135,7 +137,7 @@ export function statementsFor(d: Dialect) {
     calls: {
       insert: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id, traceparent)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      finish: 'UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ? WHERE id = ?',
+      finish: 'UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, worker_id = ?, worker_host = ? WHERE id = ?',
       inSession: 'SELECT * FROM calls WHERE session_id = ? AND id = ?',
       pages: pages('calls', 'id', 'session_id = ?'),
       withAgent: `${CALL_WITH_AGENT} WHERE c.id = ?`,

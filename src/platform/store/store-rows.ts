@@ -115,6 +115,7 @@ export function toCall(row: Row): CallRecord {
     egress: j(row.egress), durationMs: row.duration_ms === null ? null : Number(row.duration_ms), startedAt: s(row.started_at),
     ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
     ...(row.instance_id === null || row.instance_id === undefined ? {} : { instanceId: s(row.instance_id) }),
+    ...(row.worker_id === null || row.worker_id === undefined ? {} : { worker: { id: s(row.worker_id), host: s(row.worker_host ?? '') } }),
     ...(row.traceparent === null || row.traceparent === undefined ? {} : { traceparent: s(row.traceparent) }),
   };
 }
