@@ -105,6 +105,8 @@ export interface CallView {
   started_at: string;
   /** Calls of a tool that needs approval: how it was asked and decided (`pending` while it is held). */
   approval?: { id: string; asked: string; decision: string; decided_by: string | null; decided_at: string | null; reason?: string };
+  /** The call's end was written after its server's lease had lapsed: what another server marked it meanwhile, and why the record differs. */
+  lease_lapsed?: { marked_as: { outcome: string; crash: { reason: string; message: string } | null } | null; note: string };
 }
 
 /** A held call as GET /v1/sessions/{id}/approvals/{approval_id} answers it: exactly what will run. */
@@ -120,4 +122,4 @@ export interface HeldApprovalView {
   decision: string;
 }
 
-export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'];
+export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'unknown'];

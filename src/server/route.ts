@@ -68,4 +68,9 @@ export interface Route {
   replayOmits?: string[];
   /** The raw handler takes the request stream as it is (the body is not read or validated first). */
   raw?: boolean;
+  /**
+   * The handler honours the Idempotency-Key header itself (a tool call: the platform's call keys), and this is
+   * what the OpenAPI document says of it; the router's replay of stored answers then leaves the route alone.
+   */
+  ownIdempotencyKey?: string;
 }

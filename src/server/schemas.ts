@@ -290,10 +290,23 @@ export const CALL_SCHEMA: JsonSchema = {
   required: ['id', 'session_id', 'tool', 'outcome'],
   properties: {
     id: str(), session_id: str(), via: { type: 'string', enum: ['api', 'mcp', 'library'] }, tool: str(), arguments: {},
-    outcome: { type: 'string', enum: ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'] },
+    outcome: {
+      type: 'string', enum: ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'unknown'],
+      description: 'unknown: the call was cut off mid-way (the server running it stopped or lost its lease before its end was recorded, or its ' +
+        'worker stopped answering) and whether the tool ran to its end is not known; crash.reason is interrupted and crash.message says what to do.',
+    },
     crash: { type: ['object', 'null'] }, model: { type: 'array' }, stderr_tail: str(), egress: { type: 'array' },
     duration_ms: { type: ['integer', 'null'] }, started_at: str(),
     approval: CALL_APPROVAL_SCHEMA,
+    lease_lapsed: {
+      type: 'object', required: ['marked_as', 'note'],
+      description: 'Present when the call\'s end was written after the lease of the server running it had lapsed (the database out of its reach for ' +
+        'longer than the lease): the record holds the outcome the call really had, and marked_as what another server marked it meanwhile (or null).',
+      properties: {
+        marked_as: { type: ['object', 'null'], properties: { outcome: str(), crash: { type: ['object', 'null'] } } },
+        note: str(),
+      },
+    },
   },
 };
 
@@ -345,5 +358,15 @@ export const APPROVAL_DECISION_SCHEMA: JsonSchema = {
 export const CALL_ANSWER_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['call', 'result'],
-  properties: { call: CALL_SCHEMA, result: { type: 'object' } },
+  properties: {
+    call: CALL_SCHEMA, result: { type: 'object' },
+    replayed: {
+      type: 'boolean', description: 'true when this answers a retry with the same Idempotency-Key: the first call\'s record and result; nothing ran again.',
+    },
+    end_pending: {
+      type: 'boolean',
+      description: 'true when the database could not take the call\'s end: the server holds it and writes it once the database is back (the call log ' +
+        'shows the call running until then). The result is the call\'s own.',
+    },
+  },
 };

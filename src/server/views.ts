@@ -78,6 +78,7 @@ export function callView(rec: CallRecord, agentId?: string): Record<string, unkn
     id: rec.id, session_id: rec.sessionId, ...(agentId !== undefined ? { agent_id: agentId } : {}), via: rec.via, tool: rec.tool, arguments: rec.arguments, outcome: rec.outcome,
     crash: rec.crash, model: rec.model, stderr_tail: rec.stderrTail, egress: rec.egress, duration_ms: rec.durationMs,
     started_at: rec.startedAt, ...(rec.approval ? { approval: approvalDecisionView(rec.approval) } : {}),
+    ...(rec.leaseLapsed ? { lease_lapsed: { marked_as: rec.leaseLapsed.markedAs, note: rec.leaseLapsed.note } } : {}),
   };
 }
 
