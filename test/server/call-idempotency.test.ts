@@ -85,6 +85,12 @@ function idempotencySuite(title: string, database: () => Promise<TestDatabase | 
       assert.equal(charges(11), 2);
       const log = await api.call('GET', `/v1/sessions/${session.id}/calls`);
       assert.equal(log.body.items.length, 2, 'a replay leaves no record of its own');
+      // What the key keeps is sealed (the result may hold what the call log redacts), and the request only as a keyed hash.
+      const kept = await server.platform.store.getCallKey(session.id, 'order-11');
+      assert.equal(kept?.callId, first.body.call.id);
+      assert.match(kept!.result!, /^subako-sealed:v1:/);
+      assert.doesNotMatch(kept!.result!, /charged/);
+      assert.match(kept!.requestHash, /^[0-9a-f]{64}$/);
     });
 
     it('REST: the same key with other arguments or another tool is refused, and nothing runs', async () => {

@@ -211,11 +211,6 @@ export class CallLog {
     return this.inFlight;
   }
 
-  /** Call ends held for the database (call-outbox.ts): the gauge an operator watches during an outage. */
-  get heldEnds(): number {
-    return this.outbox.size;
-  }
-
   /**
    * The call log as the outermost step of one of a session's tools, published as `name`: made once per tool
    * when the session's toolbox is built. A call it rejects before recording anything (a refused turn, a person
