@@ -62,6 +62,14 @@ export interface CallReport {
   /** The last of what the function wrote to stderr (function tools), whatever the status. */
   stderr?: string;
   durationMs: number;
+  /** The worker of the fleet that ran the call (function tools in scale-out); absent when it ran in this process. */
+  worker?: CallWorker;
+}
+
+/** A worker of the fleet, as a call's record names it: its id (its name) and the host it runs on. */
+export interface CallWorker {
+  id: string;
+  host: string;
 }
 
 export interface ToolCallContext {

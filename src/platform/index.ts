@@ -5,7 +5,8 @@
 export { Platform, DEFAULT_INSTANCE_LEASE_MS, MIN_INSTANCE_LEASE_MS, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
-export type { PackageRuntime } from './package-runtime.js';
+export type { PackageRuntime, RuntimeHealth } from './package-runtime.js';
+export type { HealthReport, HealthPart, FleetHealth } from './health.js';
 export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';
 export { API_KEY_SCOPES, scopePermits, mintAdminKey, type Access } from './api-keys.js';
 export {

@@ -41,6 +41,7 @@ import { PostgresStore } from './store/index.js';
 import { SqliteStore } from './store/index.js';
 import type { Store } from './store/index.js';
 import { VaultService } from './vaults.js';
+import { StoreHealth, healthReport, type HealthReport } from './health.js';
 import { VolumeBrowser } from './volume-browser.js';
 import { Volumes } from './volumes/index.js';
 
@@ -113,6 +114,7 @@ export class Platform {
   /** The epoch of this process's lease as last renewed: a new one means the lease had lapsed meanwhile. */
   private leaseEpoch: string | null = null;
   private closed = false;
+  private readonly storeHealth: StoreHealth;
 
   private constructor(
     readonly store: Store,
@@ -140,6 +142,7 @@ export class Platform {
     // The embedded store has no other writer, so live sessions can be kept by token (sessions.ts).
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
+    this.storeHealth = new StoreHealth(store);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog({
       store, callTimeoutMs, instanceId: this.instanceId, sealingKey: options.sealingKey, clock: this.clock, log: this.log.child({ component: 'call-log' }),
@@ -240,6 +243,19 @@ export class Platform {
     }, renewEvery);
     platform.leaseTimer.unref();
     return platform;
+  }
+
+  /** The store, the bus and the fleet as this process sees them now (`/v1/health`). */
+  async health(): Promise<HealthReport> {
+    return healthReport(await this.storeHealth.problem(), this.options.runtime.health?.() ?? null);
+  }
+
+  /**
+   * The first step of a shutdown: calls held for a person end now (nobody can decide them any more), so that
+   * what is left to wait for is the calls that run, each within its deadline.
+   */
+  beginClosing(): void {
+    this.approvals.close();
   }
 
   /**

@@ -5,7 +5,7 @@
  */
 import { SubakoError, ValidationError } from '../errors.js';
 import { CallCancelledError } from '../tool.js';
-import { BundleError } from '../package/index.js';
+import { BLOB_ERRORS, BlobError, BundleError } from '../package/index.js';
 import {
   ConflictError, InUseError, NotFoundError, UpstreamError, CallRefusedError, StoreUnavailableError, CallKeyInvalidError, CallKeyReusedError,
   CallKeyInProgressError, CallNotStartedError,
@@ -47,6 +47,7 @@ export function toHttpError(err: unknown): MappedError {
   if (err instanceof CallRefusedError || err instanceof CallKeyInProgressError || err instanceof CallNotStartedError) {
     return { ...mapped, headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) } };
   }
+  if (mapped.status === 503) return { ...mapped, headers: { 'retry-after': '1' } };
   return mapped;
 }
 
@@ -68,6 +69,8 @@ function statusOf(err: unknown): MappedError {
   if (err instanceof ConflictError || err instanceof InUseError) return { status: 409, body: errorBody(err.code, err.message), internal: false };
   if (err instanceof UpstreamError) return { status: 502, body: errorBody(err.code, err.message), internal: false };
   if (err instanceof StoreUnavailableError) return { status: 503, body: errorBody(err.code, err.message), internal: false };
+  // The NATS object store away: the bundle could not be stored or read now, and will be once NATS is back.
+  if (err instanceof BlobError && err.code === BLOB_ERRORS.unavailable) return { status: 503, body: errorBody(err.code, err.message), internal: false };
   return { status: 500, body: errorBody('internal', 'the server failed to handle the request; see its log'), internal: true };
 }
 

@@ -328,6 +328,7 @@ export class CallLog {
       stderrTail: redactText(report?.stderr ?? report?.crash?.stderr ?? '', secrets),
       egress: report?.egress ?? [],
       durationMs: Math.round(report?.durationMs ?? elapsed),
+      ...(report?.worker ? { worker: report.worker } : {}),
     };
     return { record, result, ...(rejection ? { rejection } : {}) };
   }

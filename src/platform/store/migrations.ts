@@ -224,6 +224,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 7,
+    description: 'calls: the worker of the fleet that ran each call (its id and host)',
+    sql: `
+      ALTER TABLE calls ADD COLUMN worker_id TEXT;
+      ALTER TABLE calls ADD COLUMN worker_host TEXT;
+    `,
+  },
+  {
+    version: 8,
     description: 'one outcome per call: lease epochs, the epoch a call began under, a lapsed lease noted on a call, calls\' idempotency keys',
     // A lease's epoch is new each time a lease is taken afresh (first, or after it lapsed): a call's end is written
     // against the epoch it began under (sql-store.ts finishCall). A key binds a session's retried call to its first

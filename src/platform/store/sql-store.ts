@@ -24,6 +24,10 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
     this.sql = statementsFor(db.dialect);
   }
 
+  async ping(): Promise<void> {
+    await this.db.get(this.sql.ping);
+  }
+
   // ---- api keys
   async addApiKey(rec: ApiKeyRecord): Promise<void> {
     await this.db.run(this.sql.apiKeys.insert, [rec.id, rec.name, rec.hash, rec.prefix, rec.scope, rec.createdAt, rec.lastUsedAt, rec.revokedAt]);
@@ -242,7 +246,8 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   }
   async finishCall(rec: CallRecord): Promise<CallEndWrite> {
     const { calls } = this.sql;
-    const end = [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, jsonOrNull(rec.approval)];
+    const end = [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, jsonOrNull(rec.approval),
+      rec.worker?.id ?? null, rec.worker?.host ?? null];
     // The way of nearly every call: one statement, batched with the others of its turn on SQLite.
     if (await this.db.write(calls.finish, [...end, rec.id]) === 1) return { status: 'written' };
     // The call is not running under the lease it began under: it is gone, or ended already, or its lease lapsed.

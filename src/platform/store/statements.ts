@@ -65,6 +65,8 @@ const liveEpoch = (d: Dialect, instance: string): string =>
 
 export function statementsFor(d: Dialect) {
   return {
+    /** The health check's question: does the database answer at all. */
+    ping: 'SELECT 1 AS one',
     apiKeys: {
       insert: 'INSERT INTO api_keys (id, name, hash, prefix, scope, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       byHash: 'SELECT * FROM api_keys WHERE hash = ?',
@@ -143,11 +145,11 @@ export function statementsFor(d: Dialect) {
         lease_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${liveEpoch(d, '?')})`,
       // Fenced: only a call still running, whose process holds the very lease it began under (a call of no
       // process, recorded in-process without one, has none to check). Anything else takes the slow way (sql-store.ts).
-      finish: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?
+      finish: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, worker_id = ?, worker_host = ?
         WHERE id = ? AND outcome = 'running' AND (instance_id IS NULL OR lease_epoch = ${liveEpoch(d, 'calls.instance_id')})`,
       endState: 'SELECT outcome, crash, duration_ms FROM calls WHERE id = ?',
-      finishLapsed: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, lease_lapsed = ?
-        WHERE id = ?`,
+      finishLapsed: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, worker_id = ?, worker_host = ?,
+        lease_lapsed = ? WHERE id = ?`,
       inSession: 'SELECT * FROM calls WHERE session_id = ? AND id = ?',
       pages: pages('calls', 'id', 'session_id = ?'),
       withAgent: `${CALL_WITH_AGENT} WHERE c.id = ?`,

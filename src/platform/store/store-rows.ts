@@ -116,6 +116,7 @@ export function toCall(row: Row): CallRecord {
     ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
     ...(row.instance_id === null || row.instance_id === undefined ? {} : { instanceId: s(row.instance_id) }),
     ...(row.lease_lapsed === null || row.lease_lapsed === undefined ? {} : { leaseLapsed: j<LeaseLapse>(row.lease_lapsed) }),
+    ...(row.worker_id === null || row.worker_id === undefined ? {} : { worker: { id: s(row.worker_id), host: s(row.worker_host ?? '') } }),
   };
 }
 export function toCallKey(row: Row): CallKeyRecord {

@@ -7,7 +7,7 @@
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
  */
 import type { ToolInfo } from '../../function/index.js';
-import type { EgressRecord } from '../../tool.js';
+import type { CallWorker, EgressRecord } from '../../tool.js';
 
 export interface PageRequest {
   limit: number;
@@ -222,6 +222,12 @@ export interface CallRecord {
   instanceId?: string;
   /** Present when the call's end was written after its process's lease had lapsed (see LeaseLapse). */
   leaseLapsed?: LeaseLapse;
+  /**
+   * The worker of the fleet that took the call (scale-out), once it ended: its id and host as the worker said
+   * when it accepted the call. Absent for calls that ran in the replica's own sandbox, remote MCP and TypeScript
+   * tools, and calls no worker took.
+   */
+  worker?: CallWorker;
 }
 
 /**
@@ -460,6 +466,8 @@ export interface ApprovalStore {
 /** Everything the platform remembers: every aggregate's store, on one database. */
 export interface Store
   extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, CallKeyStore, InstanceStore, IdempotencyStore, ApprovalStore {
+  /** Resolves once the database answered a trivial query (the health check's). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
