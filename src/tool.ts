@@ -98,6 +98,11 @@ export interface ToolCallContext {
    * rather than waiting, by rejecting with mcp/'s ToolInputRequiredError. Absent: the caller cannot ask.
    */
   input?: CallerInput;
+  /**
+   * The request's `_meta` as the caller sent it (an MCP `tools/call`), for the steps around a tool that read
+   * keys of their own (the platform's idempotency key). Untrusted, and never passed to the tool's source.
+   */
+  meta?: Record<string, unknown>;
 }
 
 /** What a caller can do to bring a person's answer into a call (MCP 2026-07-28 multi-round-trip input). */
