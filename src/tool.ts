@@ -115,6 +115,11 @@ export interface ToolCallContext {
    * a tool passes it on to whatever it calls (a remote server's request `_meta`, a package's HTTP requests).
    */
   traceparent?: string;
+  /**
+   * The request's `_meta` as the caller sent it (an MCP `tools/call`), for the steps around a tool that read
+   * keys of their own (the platform's idempotency key). Untrusted, and never passed to the tool's source.
+   */
+  meta?: Record<string, unknown>;
 }
 
 /** What a call continuing an input request brings back to its tool. */

@@ -102,7 +102,8 @@ export function Trace({ call, result }: { call: CallView | AgentCallView; result
           {'agent_id' in call ? <><dt>agent</dt><dd><a {...linkProps(`/agents/${call.agent_id}`)}><code>{call.agent_id}</code></a></dd></> : null}
         </dl>
       </header>
-      {call.crash ? <p class="crash"><strong>crash: {call.crash.reason}</strong> — {call.crash.message}</p> : null}
+      {call.crash ? <p class="crash"><strong>{call.outcome === 'unknown' ? 'outcome unknown' : 'crash'}: {call.crash.reason}</strong> — {call.crash.message}</p> : null}
+      {call.lease_lapsed ? <p class="lease-lapsed"><strong>lease lapsed</strong> — {call.lease_lapsed.note}</p> : null}
       <h4>Arguments</h4>
       {/* Held for approval, the call log's copy (keys that look secret hidden, deep or large ones cut) is not what an approver must read. */}
       {call.approval?.decision === 'pending' && call.outcome === 'running'

@@ -20,7 +20,10 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
         ...[...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
         ...Object.entries(route.query ?? {}).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
         ...(route.method === 'POST' && !route.raw
-          ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Retries with the same key and body replay the first answer.' }]
+          ? [{
+            name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 },
+            description: route.ownIdempotencyKey ?? 'Retries with the same key and body replay the first answer.',
+          }]
           : []),
       ],
       responses: Object.fromEntries(

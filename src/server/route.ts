@@ -96,6 +96,11 @@ interface RouteFields {
    * them, since they are never stored in plain text.
    */
   replayOmits?: string[];
+  /**
+   * The handler honours the Idempotency-Key header itself (a tool call: the platform's call keys), and this is
+   * what the OpenAPI document says of it; the router's replay of stored answers then leaves the route alone.
+   */
+  ownIdempotencyKey?: string;
 }
 
 /** A route of the table, whatever its body and answers. */

@@ -131,7 +131,7 @@ export class Router {
   /** Replays the stored answer of a POST already made with the same Idempotency-Key; refuses a key reused with another body. */
   private async withIdempotency(req: IncomingMessage, route: Route, ctx: RequestContext): Promise<HandlerResult | null> {
     const key = req.headers['idempotency-key'];
-    if (route.method !== 'POST' || typeof key !== 'string') return route.handler(ctx);
+    if (route.method !== 'POST' || typeof key !== 'string' || route.ownIdempotencyKey !== undefined) return route.handler(ctx);
     if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
       throw new HttpError(400, 'bad_idempotency_key', `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY} characters`);
     }

@@ -3,11 +3,15 @@ import { z } from 'zod';
 import { CallApprovalView } from './approvals.js';
 import { jsonObject, timestamp } from './shared.js';
 
-export const CallOutcome = z.enum(['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'input_required']);
+export const CallOutcome = z.enum(['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'input_required', 'unknown']);
 export type CallOutcome = z.infer<typeof CallOutcome>;
 
 export const CallInput = z.strictObject({ tool: z.string().min(1).max(256), arguments: jsonObject.optional() });
 export type CallInput = z.infer<typeof CallInput>;
+
+/** Why a call crashed (or, outcome unknown, what cut it off and what to do). */
+export const CallCrash = z.object({ reason: z.string(), message: z.string() });
+export type CallCrash = z.infer<typeof CallCrash>;
 
 /** One HTTP request a guest made (subako_http), as its call's record keeps it. */
 export const EgressView = z.object({
@@ -27,8 +31,11 @@ export const CallView = z.object({
   via: z.enum(['api', 'mcp', 'library']),
   tool: z.string(),
   arguments: z.unknown(),
-  outcome: CallOutcome,
-  crash: z.object({ reason: z.string(), message: z.string() }).nullable(),
+  outcome: CallOutcome.describe(
+    'unknown: the call was cut off mid-way (the server running it stopped or lost its lease before its end was recorded, or its '
+      + 'worker stopped answering) and whether the tool ran to its end is not known; crash.reason is interrupted and crash.message says what to do.',
+  ),
+  crash: CallCrash.nullable(),
   model: z.array(z.unknown()).describe('The content blocks the model saw.'),
   stderr_tail: z.string(),
   egress: z.array(EgressView),
@@ -40,6 +47,14 @@ export const CallView = z.object({
   ),
   approval: CallApprovalView.optional(),
   traceparent: z.string().optional().describe('The W3C trace context the request that made the call carried (MCP `_meta.traceparent`), when a valid one.'),
+  lease_lapsed: z.object({
+    marked_as: z.object({ outcome: CallOutcome, crash: CallCrash.nullable() }).nullable()
+      .describe('What another server marked the call as while the lease was lapsed (unknown), or null when none had.'),
+    note: z.string().describe('The same, in a sentence for people.'),
+  }).optional().describe(
+    "Present when the call's end was written after the lease of the server running it had lapsed (the database out of its reach for "
+      + 'longer than the lease): the record holds the outcome the call really had, and marked_as what another server marked it meanwhile (or null).',
+  ),
 });
 export type CallView = z.infer<typeof CallView>;
 
@@ -60,5 +75,15 @@ export const CallResult = z.object({
 });
 export type CallResult = z.infer<typeof CallResult>;
 
-export const CallAnswer = z.object({ call: CallView, result: CallResult.describe('The CallToolResult the model would see.') });
+export const CallAnswer = z.object({
+  call: CallView,
+  result: CallResult.describe('The CallToolResult the model would see.'),
+  replayed: z.boolean().optional().describe(
+    "true when this answers a retry with the same Idempotency-Key: the first call's record and result; nothing ran again.",
+  ),
+  end_pending: z.boolean().optional().describe(
+    "true when the database could not take the call's end: the server holds it and writes it once the database is back (the call log "
+      + "shows the call running until then). The result is the call's own.",
+  ),
+});
 export type CallAnswer = z.infer<typeof CallAnswer>;

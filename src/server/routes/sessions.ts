@@ -45,26 +45,46 @@ export function sessionRoutes(): Route[] {
       summary: 'Call one of the session\'s tools, as its MCP endpoint would. The call is logged; a tool failure is a result with isError, not an HTTP error. ' +
         'Arguments are checked by the tool\'s source, the same from every entry point: a remote MCP tool refuses arguments that do not match its input schema ' +
         '(outcome invalid_arguments, nothing sent), a function package gets them as they are (its guest validates). ' +
-        'A call waits its turn while its session or agent runs as many calls as it may (its deadline counts the wait); past the queue it is refused with 429.',
+        'A call waits its turn while its session or agent runs as many calls as it may (its deadline counts the wait); past the queue it is refused with 429. ' +
+        'Every call has exactly one outcome: once the tool ran, its outcome is the answer (200) even when the database cannot take the call\'s end just ' +
+        'then (end_pending: the server writes it once the database is back); a 503 means nothing ran. A call cut off mid-way has the outcome unknown, ' +
+        'never a guess. Send an Idempotency-Key to retry safely: a retry is answered the first call\'s outcome instead of running again.',
       body: { kind: 'json', schema: CallInput, maxBytes: 4 * 1024 * 1024 },
+      ownIdempotencyKey: 'Makes the call safe to retry: a retry with the same key, the same tool and the same arguments, in the same session, is answered ' +
+        'the first call\'s outcome (replayed: true, header Idempotent-Replayed: true) instead of running the tool again, through REST or the session\'s ' +
+        'MCP endpoint alike (its _meta field io.subako/idempotency-key). A retry while the first call still runs waits for it, up to the call deadline ' +
+        '(then 409 idempotency_in_progress: retry later). The same key with another tool or other arguments is refused (422 idempotency_key_reused). ' +
+        'A first call that ended before its tool ran (refused, denied, past its deadline in the queue) leaves the key free. ' +
+        'Keys are kept 24 h from their first use. 1-255 visible ASCII characters (a UUID).',
       responses: {
-        200: { description: 'The call ran; its record and the result the model would see.', schema: CallAnswer },
+        200: { description: 'The call ran (or, for a retry with its Idempotency-Key, had run); its record and the result the model would see.', schema: CallAnswer },
+        400: error('The Idempotency-Key is not 1-255 visible ASCII characters (bad_idempotency_key); nothing ran.'),
         404: error('No such session or tool.'),
+        409: error('The first call with this Idempotency-Key is still running (idempotency_in_progress); nothing ran again. Retry after Retry-After.'),
+        422: error('This Idempotency-Key was used in the session for another tool or other arguments (idempotency_key_reused); nothing ran.'),
         429: error('The session, or its agent, runs as many calls as it may and its queue of waiting calls is full; nothing ran. Retry after the Retry-After header\'s seconds.'),
+        503: error('The database cannot be reached (store_unavailable): the call did not run; retry after Retry-After (with an Idempotency-Key, safely).'),
       },
-      async handler({ platform, params, body, signal }) {
+      async handler({ platform, params, body, signal, req }) {
+        // Checked by the call log, with the MCP _meta field's: one rule for both.
+        const idempotencyKey = req.headers['idempotency-key'];
         const session = await platform.sessions.get(params.id);
         const box = await platform.toolboxes.forSession(session);
         const tool = Object.prototype.hasOwnProperty.call(box.tools, body.tool) ? box.tools[body.tool] : undefined;
         if (!tool) throw new HttpError(404, 'unknown_tool', `the session has no tool named ${JSON.stringify(body.tool)}`);
         let logged: LoggedCall | undefined;
         try {
-          await tool.call(body.arguments ?? {}, { via: 'api', signal, onRecord: (done) => { logged = done; } });
+          await tool.call(body.arguments ?? {}, { via: 'api', signal, onRecord: (done) => { logged = done; }, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });
         } catch (err) {
           // A source's refusal of the arguments and a cancellation are recorded calls: the record answers them.
           if (!logged || !(err instanceof CallError || err instanceof CallCancelledError)) throw err;
         }
-        return { status: 200, body: { call: callView(logged!.record), result: logged!.result } };
+        const { record, result, replayed, endHeld } = logged!;
+        return {
+          status: 200,
+          body: { call: callView(record), result, ...(replayed ? { replayed: true } : {}), ...(endHeld ? { end_pending: true } : {}) },
+          ...(replayed ? { headers: { 'idempotent-replayed': 'true' } } : {}),
+        };
       },
     }),
     route({
