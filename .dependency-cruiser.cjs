@@ -4,13 +4,15 @@
  *
  * Rooms are the folders under src/, top to bottom. An import may point down the list, never up; common/
  * is the floor that every room may use and that uses no room. The shared leaves beside the rooms
- * (src/tool.ts, errors.ts, config.ts, version.ts: the Tool type, the error classes, the typed config and
- * the version) sit on that floor with common/: any room may import them, and they import no room (only
- * each other and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on
- * top: they may import any room, through its face. The root builds the runtime, the platform and the HTTP
- * server; `subako serve` (src/cli/serve.ts) starts it, because the command line is the program's edge, and no
- * other file in src/ imports it (and it imports nothing of cli/, so the two never form a circle). server/ is
- * handed the platform it serves: it uses platform/'s types, and its error classes only to map them to HTTP.
+ * (src/tool.ts, errors.ts, call-limits.ts, settings.ts, setting-kinds.ts, config.ts, version.ts: the Tool
+ * type, the error classes, the call limits, the settings' declarations and kinds, the typed config and the
+ * version) sit on that floor with common/: any room may import them, and they import no room (only each other
+ * and common/). src/index.ts (the library face) and the composition root (src/app.ts) sit on top: they may
+ * import any room, through its face. The root builds the runtime, the platform and the HTTP server, and a
+ * worker node; `subako serve` and `subako worker` (src/cli/serve.ts, worker.ts) start them, because the
+ * command line is the program's edge, and no other file in src/ imports it (and it imports nothing of cli/,
+ * so the two never form a circle). server/ is handed the platform it serves: it uses platform/'s types, and
+ * its error classes only to map them to HTTP.
  *
  * A room is entered from outside through its index.ts (or a sub-room's index.ts, e.g. mcp/oauth/);
  * its other files are its own business.
@@ -19,7 +21,9 @@
  * "nothing above it"; a rule of its own holds what the order would allow):
  *
  *   cli/       how anything works inside    enter-through-the-face (and the faces of the sub-rooms)
- *   console/   the store, anything in src/  console-knows-no-src
+ *   console/   the store, anything in src/  console-knows-no-src, console-takes-only-api-types (the API's types,
+ *              but the API's types          from server/api/, are the one thing it takes: type-only),
+ *                                           api-types-stand-alone (so they bring nothing else of src/ with them)
  *   devkit/    the platform, the server     devkit-knows-no-platform-or-server
  *   server/    SQL, WASM                    server-knows-no-sql, sql-only-in-the-store, server-runs-no-guest
  *   platform/  HTTP                         the layer order (server/), http-only-where-http-lives
@@ -42,9 +46,11 @@
  * are loaded that way, each in a room allowed to.)
  */
 const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
-const LEAVES = '^src/(tool|errors|config|version)[.]ts$';
+const LEAVES = '^src/(tool|errors|config|settings|setting-kinds|call-limits|version)[.]ts$';
 const TOP = '^src/(index|app)[.]ts$';
 const LIBRARY_FACE = '^src/index[.]ts$';
+/** The REST API's bodies as zod schemas (server/api/): the one part of src/ the console takes types from. */
+const API_TYPES = '^src/server/api/';
 const ROOT = '^src/app[.]ts$';
 /** A room's face, and a sub-room's (mcp/oauth/index.ts). */
 const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
@@ -80,7 +86,7 @@ module.exports = {
     ...layerRules,
     {
       name: 'leaves-import-no-room',
-      comment: 'the shared leaves (tool, errors, config, version) sit on the floor: they import only each other and common/',
+      comment: 'the shared leaves (tool, errors, call-limits, settings, setting-kinds, config, version) sit on the floor: they import only each other and common/',
       severity: 'error',
       from: { path: LEAVES },
       to: { path: '^src/[^/]+/', pathNot: '^src/common/' },
@@ -93,10 +99,10 @@ module.exports = {
       to: { path: LIBRARY_FACE },
     },
     {
-      name: 'only-serve-imports-the-root',
-      comment: 'the composition root (src/app.ts) is started by `subako serve` (src/cli/serve.ts) and imported by no other file in src/',
+      name: 'only-serve-and-worker-import-the-root',
+      comment: 'the composition root (src/app.ts) is started by `subako serve` and `subako worker` (src/cli/serve.ts, worker.ts) and imported by no other file in src/',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/cli/serve[.]ts$' },
+      from: { path: '^src/', pathNot: '^src/cli/(serve|worker)[.]ts$' },
       to: { path: ROOT },
     },
     {
@@ -122,10 +128,24 @@ module.exports = {
     },
     {
       name: 'console-knows-no-src',
-      comment: 'console/ is built from its own sources and typed from the API\'s OpenAPI document: it imports nothing of src/ (nor the store in it)',
+      comment: 'console/ is built from its own sources: it imports nothing of src/ (nor the store in it) but the API\'s types, from server/api/',
       severity: 'error',
       from: { path: '^console/' },
-      to: { path: '^src/' },
+      to: { path: '^src/', pathNot: API_TYPES },
+    },
+    {
+      name: 'console-takes-only-api-types',
+      comment: 'console/ takes the API\'s types from server/api/ (the schemas the server declares the bodies with) type-only: no value of src/ is bundled into the console',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: API_TYPES, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'api-types-stand-alone',
+      comment: 'server/api/ (the REST API\'s bodies) imports only itself and zod: the console\'s compiler reads it without the rest of src/, and the command line takes its types without the server',
+      severity: 'error',
+      from: { path: API_TYPES },
+      to: { pathNot: [API_TYPES, npmPackage('zod')] },
     },
     {
       name: 'devkit-knows-no-platform-or-server',

@@ -3,21 +3,23 @@
  * it makes the sealing key (SUBAKO_SECRET_KEY, else a 0600 key file in the data directory), the function
  * runtime (and so the sandbox process), remote MCP servers through mcp/'s client, the platform on its data
  * directory, the first-start bootstrap, and the HTTP server, which is handed the platform and builds none of
- * it. Only `cli/serve.ts` (the program's edge) and tests import it; no room does (.dependency-cruiser.cjs).
+ * it. It starts a worker node too (`startWorker`): the NATS connection, the bus's key check, the package
+ * bundles' store, the `NatsWorker` and its metrics listener. Only `cli/serve.ts` and `cli/worker.ts` (the
+ * program's edge, which parse and call) and tests import it; no room does (.dependency-cruiser.cjs).
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_FILE, LIMIT_ENV_NAMES, type CallLimits } from './config.js';
+import { CONFIG_FILE, waysToSet, type CallLimits, type ServerConfig, type WorkerConfig } from './config.js';
 import { createLogger, sealingKey, withoutUndefined } from './common/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
 import { headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
-  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey,
+  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey, NatsWorker,
 } from './platform/index.js';
-import { SubakoServer, type ConnectionLimits } from './server/index.js';
+import { SubakoServer, WorkerMetrics, listenForMetrics, type ConnectionLimits, type MetricsListener } from './server/index.js';
 
 export interface StartOptions {
   dataDir: string;
@@ -33,7 +35,6 @@ export interface StartOptions {
   /** Package directories loaded at first start (each subdirectory one package); null for none. */
   examplesDir?: string | null;
   origins?: OriginPolicy;
-  log?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
   /** The URL clients reach the server at, for URLs in answers. */
   publicUrl?: string;
@@ -78,11 +79,47 @@ function remoteMcpOver(pool: McpClientPool): RemoteMcp {
 }
 
 /** What an answer past the cap names as the way to raise it. */
-const REMOTE_ANSWER_SETTING =
-  `the server setting remoteAnswerMiB (--remote-answer-mib, $${LIMIT_ENV_NAMES.remoteAnswerMiB} or "remoteAnswerMiB" in ${CONFIG_FILE})`;
+const REMOTE_ANSWER_SETTING = ((ways) => `the server setting remoteAnswerMiB (${ways.flag}, $${ways.env} or "${ways.fileKey}" in ${CONFIG_FILE})`)(
+  waysToSet('serve', 'remoteAnswerMiB'),
+);
+
+const MiB = 1024 * 1024;
+
+/**
+ * What `subako serve` starts from its resolved settings: each setting to the part that uses it (sizes in MiB
+ * to bytes; a setting left unset stays unset, for that part's own default).
+ */
+export function serverStartOptions(config: ServerConfig): StartOptions {
+  return {
+    dataDir: config.dataDir, host: config.host, port: config.port, workers: config.workers,
+    limits: {
+      callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * MiB,
+      ...(config.sessionVolumeMiB ? { sessionVolumeBytes: config.sessionVolumeMiB * MiB } : {}),
+      ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * MiB } : {}),
+    },
+    sandboxHeapMiB: config.sandboxHeapMiB, database: config.database, instanceLeaseMs: config.instanceLeaseMs,
+    ...(config.remoteAnswerMiB ? { remoteAnswerBytes: config.remoteAnswerMiB * MiB } : {}),
+    // The URL leaves its Secret only here, on its way to the connection.
+    ...(config.nats ? { nats: { url: config.nats.reveal(), prefix: config.natsPrefix } } : {}),
+    ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),
+    allowPrivateDestinations: config.allowPrivateDestinations === true,
+    examplesDir: config.examples ? bundledExamplesDir() : null,
+    origins: { allowedOrigins: config.allowedOrigins }, publicUrl: config.publicUrl,
+    admission: {
+      sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
+      agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
+    },
+    connections: {
+      maxConnections: config.maxConnections, maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+      headersTimeoutMs: config.headersTimeoutMs, requestTimeoutMs: config.requestTimeoutMs, keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    },
+  };
+}
 
 export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
+  // One logger for the platform, the bus and the sandbox's crashes: JSON lines on stderr.
+  const logger = options.logger ?? createLogger();
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
   const instanceLeaseMs = options.instanceLeaseMs;
@@ -98,7 +135,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
     // A restarted server reads its packages' instrumented modules back instead of walking them again.
     preparedCacheDir: join(options.dataDir, 'cache', 'prepared'),
     // One line for the operator: the calls it ended are in the call log as `sandbox_crashed`.
-    onSandboxCrash: (reason) => process.stderr.write(`subako: ${reason}; a new sandbox process was started\n`),
+    onSandboxCrash: (reason) => logger.child({ component: 'sandbox' }).error({}, `${reason}; a new sandbox process was started`),
   });
   let runtime: PackageRuntime = local;
   let packageBlobs: NatsBlobStore | undefined;
@@ -125,7 +162,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
         await nc.close();
         throw err;
       });
-      const busLog = (options.logger ?? createLogger()).child({ component: 'bus' });
+      const busLog = logger.child({ component: 'bus' });
       const bus = natsRuntime = new NatsRuntime({
         nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits, log: (line) => busLog.warn({}, line),
       });
@@ -145,7 +182,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
       ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),
       // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
       ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),
-      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger: options.logger });
+      ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger });
   } catch (err) {
     await runtime.close();
     throw err;
@@ -154,7 +191,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   let server: SubakoServer;
   try {
     server = await SubakoServer.start({
-      platform, host: options.host, port: options.port, origins: options.origins, log: options.log, publicUrl: options.publicUrl,
+      platform, host: options.host, port: options.port, origins: options.origins, publicUrl: options.publicUrl,
       // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
       connections: options.connections, runtimeStats: () => local.stats(),
       ...(natsRuntime ? { natsStats: () => natsRuntime.stats() } : {}),
@@ -176,4 +213,67 @@ export async function startServer(options: StartOptions): Promise<Started> {
 /** Where the repository's example packages are, from this compiled file (dist/src/app.js). */
 export function bundledExamplesDir(): string {
   return fileURLToPath(new URL('../../examples/packages', import.meta.url));
+}
+
+/** A worker node that has joined its deployment's queue group and is taking calls. */
+export interface StartedWorker {
+  worker: NatsWorker;
+  /** The subject it takes calls on. */
+  calls: string;
+  /** Its `/metrics` listener, when its settings asked for one. */
+  metrics?: MetricsListener;
+  /** No new calls; those running finish; then the listener and the connection close. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `subako worker` from its resolved settings: the replicas' sealing key (from `env`), the NATS
+ * connection, the bus's key check (a worker never creates it: the replicas do), the package bundles' store,
+ * the worker with its sandbox pool, and its metrics listener when `metricsPort` is set. A start that fails
+ * part way closes what it opened.
+ */
+export async function startWorker(config: WorkerConfig, options: { env?: NodeJS.ProcessEnv; log: (line: string) => void }): Promise<StartedWorker> {
+  const key = workerSealingKey(options.env ?? process.env);
+  const subjects = natsSubjects(config.natsPrefix);
+  const nc = await connectNats(config.nats.reveal(), 'subako-worker');
+  let worker: NatsWorker | undefined;
+  try {
+    await checkBusKey(nc, config.natsPrefix, busKey(key, config.natsPrefix), { create: false });
+    const blobs = await NatsBlobStore.open(nc, subjects.packagesBucket);
+    worker = new NatsWorker({
+      nc, prefix: config.natsPrefix, blobs, pool: config.pool, volumesDir: config.volumesDir, dataDir: config.dataDir, sealingKey: key, log: options.log,
+      limits: { callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * MiB },
+    });
+    await worker.start();
+    const running = worker;
+    const metrics = config.metricsPort === undefined ? undefined
+      : await listenForMetrics(new WorkerMetrics(running.stats.bind(running)), config.metricsHost, config.metricsPort);
+    return {
+      worker: running, calls: subjects.calls, ...(metrics ? { metrics } : {}),
+      close: async () => {
+        await metrics?.close();
+        await running.close();
+        await nc.close();
+      },
+    };
+  } catch (err) {
+    await worker?.close();
+    await nc.close();
+    throw err;
+  }
+}
+
+/**
+ * The replicas' sealing key, from SUBAKO_SECRET_KEY only. A worker that made its own key file would start and
+ * then fail every call that carries vault credentials, far from where the mistake was made; so it refuses to
+ * start, saying where the replicas' key is.
+ */
+function workerSealingKey(env: NodeJS.ProcessEnv): Buffer {
+  if (!env.SUBAKO_SECRET_KEY) {
+    throw new ValidationError([{
+      code: 'config.secret_key',
+      message: "SUBAKO_SECRET_KEY is not set; give every worker the API replicas' sealing key: their SUBAKO_SECRET_KEY, or the base64 line of secret.key in serve's data directory",
+    }]);
+  }
+  return sealingKey({ SUBAKO_SECRET_KEY: env.SUBAKO_SECRET_KEY });
 }

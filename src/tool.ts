@@ -62,6 +62,14 @@ export interface CallReport {
   /** The last of what the function wrote to stderr (function tools), whatever the status. */
   stderr?: string;
   durationMs: number;
+  /** The worker of the fleet that ran the call (function tools in scale-out); absent when it ran in this process. */
+  worker?: CallWorker;
+}
+
+/** A worker of the fleet, as a call's record names it: its id (its name) and the host it runs on. */
+export interface CallWorker {
+  id: string;
+  host: string;
 }
 
 export interface ToolCallContext {
@@ -90,6 +98,11 @@ export interface ToolCallContext {
    * rather than waiting, by rejecting with mcp/'s ToolInputRequiredError. Absent: the caller cannot ask.
    */
   input?: CallerInput;
+  /**
+   * The request's `_meta` as the caller sent it (an MCP `tools/call`), for the steps around a tool that read
+   * keys of their own (the platform's idempotency key). Untrusted, and never passed to the tool's source.
+   */
+  meta?: Record<string, unknown>;
 }
 
 /** What a caller can do to bring a person's answer into a call (MCP 2026-07-28 multi-round-trip input). */

@@ -70,9 +70,10 @@ test('the rules report an upward import, a circle, a reach behind a face, a seco
     'src/package/index.ts': "export const face = 1;\n",
     'src/package/inner.ts': "export const inner = 2;\n",
     'src/platform/index.ts': "import { inner } from '../package/inner.js';\nexport const reach = inner;\nexport type Reach = number;\n",
-    // the composition root: `subako serve` may start it, another command may not.
+    // the composition root: `subako serve` and `subako worker` may start it, another command may not.
     'src/app.ts': "import { reach } from './platform/index.js';\nexport const root = reach;\n",
     'src/cli/serve.ts': "import { root } from '../app.js';\nexport const serve = root;\n",
+    'src/cli/worker.ts': "import { root } from '../app.js';\nexport const worker = root;\n",
     'src/cli/other.ts': "import { root } from '../app.js';\nexport const other = root;\n",
     // server/ may use platform/'s types, not its values (a value is what would let it open a platform).
     'src/server/index.ts': "import type { Reach } from '../platform/index.js';\nexport const typed: Reach = 1;\n",
@@ -86,13 +87,13 @@ test('the rules report an upward import, a circle, a reach behind a face, a seco
   assert.ok(found.includes('layer-wasm: src/wasm/upward.ts -> src/cli/index.ts'), found.join('\n'));
   assert.ok(found.some((line) => line.startsWith('no-circular: src/egress/first.ts -> src/egress/second.ts')), found.join('\n'));
   assert.ok(found.includes('enter-through-the-face: src/platform/index.ts -> src/package/inner.ts'), found.join('\n'));
-  assert.ok(found.includes('only-serve-imports-the-root: src/cli/other.ts -> src/app.ts'), found.join('\n'));
-  assert.ok(!found.some((line) => line.includes('src/cli/serve.ts -> src/app.ts')), found.join('\n'));
+  assert.ok(found.includes('only-serve-and-worker-import-the-root: src/cli/other.ts -> src/app.ts'), found.join('\n'));
+  assert.ok(!found.some((line) => line.includes('src/cli/serve.ts -> src/app.ts') || line.includes('src/cli/worker.ts -> src/app.ts')), found.join('\n'));
   assert.ok(found.includes('server-builds-no-runtime: src/server/builds.ts -> src/platform/index.ts'), found.join('\n'));
   assert.ok(!found.some((line) => line.includes('src/server/index.ts -> src/platform/index.ts')), found.join('\n'));
   assert.ok(found.includes('server-runs-no-guest: src/server/guest.ts -> src/sandbox/index.ts'), found.join('\n'));
   assert.deepEqual([...rulesFound].sort(), [
-    'enter-through-the-face', 'layer-wasm', 'no-circular', 'only-serve-imports-the-root', 'server-builds-no-runtime', 'server-runs-no-guest',
+    'enter-through-the-face', 'layer-wasm', 'no-circular', 'only-serve-and-worker-import-the-root', 'server-builds-no-runtime', 'server-runs-no-guest',
   ]);
 });
 
@@ -105,6 +106,10 @@ test('each "must not know" row the layer order would allow, and each outside mod
     // [file, its text, the violation it must give]
     console: ['console/src/plant.ts', "import { common } from '../../src/common/index.js';\nexport const c = common;\n",
       'console-knows-no-src: console/src/plant.ts -> src/common/index.ts'],
+    consoleApiValue: ['console/src/plant-api-value.ts', "import { api } from '../../src/server/api/index.js';\nexport const a = api;\n",
+      'console-takes-only-api-types: console/src/plant-api-value.ts -> src/server/api/index.ts'],
+    apiTypesImport: ['src/server/api/plant-common.ts', "import { common } from '../../common/index.js';\nexport const c = common;\n",
+      'api-types-stand-alone: src/server/api/plant-common.ts -> src/common/index.ts'],
     devkitPlatform: ['src/devkit/plant-platform.ts', "import { platform } from '../platform/index.js';\nexport const p = platform;\n",
       'devkit-knows-no-platform-or-server: src/devkit/plant-platform.ts -> src/platform/index.ts'],
     devkitServer: ['src/devkit/plant-server.ts', "import type { Server } from '../server/index.js';\nexport type S = Server;\n",
@@ -159,6 +164,10 @@ test('each "must not know" row the layer order would allow, and each outside mod
     'src/function/uses-egress.ts': "import { egress } from '../egress/index.js';\nimport { createHash } from 'node:crypto';\nexport const uses = [egress, createHash];\n",
     'src/devkit/uses-mcp.ts': "import { mcp } from '../mcp/index.js';\nexport const uses = mcp;\n",
     'console/src/main.ts': "import { render } from 'preact';\nexport const r = render;\n",
+    // The API's types: zod inside; the console takes them type-only, the command line too.
+    'src/server/api/index.ts': "import { z } from 'zod';\nexport const api = z.string();\nexport type Api = z.infer<typeof api>;\n",
+    'console/src/api-types.ts': "import type { Api } from '../../src/server/api/index.js';\nexport type A = Api;\n",
+    'src/cli/api-types.ts': "import type { Api } from '../server/api/index.js';\nexport type A = Api;\n",
   };
   const faces = Object.fromEntries(['common', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'cli']
     .map((room) => [`src/${room}/index.ts`, face(room === 'function' ? 'fn' : room)]));

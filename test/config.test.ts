@@ -134,6 +134,6 @@ describe('configuration: flags over environment over subako.config.json over def
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /--remote-answer-mib is 4096; it takes a whole number from 1 to 1024/);
     const help = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--help'], { encoding: 'utf8', timeout: 30_000 });
-    assert.match(help.stdout.replace(/\s+/g, ' '), /--remote-answer-mib <n> the most read of one message a remote MCP server answers; past it the call fails \(default 8\); \$SUBAKO_REMOTE_ANSWER_MIB/);
+    assert.match(help.stdout.replace(/\s+/g, ' '), /--remote-answer-mib <n> the most read of one message a remote MCP server answers; past it the call fails \(default 8 MiB\); \$SUBAKO_REMOTE_ANSWER_MIB/);
   });
 });

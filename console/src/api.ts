@@ -44,7 +44,7 @@ async function failure(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message, problems);
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown, key = apiKey()): Promise<T> {
+export async function api<T = unknown>(method: string, path: string, body?: unknown, key = apiKey()): Promise<T> {
   const headers: Record<string, string> = { ...authHeaders(key) };
   let payload: BodyInit | undefined;
   if (body instanceof Blob || body instanceof ArrayBuffer) {
@@ -74,50 +74,15 @@ export function query(params: Record<string, string | undefined>): string {
   return text ? `?${text}` : '';
 }
 
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+// The API's bodies, typed from the schemas the server declares them with (src/server/api/): the router
+// checks bodies against them and the OpenAPI document describes them. Type-only: nothing of src/ is bundled.
+export type {
+  AgentCallView, AgentInput, AgentSpecView, AgentVersionView, AgentView, CallAnswer, CallInput, CallOutcome, CallResult, CallView,
+  CreatedSessionView, CredentialInput, CredentialPayload, CredentialView, EgressView, FileEntry, FileListing, HeldApprovalView,
+  PackageSummaryView, PackageTool, PackageView, Page, SessionInput, SessionTool, SessionTools, SessionView, VaultInput, VaultView,
+} from '../../src/server/api/index.js';
+import type { CallOutcome } from '../../src/server/api/index.js';
 
-export interface EgressRecord {
-  method: string;
-  url: string;
-  status?: number;
-  error?: string;
-  bytesIn: number;
-  bytesOut: number;
-  durationMs: number;
-}
-
-export interface CallView {
-  id: string;
-  session_id: string;
-  agent_id?: string;
-  via: string;
-  tool: string;
-  arguments: unknown;
-  outcome: string;
-  crash: { reason: string; message: string } | null;
-  model: Record<string, unknown>[];
-  stderr_tail: string;
-  egress: EgressRecord[];
-  duration_ms: number | null;
-  started_at: string;
-  /** Calls of a tool that needs approval: how it was asked and decided (`pending` while it is held). */
-  approval?: { id: string; asked: string; decision: string; decided_by: string | null; decided_at: string | null; reason?: string };
-}
-
-/** A held call as GET /v1/sessions/{id}/approvals/{approval_id} answers it: exactly what will run. */
-export interface HeldApprovalView {
-  id: string;
-  session_id: string;
-  call_id: string;
-  tool: string;
-  arguments: unknown;
-  hidden_secrets: string[];
-  created_at: string;
-  expires_at: string;
-  decision: string;
-}
-
-export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied'];
+/** Every outcome, for the filter: `satisfies` refuses one the API does not have, ALL_OUTCOMES_LISTED one it lacks. */
+export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'unknown'] as const satisfies readonly CallOutcome[];
+export const ALL_OUTCOMES_LISTED: [Exclude<CallOutcome, (typeof OUTCOMES)[number]>] extends [never] ? true : false = true;

@@ -2,10 +2,11 @@
 // URL), so the stream is read with fetch and parsed here, as the HTML spec reads Server-Sent Events. It
 // reconnects after the server's `retry` delay with Last-Event-ID, so nothing is missed across a drop; an
 // `event: reset` means the server cannot replay what was missed, and the page reloads its list.
-import { authHeaders } from './api';
+import { authHeaders, type AgentCallView } from './api';
 
 export interface StreamHandlers {
-  onCall(call: unknown): void;
+  /** Each `event: call`: the call as GET /v1/calls shows it. */
+  onCall(call: AgentCallView): void;
   onReset(): void;
   onState(state: 'connecting' | 'live' | 'reconnecting'): void;
 }
@@ -43,7 +44,7 @@ export function followCalls(path: string, handlers: StreamHandlers): () => void 
           if (line === '') {
             if (id !== null) lastEventId = id;
             if (data.length > 0) {
-              if (event === 'call') handlers.onCall(JSON.parse(data.join('\n')));
+              if (event === 'call') handlers.onCall(JSON.parse(data.join('\n')) as AgentCallView);
               else if (event === 'reset') handlers.onReset();
             }
             event = 'message';

@@ -1,6 +1,6 @@
 // One call's trace: what was asked, what the model was shown, what the guest printed, every HTTP request.
 import { useEffect, useState } from 'preact/hooks';
-import type { CallView, EgressRecord } from './api';
+import type { AgentCallView, CallResult, CallView, EgressView } from './api';
 import { Json, Outcome, When } from './components';
 import { HeldCall } from './held-call';
 import { linkProps } from './router';
@@ -32,6 +32,11 @@ function BlobImage({ data, mimeType }: { data: string; mimeType: string }) {
 const LINK = /^\[link: (.*) <([^<>]*)>\]$/s;
 const NOTE = /^\[.*(was left out|were left out).*\]$/s;
 
+/** A block of the call log's copy of what the model saw (the API declares them only as JSON values). */
+function asBlock(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : { value };
+}
+
 /** One block the model saw: text, an image, a link, or a note that something was left out. */
 function ModelBlock({ block }: { block: Record<string, unknown> }) {
   if (block.type === 'image') {
@@ -54,7 +59,7 @@ function ModelBlock({ block }: { block: Record<string, unknown> }) {
   return <Json value={block} />;
 }
 
-function EgressTable({ egress }: { egress: EgressRecord[] }) {
+function EgressTable({ egress }: { egress: EgressView[] }) {
   if (egress.length === 0) return <p class="muted">no HTTP requests</p>;
   return (
     <table class="egress">
@@ -78,8 +83,8 @@ function EgressTable({ egress }: { egress: EgressRecord[] }) {
  * `result`: the live result of a call just made. Only its images' bytes are used (the record keeps their
  * digest): everything else is shown from the record, which the call log redacted of the session's secrets.
  */
-export function Trace({ call, result }: { call: CallView; result?: { content?: Record<string, unknown>[] } }) {
-  const blocks = call.model.map((block, i) => {
+export function Trace({ call, result }: { call: CallView | AgentCallView; result?: CallResult }) {
+  const blocks = call.model.map(asBlock).map((block, i) => {
     const live = result?.content?.[i];
     return block.type === 'image' && live?.type === 'image' && typeof live.data === 'string' ? { ...block, data: live.data } : block;
   });
@@ -92,11 +97,13 @@ export function Trace({ call, result }: { call: CallView; result?: { content?: R
           <dt>duration</dt><dd>{call.duration_ms === null ? '…' : `${call.duration_ms} ms`}</dd>
           <dt>started</dt><dd><When iso={call.started_at} /></dd>
           <dt>via</dt><dd>{call.via}</dd>
+          {call.worker ? <><dt>worker</dt><dd class="worker"><code>{call.worker.id}</code> on <code>{call.worker.host}</code></dd></> : null}
           <dt>session</dt><dd><a {...linkProps(`/sessions/${call.session_id}`)}><code>{call.session_id}</code></a></dd>
-          {call.agent_id ? <><dt>agent</dt><dd><a {...linkProps(`/agents/${call.agent_id}`)}><code>{call.agent_id}</code></a></dd></> : null}
+          {'agent_id' in call ? <><dt>agent</dt><dd><a {...linkProps(`/agents/${call.agent_id}`)}><code>{call.agent_id}</code></a></dd></> : null}
         </dl>
       </header>
-      {call.crash ? <p class="crash"><strong>crash: {call.crash.reason}</strong> — {call.crash.message}</p> : null}
+      {call.crash ? <p class="crash"><strong>{call.outcome === 'unknown' ? 'outcome unknown' : 'crash'}: {call.crash.reason}</strong> — {call.crash.message}</p> : null}
+      {call.lease_lapsed ? <p class="lease-lapsed"><strong>lease lapsed</strong> — {call.lease_lapsed.note}</p> : null}
       <h4>Arguments</h4>
       {/* Held for approval, the call log's copy (keys that look secret hidden, deep or large ones cut) is not what an approver must read. */}
       {call.approval?.decision === 'pending' && call.outcome === 'running'

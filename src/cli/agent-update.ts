@@ -5,7 +5,7 @@
  * `PUT /v1/agents/{id}` with the same spec would. Sessions already started keep the version they began on.
  * Pure: the HTTP is the command's.
  */
-import type { AgentInput, AgentSpec } from '../platform/index.js';
+import type { AgentInput, AgentSpecView } from '../server/api/index.js';
 
 export interface AgentChange {
   input: AgentInput;
@@ -15,7 +15,7 @@ export interface AgentChange {
   previous: string | null;
 }
 
-export function agentInputWithPackage(spec: AgentSpec, pkg: { name: string; version: string }): AgentChange {
+export function agentInputWithPackage(spec: AgentSpecView, pkg: { name: string; version: string }): AgentChange {
   const granted = spec.tools.find((t) => t.package === pkg.name);
   const tools: NonNullable<AgentInput['tools']> = spec.tools.map((t) => ({
     package: t.package,

@@ -7,12 +7,9 @@ import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { systemErrorCode } from '../common/index.js';
 import { UsageError } from '../errors.js';
+import type { AgentInput, AgentView } from '../server/api/index.js';
 import { clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
 import { print, printFields, printTable } from './output.js';
-
-interface Agent {
-  id: string; name: string; version: number; created_at: string; updated_at: string; spec?: Record<string, unknown>;
-}
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -20,7 +17,7 @@ export function registerAgents(program: Command): void {
   const agents = program.command('agents').description('The server\'s agents: list, get, create, delete.');
   platformCommand(agents.command('list').description('List agents.'))
     .action(async (flags: ConnectionFlags) => {
-      const items = await clientFor(flags).list<Agent>('/v1/agents');
+      const items = await clientFor(flags).list<AgentView>('/v1/agents');
       print(flags.json, items, () => printTable(items, [
         ['ID', (a) => a.id], ['NAME', (a) => a.name], ['VERSION', (a) => a.version], ['UPDATED', (a) => a.updated_at],
       ]));
@@ -28,7 +25,7 @@ export function registerAgents(program: Command): void {
   platformCommand(agents.command('get').description('An agent with its current version\'s spec.'))
     .argument('<id>', 'the agent id (agt_…)')
     .action(async (id: string, flags: ConnectionFlags) => {
-      const agent = await clientFor(flags).request<Agent>('GET', `/v1/agents/${encodeURIComponent(id)}`);
+      const agent = await clientFor(flags).request<AgentView>('GET', `/v1/agents/${encodeURIComponent(id)}`);
       print(flags.json, agent, () => printFields([
         ['id', agent.id], ['name', agent.name], ['version', agent.version], ['created', agent.created_at], ['updated', agent.updated_at],
         ['spec', agent.spec],
@@ -41,7 +38,7 @@ export function registerAgents(program: Command): void {
     .option('--package <name[@version]>', 'a package the agent grants, "latest" without a version (repeatable)', collect, [])
     .action(async (flags: ConnectionFlags & { file?: string; name?: string; description?: string; package: string[] }) => {
       const spec = flags.file !== undefined ? await readSpec(flags.file) : specFromFlags(flags);
-      const agent = await clientFor(flags).request<Agent>('POST', '/v1/agents', { json: spec });
+      const agent = await clientFor(flags).request<AgentView>('POST', '/v1/agents', { json: spec });
       print(flags.json, agent, () => process.stdout.write(`agent ${agent.name} created: ${agent.id} (version ${agent.version})\n`));
     });
   platformCommand(agents.command('delete').description('Delete an agent, its sessions (and their volumes) and its /volume/data.'))
@@ -52,7 +49,7 @@ export function registerAgents(program: Command): void {
     });
 }
 
-function specFromFlags(flags: { name?: string; description?: string; package: string[] }): Record<string, unknown> {
+function specFromFlags(flags: { name?: string; description?: string; package: string[] }): AgentInput {
   if (flags.name === undefined) throw new UsageError('give the agent a --name (or its whole spec with --file)');
   const tools = flags.package.map((grant) => {
     const at = grant.lastIndexOf('@');
@@ -61,6 +58,7 @@ function specFromFlags(flags: { name?: string; description?: string; package: st
   return { name: flags.name, ...(flags.description !== undefined ? { description: flags.description } : {}), tools };
 }
 
+/** The spec file as it is: the server checks it against AgentInput's schema and says what is wrong. */
 async function readSpec(file: string): Promise<unknown> {
   let text: string;
   try {

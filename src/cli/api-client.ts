@@ -2,7 +2,8 @@
  * The platform's API from the command line: where the server is and which key to send (flags, the
  * environment, then the profile `subako login` stored), one request function over undici's fetch that turns
  * every failure into one line saying what to do, and a reader of the Server-Sent Events stream
- * (`subako calls tail`). Every `subako packages|agents|sessions|vaults|calls|keys` command goes through here.
+ * (`subako calls tail`). Every `subako packages|agents|sessions|vaults|calls|keys` command goes through here, naming
+ * the answer's type from the API's own schemas (server/api/): the types are not written again here.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync, chmodSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -11,6 +12,7 @@ import { fetch, type Response } from 'undici';
 import type { Command } from 'commander';
 import { subakoHome, systemErrorCode } from '../common/index.js';
 import { UsageError } from '../errors.js';
+import type { Page } from '../server/api/index.js';
 import { CommandFailure } from './command-context.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7070';
@@ -133,7 +135,7 @@ export class ApiClient {
   constructor(readonly server: string, private readonly apiKey: string) {}
 
   /** One request; the parsed JSON answer (null for 204). Refusals and failures throw ApiError. */
-  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+  async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     const response = await this.send(method, path, options, {});
     if (response.status === 204) return null as T;
     const text = await response.text();
@@ -143,11 +145,11 @@ export class ApiClient {
   }
 
   /** Every item of a paged list (following next_cursor, at most MAX_PAGES pages of 200). */
-  async list<T = any>(path: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
+  async list<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
     const items: T[] = [];
     let after: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const answer = await this.request<{ items: T[]; next_cursor: string | null }>('GET', path, { query: { ...query, limit: '200', after } });
+      const answer = await this.request<Page<T>>('GET', path, { query: { ...query, limit: '200', after } });
       items.push(...answer.items);
       if (!answer.next_cursor) break;
       after = answer.next_cursor;

@@ -6,16 +6,11 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
+import type { AgentCallView, CallAnswer, CallInput, CallView } from '../server/api/index.js';
 import { clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
 import { print, printFields, printTable } from './output.js';
 
-interface Call {
-  id: string; session_id: string; via: string; tool: string; arguments: unknown; outcome: string;
-  crash: { reason: string; message: string } | null; model: unknown[]; stderr_tail: string; egress: unknown[];
-  duration_ms: number | null; started_at: string;
-}
-
-const callColumns: [string, (c: Call) => unknown][] = [
+const callColumns: [string, (c: CallView) => unknown][] = [
   ['STARTED', (c) => c.started_at], ['ID', (c) => c.id], ['SESSION', (c) => c.session_id], ['TOOL', (c) => c.tool], ['VIA', (c) => c.via],
   ['OUTCOME', (c) => (c.crash ? `${c.outcome} (${c.crash.reason})` : c.outcome)], ['MS', (c) => c.duration_ms],
 ];
@@ -25,7 +20,7 @@ export function registerCalls(program: Command): void {
   platformCommand(calls.command('list').description('A session\'s calls, oldest first.'))
     .requiredOption('--session <id>', 'the session (ses_…)')
     .action(async (flags: ConnectionFlags & { session: string }) => {
-      const items = await clientFor(flags).list<Call>(`/v1/sessions/${encodeURIComponent(flags.session)}/calls`);
+      const items = await clientFor(flags).list<CallView>(`/v1/sessions/${encodeURIComponent(flags.session)}/calls`);
       print(flags.json, items, () => printTable(items, callColumns));
     });
   platformCommand(calls.command('create').description('Call one of a session\'s tools, as its MCP endpoint would; prints what the model saw.'))
@@ -41,12 +36,11 @@ export function registerCalls(program: Command): void {
         throw new UsageError(`the arguments are not JSON (${error.message})`);
       }
       if (args === null || typeof args !== 'object' || Array.isArray(args)) throw new UsageError('the arguments must be a JSON object');
-      const answer = await clientFor(flags).request<{ call: Call; result: { content?: { type: string; text?: string }[]; isError?: boolean } }>(
-        'POST', `/v1/sessions/${encodeURIComponent(flags.session)}/calls`, { json: { tool, arguments: args } },
-      );
+      const input: CallInput = { tool, arguments: args as Record<string, unknown> };
+      const answer = await clientFor(flags).request<CallAnswer>('POST', `/v1/sessions/${encodeURIComponent(flags.session)}/calls`, { json: input });
       // A call that ran and ended as a tool error or a crash is the call's outcome (on stderr), not the command's failure.
       print(flags.json, answer, () => {
-        for (const block of answer.result.content ?? []) process.stdout.write(`${block.type === 'text' ? block.text : `[${block.type}]`}\n`);
+        for (const block of answer.result.content) process.stdout.write(`${block.type === 'text' ? String(block.text) : `[${block.type}]`}\n`);
         process.stderr.write(`${answer.call.id}: ${answer.call.crash ? `${answer.call.outcome} (${answer.call.crash.reason})` : answer.call.outcome} in ${answer.call.duration_ms} ms\n`);
       });
     });
@@ -54,7 +48,7 @@ export function registerCalls(program: Command): void {
     .argument('<session>', 'the session id (ses_…)')
     .argument('<call>', 'the call id (call_…)')
     .action(async (session: string, id: string, flags: ConnectionFlags) => {
-      const call = await clientFor(flags).request<Call>('GET', `/v1/sessions/${encodeURIComponent(session)}/calls/${encodeURIComponent(id)}`);
+      const call = await clientFor(flags).request<CallView>('GET', `/v1/sessions/${encodeURIComponent(session)}/calls/${encodeURIComponent(id)}`);
       print(flags.json, call, () => printFields([
         ['id', call.id], ['session', call.session_id], ['tool', call.tool], ['via', call.via], ['outcome', call.outcome],
         ['crash', call.crash ? `${call.crash.reason}: ${call.crash.message}` : null], ['duration ms', call.duration_ms], ['started', call.started_at],
@@ -65,7 +59,7 @@ export function registerCalls(program: Command): void {
     .option('--agent <id>', 'only this agent\'s calls')
     .option('--session <id>', 'only this session\'s calls')
     .option('--tool <name>', 'only calls of this tool')
-    .option('--status <outcome>', 'only calls with this outcome (running, ok, tool_error, crash, cancelled, invalid_arguments, denied)')
+    .option('--status <outcome>', 'only calls with this outcome (running, ok, tool_error, crash, cancelled, invalid_arguments, denied, unknown)')
     .action(async (flags: ConnectionFlags & { agent?: string; session?: string; tool?: string; status?: string }) => {
       const client = clientFor(flags);
       const stop = new AbortController();
@@ -81,7 +75,7 @@ export function registerCalls(program: Command): void {
             process.stderr.write('subako: the stream could not resume where it left off (the server restarted?); calls in between may be missing: see subako calls list\n');
             continue;
           }
-          const call = event.data as Call;
+          const call = event.data as AgentCallView | null;
           if (call === null || typeof call !== 'object' || typeof call.id !== 'string') continue;
           if (flags.json) process.stdout.write(`${JSON.stringify(call)}\n`);
           else process.stdout.write(`${callColumns.map(([, cell]) => String(cell(call) ?? '-')).join('  ')}\n`);

@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
+import type { KeyView } from '../server/api/index.js';
 import { ApiClient, DEFAULT_SERVER, normalizeServer, profileName, writeProfile } from './api-client.js';
 import { printJson } from './output.js';
 
@@ -26,7 +27,7 @@ export function registerLogin(program: Command): void {
       const name = profileName(flags);
       const apiKey = (process.env.SUBAKO_API_KEY || (await askForKey(server))).trim();
       if (apiKey === '') throw new UsageError('no API key given: type it when asked, or set SUBAKO_API_KEY');
-      const key = await new ApiClient(server, apiKey).request<{ id: string; prefix: string; scope: string }>('GET', '/v1/keys/current');
+      const key = await new ApiClient(server, apiKey).request<KeyView>('GET', '/v1/keys/current');
       const path = writeProfile(name, { server, apiKey });
       if (flags.json) printJson({ server, profile: name, path, key });
       else process.stdout.write(`logged in to ${server} with ${key.prefix}… (${key.id}, scope ${key.scope}); profile "${name}" is ${path}\n`);

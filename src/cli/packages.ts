@@ -8,15 +8,9 @@ import type { Command } from 'commander';
 import { systemErrorCode } from '../common/index.js';
 import { UsageError } from '../errors.js';
 import { BundleError, packBundle } from '../package/index.js';
+import type { PackageSummaryView, PackageTool, PackageView } from '../server/api/index.js';
 import { ApiError, clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
 import { print, printFields, printTable } from './output.js';
-
-interface PackageVersion {
-  name: string; version: string; description: string; digest: string; created_at: string; tools: { name: string; description?: string }[];
-}
-interface PackageSummary {
-  name: string; description: string; latest_version: string; versions: { version: string; created_at: string }[]; tools: { name: string; description?: string }[];
-}
 
 const path = (name: string, version?: string): string =>
   `/v1/packages/${encodeURIComponent(name)}${version === undefined ? '' : `/versions/${encodeURIComponent(version)}`}`;
@@ -25,7 +19,7 @@ export function registerPackages(program: Command): void {
   const packages = program.command('packages').description('The server\'s function packages: list, get, create (upload), delete.');
   platformCommand(packages.command('list').description('List package versions.'))
     .action(async (flags: ConnectionFlags) => {
-      const items = await clientFor(flags).list<PackageVersion>('/v1/packages');
+      const items = await clientFor(flags).list<PackageView>('/v1/packages');
       print(flags.json, items, () => printTable(items, [
         ['NAME', (p) => p.name], ['VERSION', (p) => p.version], ['TOOLS', (p) => p.tools.map((t) => t.name).join(', ')],
         ['CREATED', (p) => p.created_at], ['DESCRIPTION', (p) => p.description],
@@ -37,7 +31,7 @@ export function registerPackages(program: Command): void {
     .action(async (name: string, version: string | undefined, flags: ConnectionFlags) => {
       const client = clientFor(flags);
       if (version === undefined) {
-        const pkg = await client.request<PackageSummary>('GET', path(name));
+        const pkg = await client.request<PackageSummaryView>('GET', path(name));
         print(flags.json, pkg, () => {
           printFields([['name', pkg.name], ['description', pkg.description], ['latest', pkg.latest_version],
             ['versions', pkg.versions.map((v) => v.version).join(', ')]]);
@@ -45,7 +39,7 @@ export function registerPackages(program: Command): void {
         });
         return;
       }
-      const pkg = await client.request<PackageVersion>('GET', path(name, version));
+      const pkg = await client.request<PackageView>('GET', path(name, version));
       print(flags.json, pkg, () => {
         printFields([['name', pkg.name], ['version', pkg.version], ['description', pkg.description], ['digest', pkg.digest], ['created', pkg.created_at]]);
         printTools(pkg.tools);
@@ -56,7 +50,7 @@ export function registerPackages(program: Command): void {
     .action(async (bundle: string, flags: ConnectionFlags) => {
       const client = clientFor(flags);
       const body = await readBundle(bundle);
-      const pkg = await client.request<PackageVersion>('POST', '/v1/packages', { body: new Uint8Array(body), contentType: 'application/gzip' });
+      const pkg = await client.request<PackageView>('POST', '/v1/packages', { body: new Uint8Array(body), contentType: 'application/gzip' });
       print(flags.json, pkg, () => {
         process.stdout.write(`package ${pkg.name}@${pkg.version} published\n`);
         printTools(pkg.tools);
@@ -71,7 +65,7 @@ export function registerPackages(program: Command): void {
     });
 }
 
-function printTools(tools: { name: string; description?: string }[]): void {
+function printTools(tools: PackageTool[]): void {
   process.stdout.write('tools:\n');
   for (const tool of tools) process.stdout.write(`  ${tool.name}${tool.description ? `: ${tool.description}` : ''}\n`);
 }

@@ -12,7 +12,7 @@ import { systemErrorCode } from '../common/index.js';
 import { UsageError } from '../errors.js';
 import { BundleError, packBundle } from '../package/index.js';
 import { FunctionHost } from '../function/index.js';
-import type { AgentSpec } from '../platform/index.js';
+import type { AgentInput, AgentView, ErrorBody, PackageView, SkillView } from '../server/api/index.js';
 import { isSkillDir } from '../devkit/index.js';
 import { agentInputWithPackage } from './agent-update.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
@@ -25,14 +25,11 @@ interface PushFlags {
   agent?: string;
 }
 
-interface Answer {
-  status: number;
-  ok: boolean;
-  body: Record<string, any> | null;
-}
+/** The server's answer: the body its schema declares (server/api/) when it succeeded; its error, if JSON, when not. */
+type Answer<Body> = { status: number; ok: true; body: Body } | { status: number; ok: false; body: Partial<ErrorBody> | null };
 
 /** One request to the server's API; null when it could not be reached (said on stderr). */
-async function request(url: URL, apiKey: string, method: string, body?: { json: unknown } | { gzip: Uint8Array<ArrayBuffer> }): Promise<Answer | null> {
+async function request<Body>(url: URL, apiKey: string, method: string, body?: { json: AgentInput } | { gzip: Uint8Array<ArrayBuffer> }): Promise<Answer<Body> | null> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -48,15 +45,16 @@ async function request(url: URL, apiKey: string, method: string, body?: { json: 
     return null;
   }
   // expected: an answer that is not JSON (a proxy's page); it is reported by its status
-  const parsed = (await response.json().catch((error: unknown) => {
+  const parsed: unknown = await response.json().catch((error: unknown) => {
     if (error instanceof SyntaxError) return null;
     throw error;
-  })) as Record<string, any> | null;
-  return { status: response.status, ok: response.ok, body: parsed };
+  });
+  // A success answers the route's declared body; a refusal the error body, or something else that is not JSON.
+  return response.ok ? { status: response.status, ok: true, body: parsed as Body } : { status: response.status, ok: false, body: parsed as Partial<ErrorBody> | null };
 }
 
-function reportRefusal(what: string, answer: Answer): void {
-  const error = answer.body?.error as { code?: string; message?: string; problems?: { code: string; message: string }[] } | undefined;
+function reportRefusal(what: string, answer: { status: number; body: Partial<ErrorBody> | null }): void {
+  const error = answer.body?.error;
   const problems = error?.problems ?? (error ? [{ code: error.code ?? 'error', message: error.message ?? '' }] : []);
   process.stderr.write(`subako push: ${what} refused (HTTP ${answer.status})\n`);
   for (const problem of problems) process.stderr.write(`  ${problem.message} [${problem.code}]\n`);
@@ -98,18 +96,23 @@ async function bundleBytes(bundle: string, skill: boolean, ctx: CommandContext):
 /** Publishes the agent's next version with `name@version`; prints it. False when it failed (said on stderr). */
 async function updateAgent(base: string, apiKey: string, agentId: string, pkg: { name: string; version: string }): Promise<boolean> {
   const agentUrl = new URL(`${base}/v1/agents/${encodeURIComponent(agentId)}`);
-  const current = await request(agentUrl, apiKey, 'GET');
+  const current = await request<AgentView>(agentUrl, apiKey, 'GET');
   if (!current) return false;
-  if (!current.ok || !current.body?.spec) {
+  if (!current.ok) {
     reportRefusal(`agent ${agentId}`, current);
     return false;
   }
-  const change = agentInputWithPackage(current.body.spec as AgentSpec, pkg);
+  const { spec } = current.body;
+  if (!spec) {
+    reportRefusal(`agent ${agentId}`, { status: current.status, body: null });
+    return false;
+  }
+  const change = agentInputWithPackage(spec, pkg);
   if (change.previous === pkg.version) {
     process.stdout.write(`agent ${agentId} already grants ${pkg.name}@${pkg.version} (version ${current.body.version}); no new version published\n`);
     return true;
   }
-  const updated = await request(agentUrl, apiKey, 'PUT', { json: change.input });
+  const updated = await request<AgentView>(agentUrl, apiKey, 'PUT', { json: change.input });
   if (!updated) return false;
   if (!updated.ok) {
     reportRefusal(`the new version of agent ${agentId}`, updated);
@@ -144,7 +147,7 @@ export function registerPush(program: Command, ctx: CommandContext): void {
       }
       const body = await bundleBytes(bundle, flags.skill === true, ctx);
       if (!body) return;
-      const answer = await request(url, apiKey, 'POST', { gzip: new Uint8Array(body) });
+      const answer = await request<PackageView | SkillView>(url, apiKey, 'POST', { gzip: new Uint8Array(body) });
       if (!answer || !answer.ok) {
         if (answer) reportRefusal(flags.skill ? 'the skill' : 'the package', answer);
         ctx.exitCode = EXIT_FAILED;
@@ -152,11 +155,12 @@ export function registerPush(program: Command, ctx: CommandContext): void {
       }
       const kind = flags.skill ? 'skill' : 'package';
       const state = answer.status === 201 ? 'published' : 'already published';
-      process.stdout.write(`${kind} ${answer.body?.name}@${answer.body?.version} ${state}\n`);
-      for (const tool of (answer.body?.tools ?? []) as { name: string; description?: string }[]) {
+      const published = answer.body;
+      process.stdout.write(`${kind} ${published.name}@${published.version} ${state}\n`);
+      for (const tool of 'tools' in published ? published.tools : []) {
         process.stdout.write(`  ${tool.name}${tool.description ? `: ${tool.description}` : ''}\n`);
       }
-      if (flags.agent && !(await updateAgent(server, apiKey, flags.agent, { name: answer.body?.name, version: answer.body?.version }))) {
+      if (flags.agent && !(await updateAgent(server, apiKey, flags.agent, { name: published.name, version: published.version }))) {
         ctx.exitCode = EXIT_FAILED;
       }
     });

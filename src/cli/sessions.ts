@@ -4,13 +4,9 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
+import type { CreatedSessionView, SessionInput, SessionView } from '../server/api/index.js';
 import { clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
 import { print, printFields, printTable } from './output.js';
-
-interface Session {
-  id: string; agent_id: string; agent_version: number; vault_ids: string[]; created_at: string; expires_at: string;
-  token?: string; mcp?: { capability_url: string; url: string; authorization: string };
-}
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
 
@@ -19,7 +15,7 @@ export function registerSessions(program: Command): void {
   platformCommand(sessions.command('list').description('List an agent\'s sessions.'))
     .requiredOption('--agent <id>', 'the agent (agt_…)')
     .action(async (flags: ConnectionFlags & { agent: string }) => {
-      const items = await clientFor(flags).list<Session>(`/v1/agents/${encodeURIComponent(flags.agent)}/sessions`);
+      const items = await clientFor(flags).list<SessionView>(`/v1/agents/${encodeURIComponent(flags.agent)}/sessions`);
       print(flags.json, items, () => printTable(items, [
         ['ID', (s) => s.id], ['AGENT VERSION', (s) => s.agent_version], ['CREATED', (s) => s.created_at], ['EXPIRES', (s) => s.expires_at],
       ]));
@@ -27,7 +23,7 @@ export function registerSessions(program: Command): void {
   platformCommand(sessions.command('get').description('A session (without its token).'))
     .argument('<id>', 'the session id (ses_…)')
     .action(async (id: string, flags: ConnectionFlags) => {
-      const session = await clientFor(flags).request<Session>('GET', `/v1/sessions/${encodeURIComponent(id)}`);
+      const session = await clientFor(flags).request<SessionView>('GET', `/v1/sessions/${encodeURIComponent(id)}`);
       print(flags.json, session, () => printFields([
         ['id', session.id], ['agent', `${session.agent_id} (version ${session.agent_version})`], ['vaults', session.vault_ids.join(', ') || '-'],
         ['created', session.created_at], ['expires', session.expires_at],
@@ -39,8 +35,10 @@ export function registerSessions(program: Command): void {
     .option('--vault <id>', 'a vault whose credentials the session may use (repeatable)', collect, [])
     .action(async (flags: ConnectionFlags & { agent: string; ttlSeconds?: string; vault: string[] }) => {
       if (flags.ttlSeconds !== undefined && !/^[1-9][0-9]{0,8}$/.test(flags.ttlSeconds)) throw new UsageError(`--ttl-seconds is ${JSON.stringify(flags.ttlSeconds)}; it takes a whole number of seconds`);
-      const body = { ...(flags.ttlSeconds ? { ttl_seconds: Number(flags.ttlSeconds) } : {}), ...(flags.vault.length > 0 ? { vault_ids: flags.vault } : {}) };
-      const session = await clientFor(flags).request<Session>('POST', `/v1/agents/${encodeURIComponent(flags.agent)}/sessions`, { json: body });
+      const body: SessionInput = {};
+      if (flags.ttlSeconds) body.ttl_seconds = Number(flags.ttlSeconds);
+      if (flags.vault.length > 0) body.vault_ids = flags.vault;
+      const session = await clientFor(flags).request<CreatedSessionView>('POST', `/v1/agents/${encodeURIComponent(flags.agent)}/sessions`, { json: body });
       print(flags.json, session, () => {
         printFields([['id', session.id], ['expires', session.expires_at]]);
         process.stdout.write(

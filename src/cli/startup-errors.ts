@@ -5,6 +5,7 @@
  */
 import { systemErrorCode } from '../common/index.js';
 import { SubakoError, ValidationError } from '../errors.js';
+import { howToSet } from '../config.js';
 import { StoreUnavailableError } from '../platform/index.js';
 
 export interface StartupSettings {
@@ -13,12 +14,12 @@ export interface StartupSettings {
   dataDir: string;
 }
 
-/** How each setting named here can be changed. */
+/** How each setting named here can be changed: its flag, its variable, its key (from settings.ts). */
 const HOW = {
-  port: '--port (or SUBAKO_PORT, or "port" in subako.config.json)',
-  host: '--host (or SUBAKO_HOST, or "host" in subako.config.json)',
-  dataDir: '--data-dir (or SUBAKO_DATA_DIR, or "dataDir" in subako.config.json)',
-  database: '--database (or SUBAKO_DATABASE, or "database" in subako.config.json)',
+  port: howToSet('serve', 'port'),
+  host: howToSet('serve', 'host'),
+  dataDir: howToSet('serve', 'dataDir'),
+  database: howToSet('serve', 'database'),
 } as const;
 
 export function startupErrorLine(err: unknown, settings: StartupSettings): string {

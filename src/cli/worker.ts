@@ -1,138 +1,48 @@
 /**
  * `subako worker --nats URL [--pool N] [--volumes-dir DIR] [--data-dir DIR] [--metrics-port N]`: a worker
  * node. It joins the NATS queue group of calls, runs each in its sandbox pool and answers
- * (platform/nats-worker.ts). Its settings resolve as serve's do (config.ts's `resolveWorkerConfig`): flags,
- * then the environment, then the deployment's `subako.config.json` (the shared keys at its top level, the
- * worker's own in its `worker` object). It needs the API replicas' sealing key (SUBAKO_SECRET_KEY) to open a
- * call's credentials, and the same volumes file system at its volumes root. SIGINT or SIGTERM: no new calls,
- * those running finish, then it exits.
+ * (platform/scale-out's `NatsWorker`, started by the composition root's `startWorker`). Its settings resolve as
+ * serve's do (config.ts's `resolveWorkerConfig`; the flags and their help come from settings.ts): flags, then
+ * the environment, then the deployment's `subako.config.json` (the shared keys at its top level, the worker's
+ * own in its `worker` object). It needs the API replicas' sealing key (SUBAKO_SECRET_KEY) to open a call's
+ * credentials, and the same volumes file system at its volumes root. SIGINT or SIGTERM: no new calls, those
+ * running finish, then it exits.
  */
 import type { Command } from 'commander';
-import { SealError, sealingKey, systemErrorCode } from '../common/index.js';
+import { SealError, systemErrorCode } from '../common/index.js';
 import { SubakoError, ValidationError } from '../errors.js';
-import { CONFIG_FILE, WORKER_ENV_NAMES, defaultWorkerConfig, readConfigFile, resolveWorkerConfig, type WorkerConfig } from '../config.js';
-import { NatsBlobStore } from '../package/index.js';
-import { NatsWorker, busKey, checkBusKey, connectNats, natsSubjects } from '../platform/index.js';
-import { WorkerMetrics, listenForMetrics, type MetricsListener } from '../server/index.js';
+import { CONFIG_FILE, defaultWorkerConfig, readConfigFile, resolveWorkerConfig, type WorkerConfig } from '../config.js';
+import { startWorker, type StartedWorker } from '../app.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { addSettingOptions, fileKeysRead, settingFlags } from './setting-options.js';
 import { untilStopped } from './until-stopped.js';
 
-interface WorkerFlags {
-  nats?: string;
-  natsPrefix?: string;
-  pool?: string;
-  volumesDir?: string;
-  dataDir?: string;
-  callTimeoutMs?: string;
-  memory?: string;
-  metricsPort?: string;
-  metricsHost?: string;
-  config?: string;
-}
-
-/** Each setting's flag, for the one-line refusals. */
-const FLAG_NAMES: Record<keyof WorkerConfig, string> = {
-  nats: '--nats', natsPrefix: '--nats-prefix', pool: '--pool', volumesDir: '--volumes-dir', dataDir: '--data-dir',
-  callTimeoutMs: '--call-timeout-ms', memoryMiB: '--memory', metricsPort: '--metrics-port', metricsHost: '--metrics-host',
-};
-
-/** A numeric flag as given: a number when it is all digits, else the text (so the check names it). */
-const numeric = (value: string | undefined): number | string | undefined =>
-  value === undefined ? undefined : /^[0-9]+$/.test(value) ? Number(value) : value;
-
-const env = (key: keyof WorkerConfig): string => `$${WORKER_ENV_NAMES[key]}`;
-
 export function registerWorker(program: Command, ctx: CommandContext): void {
-  program
+  const worker = program
     .command('worker')
-    .description("Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls. Needs the replicas' sealing key in $SUBAKO_SECRET_KEY.")
-    .option('--nats <url>', `the nats:// (or tls://) server, JetStream enabled, the API replicas use (${env('nats')}; prefer it or the config file when the URL holds a password)`)
-    .option('--nats-prefix <name>', `the deployment's subjects and bucket, as given to serve (default subako; ${env('natsPrefix')})`)
-    .option('--pool <n>', `calls run at once (default: one per core, at least two; ${env('pool')})`)
-    .option('--volumes-dir <dir>', `the shared volumes root, the same file system as serve's (default <data-dir>/volumes; ${env('volumesDir')})`)
-    .option('--data-dir <dir>', `this worker's own directory: unpacked packages and compiled-module cache (default ~/.subako/worker; ${env('dataDir')})`)
-    .option('--call-timeout-ms <ms>', `the longest a call may run here, whatever its deadline (default 30000; ${env('callTimeoutMs')})`)
-    .option('--memory <MiB>', `memory cap of a function call (default 512; ${env('memoryMiB')})`)
-    .option('--metrics-port <port>', `serve GET /metrics (slots, calls, sandbox, process) on this port; it asks no API key, so it binds loopback unless --metrics-host says otherwise (${env('metricsPort')})`)
-    .option('--metrics-host <host>', `the address /metrics binds (default 127.0.0.1, loopback only; bind another only on a network just the scraper reaches; ${env('metricsHost')})`)
-    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists): its nats, natsPrefix, volumesDir, callTimeoutMs, memoryMiB and its "worker" object (pool, dataDir, metricsPort, metricsHost); flags and environment win over it`)
-    .action(async (flags: WorkerFlags) => {
+    .description("Run function calls for `subako serve --nats` replicas: join the NATS queue group and answer calls. Needs the replicas' sealing key in $SUBAKO_SECRET_KEY.");
+  addSettingOptions(worker, 'worker')
+    .option('--config <file>', `settings file (default ./${CONFIG_FILE} when it exists): ${fileKeysRead('worker')}; flags and environment win over it`)
+    .action(async (flags: { config?: string }, command: Command) => {
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
-      const fail = (err: unknown): void => {
-        process.stderr.write(`subako worker: cannot start: ${startLine(err)}\n`);
-        ctx.exitCode = EXIT_FAILED;
-      };
       let config: WorkerConfig;
-      let key: Buffer;
+      let started: StartedWorker;
       try {
         config = resolveWorkerConfig({
-          defaults: defaultWorkerConfig(),
-          file: readConfigFile(flags.config),
-          env: process.env,
-          flags: {
-            input: {
-              nats: flags.nats, natsPrefix: flags.natsPrefix, pool: numeric(flags.pool), volumesDir: flags.volumesDir, dataDir: flags.dataDir,
-              callTimeoutMs: numeric(flags.callTimeoutMs), memoryMiB: numeric(flags.memory), metricsPort: numeric(flags.metricsPort), metricsHost: flags.metricsHost,
-            },
-            names: FLAG_NAMES,
-          },
+          defaults: defaultWorkerConfig(), file: readConfigFile(flags.config), env: process.env, flags: settingFlags(command, 'worker'),
         });
-        key = workerSealingKey(process.env);
+        started = await startWorker(config, { env: process.env, log });
       } catch (err) {
-        fail(err);
+        process.stderr.write(`subako worker: cannot start: ${startLine(err)}\n`);
+        ctx.exitCode = EXIT_FAILED;
         return;
       }
-      const subjects = natsSubjects(config.natsPrefix);
-      let nc;
-      let worker: NatsWorker;
-      let metrics: MetricsListener | undefined;
-      try {
-        nc = await connectNats(config.nats.reveal(), 'subako-worker');
-      } catch (err) {
-        fail(err);
-        return;
-      }
-      try {
-        await checkBusKey(nc, config.natsPrefix, busKey(key, config.natsPrefix), { create: false });
-        const blobs = await NatsBlobStore.open(nc, subjects.packagesBucket);
-        worker = new NatsWorker({
-          nc, prefix: config.natsPrefix, blobs, pool: config.pool, volumesDir: config.volumesDir, dataDir: config.dataDir, sealingKey: key, log,
-          limits: { callTimeoutMs: config.callTimeoutMs, memoryBytes: config.memoryMiB * 1024 * 1024 },
-        });
-        await worker.start();
-        if (config.metricsPort !== undefined) {
-          const stats = worker.stats.bind(worker);
-          metrics = await listenForMetrics(new WorkerMetrics(stats), config.metricsHost, config.metricsPort);
-        }
-      } catch (err) {
-        await nc.close();
-        fail(err);
-        return;
-      }
+      const { worker: running, metrics } = started;
       // The "taking calls" line comes last: whoever waits for it (a supervisor, a test) finds the others there.
-      process.stdout.write(`${metrics ? `metrics: ${metrics.url}\n` : ''}volumes: ${config.volumesDir}\nsubako worker ${worker.name} taking calls on ${subjects.calls} (${config.pool} at once)\n`);
-      await untilStopped(ctx, log, async () => {
-        await metrics?.close();
-        await worker.close();
-        await nc.close();
-      });
-      log(`stopped after ${worker.answered} calls`);
+      process.stdout.write(`${metrics ? `metrics: ${metrics.url}\n` : ''}volumes: ${config.volumesDir}\nsubako worker ${running.name} taking calls on ${started.calls} (${config.pool} at once)\n`);
+      await untilStopped(ctx, log, () => started.close());
+      log(`stopped after ${running.answered} calls`);
     });
-}
-
-/**
- * The replicas' sealing key, from SUBAKO_SECRET_KEY only. A worker that made its own key file would start and
- * then fail every call that carries vault credentials, far from where the mistake was made; so it refuses to
- * start, saying where the replicas' key is.
- */
-function workerSealingKey(processEnv: NodeJS.ProcessEnv): Buffer {
-  if (!processEnv.SUBAKO_SECRET_KEY) {
-    throw new ValidationError([{
-      code: 'config.secret_key',
-      message: "SUBAKO_SECRET_KEY is not set; give every worker the API replicas' sealing key: their SUBAKO_SECRET_KEY, or the base64 line of secret.key in serve's data directory",
-    }]);
-  }
-  return sealingKey({ SUBAKO_SECRET_KEY: processEnv.SUBAKO_SECRET_KEY });
 }
 
 /** One line for a start that failed: the settings' problems, or the error's own sentence; never a secret. */

@@ -4,11 +4,14 @@
  * has left, the outcome reported to the caller's sink, a cancelled run as CallCancelledError, and what the
  * model sees as the result.
  */
-import { CallCancelledError, type CallToolResult, type Tool, type ToolCallContext } from '../tool.js';
+import { CallCancelledError, type CallToolResult, type CallWorker, type Tool, type ToolCallContext } from '../tool.js';
 import type { FunctionCallOutcome, ToolInfo } from './types.js';
 
-/** Runs one call to its outcome; `callCtx` is the caller's (its signal, progress, deadline). */
-export type FunctionToolRun = (args: Record<string, unknown>, callCtx?: ToolCallContext) => Promise<FunctionCallOutcome>;
+/**
+ * Runs one call to its outcome; `callCtx` is the caller's (its signal, progress, deadline). A run elsewhere (a
+ * worker over NATS) says which worker ran it.
+ */
+export type FunctionToolRun = (args: Record<string, unknown>, callCtx?: ToolCallContext) => Promise<FunctionCallOutcome & { worker?: CallWorker }>;
 
 export function functionTool(pkg: { name: string; version?: string }, info: ToolInfo, run: FunctionToolRun): Tool {
   return {
@@ -21,6 +24,7 @@ export function functionTool(pkg: { name: string; version?: string }, info: Tool
       const outcome = await run(args, callCtx);
       callCtx?.report?.({
         status: outcome.status, crash: outcome.crash ?? undefined, egress: outcome.egress, stderr: outcome.stderr, durationMs: outcome.durationMs,
+        ...(outcome.worker ? { worker: outcome.worker } : {}),
       });
       if (outcome.status === 'cancelled') throw new CallCancelledError(info.name);
       return toModelResult(outcome);

@@ -33,14 +33,19 @@ import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, para
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
 export const CALL_REFUSED_RPC_CODE = -32000;
+/** JSON-RPC's own code for a request whose params are wrong (a call refused for what it sent, not for the moment). */
+export const INVALID_PARAMS_RPC_CODE = -32602;
 const DEFAULT_PAGE_SIZE = 100;
 
 /**
- * Thrown by a tool to refuse a call before anything ran (a rate or queue limit); the endpoint answers a
- * JSON-RPC error carrying `data` (e.g. `{ retryAfterMs, limit }`) rather than a tool result.
+ * Thrown by a tool to refuse a call before anything ran (a rate or queue limit, a request it cannot take); the
+ * endpoint answers a JSON-RPC error with `rpcCode` (CALL_REFUSED_RPC_CODE unless said) carrying `data` (e.g.
+ * `{ retryAfterMs, limit }`) rather than a tool result.
  */
 export class ToolCallRefusedError extends SubakoError {
-  constructor(message: string, readonly data: { retryAfterMs: number; [key: string]: unknown }, code = 'tool_call_refused') {
+  constructor(
+    message: string, readonly data: { retryAfterMs?: number; [key: string]: unknown }, code = 'tool_call_refused', readonly rpcCode = CALL_REFUSED_RPC_CODE,
+  ) {
     super(code, message);
   }
 }
@@ -141,9 +146,13 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         // Each source checks arguments its own way: defineTool and remote tools against the schema before
         // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
         // too would change what a function's own validation says, and keep refused calls out of the call log.
-        result = await tool.call(args, { signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...inputOf(ctx.mcpReq) });
+        const meta = request.params._meta ?? ctx.mcpReq._meta;
+        result = await tool.call(args, {
+          signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...inputOf(ctx.mcpReq),
+          ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
+        });
       } catch (err) {
-        if (err instanceof ToolCallRefusedError) throw new ProtocolError(CALL_REFUSED_RPC_CODE, err.message, err.data);
+        if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
         if (err instanceof ToolInputRequiredError) {
           const inputRequests = Object.fromEntries(Object.entries(err.elicitations).map(([key, e]) => [key, inputRequired.elicit(e as never)]));
           return inputRequired({ inputRequests, requestState: err.requestState }) as never;

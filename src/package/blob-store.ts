@@ -17,6 +17,8 @@ export const BLOB_ERRORS = {
   corrupt: 'blob.corrupt',
   /** Not a sha-256 digest (64 lowercase hex digits). */
   digest: 'blob.digest',
+  /** Where the blobs are cannot be reached now (the NATS server is away): try again once it is back. */
+  unavailable: 'blob.unavailable',
 } as const;
 
 export type BlobErrorCode = (typeof BLOB_ERRORS)[keyof typeof BLOB_ERRORS];

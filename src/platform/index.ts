@@ -5,7 +5,8 @@
 export { Platform, DEFAULT_INSTANCE_LEASE_MS, MIN_INSTANCE_LEASE_MS, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
-export type { PackageRuntime } from './package-runtime.js';
+export type { PackageRuntime, RuntimeHealth } from './package-runtime.js';
+export type { HealthReport, HealthPart, FleetHealth } from './health.js';
 export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';
 export { API_KEY_SCOPES, scopePermits, mintAdminKey, type Access } from './api-keys.js';
 export {
@@ -13,6 +14,10 @@ export {
   type CallAdmissionLimits, type AdmittedCall, type NotStarted,
 } from './calls/index.js';
 export { NotFoundError, ConflictError, InUseError, UpstreamError, StoreUnavailableError } from './errors.js';
+export {
+  CALL_KEY_TTL_MS, IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, MAX_IDEMPOTENCY_KEY_CHARS, checkIdempotencyKey,
+  CallKeyInProgressError, CallKeyInvalidError, CallKeyReusedError, CallNotStartedError,
+} from './calls/index.js';
 export type { AgentToolbox, SessionTool, LoggedCall, SessionCallContext } from './calls/index.js';
 export {
   Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, MAX_HELD_DEPTH, MAX_HELD_ARGUMENT_BYTES,

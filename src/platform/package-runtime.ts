@@ -32,6 +32,16 @@ export interface StoredPackageRef {
   dir: string;
 }
 
+/** How a runtime that sends calls elsewhere (scale-out) sees the bus and the fleet, for `/v1/health`. */
+export interface RuntimeHealth {
+  /** Connected to the bus now. */
+  connected: boolean;
+  /** The live workers of this replica's protocol, their slots and how many run a call; workers of another protocol. */
+  fleet: { workers: number; slots: number; busy: number; otherProtocol: number };
+  /** Why no call could be sent now (no worker running, none of this protocol); null while one could. */
+  noWorker: string | null;
+}
+
 export interface PackageRuntime {
   /** Reads the manifest and runs the module checks on an unpacked package directory. */
   inspect(dir: string): Promise<InspectedPackage>;
@@ -49,4 +59,6 @@ export interface PackageRuntime {
   release(digest: string): void;
   /** Waits for calls in flight, then stops the workers. */
   close(): Promise<void>;
+  /** The bus and the fleet, for a runtime that sends its calls to workers elsewhere; absent when they run here. */
+  health?(): RuntimeHealth;
 }

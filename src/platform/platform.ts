@@ -6,9 +6,14 @@
  *
  * Several processes may share one database (API replicas on PostgreSQL). Each is an instance with an id of its
  * own, made at open; the call log records it with every call. An instance holds a lease in the database and
- * renews it on a timer; a call left `running` is marked interrupted only once the lease of the instance
+ * renews it on a timer; a call left `running` is marked `unknown` only once the lease of the instance
  * running it has run out (its process died), never while that instance lives, so a replica that (re)starts
  * leaves the others' calls alone. SQLite runs the same code with one instance at a time.
+ *
+ * A lease can also lapse under a live process: the database out of its reach for longer than the lease. Another
+ * replica then marks its running calls `unknown`. Each lease has an epoch, new whenever it is taken afresh; a call
+ * records the epoch it began under, and its end is written against it (store `finishCall`): a call that outlived
+ * its lease keeps the outcome it really had, and its record notes the lapse and the mark made meanwhile.
  */
 import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -36,6 +41,7 @@ import { PostgresStore } from './store/index.js';
 import { SqliteStore } from './store/index.js';
 import type { Store } from './store/index.js';
 import { VaultService } from './vaults.js';
+import { StoreHealth, healthReport, type HealthReport } from './health.js';
 import { VolumeBrowser } from './volume-browser.js';
 import { Volumes } from './volumes/index.js';
 
@@ -105,7 +111,10 @@ export class Platform {
   private sweeper: NodeJS.Timeout | null = null;
   private leaseTimer: NodeJS.Timeout | null = null;
   private leaseTick: Promise<void> | null = null;
+  /** The epoch of this process's lease as last renewed: a new one means the lease had lapsed meanwhile. */
+  private leaseEpoch: string | null = null;
   private closed = false;
+  private readonly storeHealth: StoreHealth;
 
   private constructor(
     readonly store: Store,
@@ -133,8 +142,11 @@ export class Platform {
     // The embedded store has no other writer, so live sessions can be kept by token (sessions.ts).
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
+    this.storeHealth = new StoreHealth(store);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
-    this.calls = new CallLog(store, callTimeoutMs, this.instanceId);
+    this.calls = new CallLog({
+      store, callTimeoutMs, instanceId: this.instanceId, sealingKey: options.sealingKey, clock: this.clock, log: this.log.child({ component: 'call-log' }),
+    });
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
     this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });
     // The one session tool pipeline: tools built once per session, each composed once with the call log, its
@@ -179,7 +191,7 @@ export class Platform {
       // Leftovers of a process killed mid-way (uploads, orphan blobs, volumes, the trash), before serving.
       await sweepLeftovers(store, platform.volumes, { packages: packageBlobs, skills: skillBlobs }, join(options.dataDir, 'scratch'));
       // The lease first, so that no call this process records is ever an orphan in another's eyes.
-      await store.renewInstanceLease(platform.instanceId, leaseMs);
+      platform.leaseEpoch = await store.renewInstanceLease(platform.instanceId, leaseMs);
       await store.interruptOrphanedCalls();
       await platform.sessions.sweepExpired();
     } catch (err) {
@@ -198,6 +210,7 @@ export class Platform {
       chore('expired sessions', () => platform.sessions.sweepExpired());
       chore('trash', () => platform.volumes.emptyTrash());
       chore('idempotency records', () => store.pruneIdempotent(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
+      chore('call idempotency keys', () => store.pruneCallKeys(new Date(platform.clock.now()).toISOString()));
       // Decided approvals are kept a day (a late second decision is told 409, not 404); spent ids as long.
       chore('approvals', () => store.pruneApprovals(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
     }, interval);
@@ -208,7 +221,13 @@ export class Platform {
     const renewEvery = Math.max(1, Math.floor(leaseMs / 3));
     const tick = async (): Promise<void> => {
       try {
-        await store.renewInstanceLease(platform.instanceId, leaseMs);
+        const epoch = await store.renewInstanceLease(platform.instanceId, leaseMs);
+        if (epoch !== platform.leaseEpoch) {
+          leaseLog.warn({ epoch, previous: platform.leaseEpoch },
+            `this process's lease had lapsed (the database was out of reach for longer than its ${leaseMs} ms) and is taken afresh; another ` +
+            'process may have marked its running calls unknown meanwhile: their ends are still written, with the lapse noted in their records');
+          platform.leaseEpoch = epoch;
+        }
       } catch (err) {
         leaseLog.error({ err }, `renewing this process's lease failed; it is tried again in ${renewEvery} ms`);
         return;
@@ -226,14 +245,35 @@ export class Platform {
     return platform;
   }
 
-  /** Stops the sweeper, waits up to `graceMs` for calls in flight, stops the workers, closes the store. */
+  /** The store, the bus and the fleet as this process sees them now (`/v1/health`). */
+  async health(): Promise<HealthReport> {
+    return healthReport(await this.storeHealth.problem(), this.options.runtime.health?.() ?? null);
+  }
+
+  /**
+   * The first step of a shutdown: calls held for a person end now (nobody can decide them any more), so that
+   * what is left to wait for is the calls that run, each within its deadline.
+   */
+  beginClosing(): void {
+    this.approvals.close();
+  }
+
+  /**
+   * Stops the sweeper, waits up to `graceMs` for calls in flight and for call ends held for the database, stops
+   * the workers, closes the store.
+   */
   async close(graceMs = 30_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.sweeper) clearInterval(this.sweeper);
     // Nobody can decide a held call any more: it ends now rather than holding the shutdown to its deadline.
     this.approvals.close();
+    const started = performance.now();
     await this.calls.drain(graceMs);
+    // Ends the database could not take: written if it comes back within the grace, else given up (and their calls
+    // marked unknown by whichever process sees this one's lease lapse).
+    await this.calls.flushEnds(Math.max(0, graceMs - (performance.now() - started)));
+    this.calls.close();
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     await this.leaseTick;
     // Calls the grace period did not see end are this process's to mark; none should be left. A database

@@ -190,10 +190,12 @@ export class CallStreams {
     });
   }
 
-  /** Ends every open stream (the server is closing). */
-  closeAll(): void {
+  /** Ends every open stream (the server is closing); answers how many. */
+  closeAll(): number {
     this.stopHearingRevocations();
-    for (const stream of [...this.open]) stream.end('shutting_down');
+    const open = [...this.open];
+    for (const stream of open) stream.end('shutting_down');
+    return open.length;
   }
 
   /** The places held now, in all, by read keys, and by the key `keyId`. */

@@ -14,7 +14,8 @@
  * - Node's process metrics (CPU, memory, event-loop delay).
  *
  * Labels are bounded sets: tools are the ones installed, routes the route table's, outcomes and kinds fixed,
- * workers the ones with calls of this replica running (a worker's series goes when it has none).
+ * workers the live fleet's with calls of this replica running (a worker's series goes when it has none; a name
+ * no live presence vouches for is `unknown`).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CallEvents, CallRecord, HistogramSnapshot, NatsDispatchStats } from '../platform/index.js';
@@ -125,7 +126,25 @@ function registerNatsMetrics(registry: Registry, stats: () => NatsStats): void {
   const registers = [registry];
   registerBusDropMetrics(registry, () => stats().busDropped);
   new Gauge({
-    name: 'subako_nats_calls_in_flight', help: 'Calls this replica has running on each worker, by the worker\'s name (a worker with none has no series).', labelNames: ['worker'], registers,
+    name: 'subako_fleet_workers', help: 'Workers of this replica\'s protocol whose presence it heard in the last 3 s (other: live workers of another protocol, which take none of its calls).',
+    labelNames: ['protocol'], registers,
+    collect() {
+      const { fleet } = stats();
+      this.set({ protocol: 'same' }, fleet.workers);
+      this.set({ protocol: 'other' }, fleet.otherProtocol);
+    },
+  });
+  new Gauge({
+    name: 'subako_fleet_slots', help: 'Slots of the live workers of this replica\'s protocol, by state (busy: running a call of any replica), as their presence says.',
+    labelNames: ['state'], registers,
+    collect() {
+      const { fleet } = stats();
+      this.set({ state: 'busy' }, fleet.busy);
+      this.set({ state: 'idle' }, fleet.slots - fleet.busy);
+    },
+  });
+  new Gauge({
+    name: 'subako_nats_calls_in_flight', help: 'Calls this replica has running on each worker, by the worker\'s name while its presence is live, else `unknown` (a worker with none has no series).', labelNames: ['worker'], registers,
     collect() {
       this.reset();
       for (const [worker, count] of Object.entries(stats().inFlightByWorker)) this.set({ worker }, count);

@@ -1,9 +1,11 @@
 /**
  * The OpenAPI 3.1 document, generated from the route table the router dispatches from: every route is an
- * operation, its path parameters come from the template, its body and answers from the route's schemas.
+ * operation, its path parameters come from the template, its body and answers from the route's schemas (zod,
+ * server/api/, as JSON Schema: the very objects the router checks bodies against).
  */
-import type { Route } from './route.js';
-import { ERROR_SCHEMA } from './schemas.js';
+import type { Route, RouteResponse } from './route.js';
+import { ErrorBody } from './api/index.js';
+import { jsonSchemaOf } from './json-schema-of.js';
 import { SUBAKO_VERSION } from '../version.js';
 
 export function openApiDocument(routes: readonly Route[]): Record<string, unknown> {
@@ -18,7 +20,10 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
         ...[...route.path.matchAll(/\{([a-z_]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })),
         ...Object.entries(route.query ?? {}).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
         ...(route.method === 'POST' && !route.raw
-          ? [{ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: 'Retries with the same key and body replay the first answer.' }]
+          ? [{
+            name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 },
+            description: route.ownIdempotencyKey ?? 'Retries with the same key and body replay the first answer.',
+          }]
           : []),
       ],
       responses: Object.fromEntries(
@@ -26,14 +31,14 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
           status,
           {
             description: r.description,
-            ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: r.schema } } } : {}),
+            ...(r.schema ? { content: { [r.contentType ?? 'application/json']: { schema: jsonSchemaOf(r.schema) } } } : {}),
           },
         ]),
       ),
     };
     if (route.body) {
       operation.requestBody = route.body.kind === 'json'
-        ? { required: !route.body.optional, content: { 'application/json': { schema: route.body.schema } } }
+        ? { required: !route.body.optional, content: { 'application/json': { schema: jsonSchemaOf(route.body.schema) } } }
         : {
           required: true,
           description: route.body.description,
@@ -56,7 +61,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk_…): scope admin (anything) or read (GET requests only).' },
         sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token (st_…), given when the session is created.' },
       },
-      schemas: { Error: ERROR_SCHEMA },
+      schemas: { Error: jsonSchemaOf(ErrorBody) },
     },
     paths,
   };
@@ -71,17 +76,17 @@ function security(route: Route): Record<string, string[]>[] {
   }
 }
 
-function defaultErrors(route: Route): Record<number, { description: string; schema?: Record<string, unknown>; contentType?: string }> {
-  const out: Record<number, { description: string; schema?: Record<string, unknown> }> = {};
-  if (route.auth !== 'none') out[401] = { description: 'Missing or invalid bearer token.', schema: ERROR_SCHEMA };
+function defaultErrors(route: Route): Record<number, RouteResponse> {
+  const out: Record<number, RouteResponse> = {};
+  if (route.auth !== 'none') out[401] = { description: 'Missing or invalid bearer token.', schema: ErrorBody };
   if ((route.auth === 'api_key' || route.auth === 'api_key_or_session') && route.method !== 'GET') {
-    out[403] = { description: 'The API key is read-only (scope read): it may only GET.', schema: ERROR_SCHEMA };
+    out[403] = { description: 'The API key is read-only (scope read): it may only GET.', schema: ErrorBody };
   }
   if (route.body && !route.raw) {
-    out[400] = route.responses[400] ?? { description: 'The body is not valid.', schema: ERROR_SCHEMA };
-    out[413] = { description: 'The body is too large.', schema: ERROR_SCHEMA };
-    out[415] = { description: 'Wrong Content-Type.', schema: ERROR_SCHEMA };
+    out[400] = route.responses[400] ?? { description: 'The body is not valid.', schema: ErrorBody };
+    out[413] = { description: 'The body is too large.', schema: ErrorBody };
+    out[415] = { description: 'Wrong Content-Type.', schema: ErrorBody };
   }
-  if (route.query) out[400] = route.responses[400] ?? { description: 'A query parameter is not valid.', schema: ERROR_SCHEMA };
+  if (route.query) out[400] = route.responses[400] ?? { description: 'A query parameter is not valid.', schema: ErrorBody };
   return out;
 }

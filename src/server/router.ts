@@ -7,9 +7,11 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { checkAgainstSchema, queryParameter, REQUEST_BODY } from '../common/index.js';
 import type { Access, Platform, ApiKeyRecord, SessionRecord } from '../platform/index.js';
+import type { JsonSchema } from '../tool.js';
 import { bearerChallenge } from './bearer-challenge.js';
 import { readBody } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
+import { jsonSchemaOf } from './json-schema-of.js';
 import type { HandlerResult, RequestContext, Route } from './route.js';
 
 export const DEFAULT_JSON_BODY_BYTES = 1024 * 1024;
@@ -19,6 +21,8 @@ interface CompiledRoute {
   route: Route;
   pattern: RegExp;
   names: string[];
+  /** The JSON Schema of a JSON body, from its zod schema: the one the OpenAPI document shows. */
+  bodySchema: JsonSchema | null;
 }
 
 export interface RouterOptions {
@@ -43,7 +47,8 @@ export class Router {
         names.push(name);
         return '([^/]+)';
       });
-      return { route, pattern: new RegExp(`^${source}$`), names };
+      const bodySchema = route.body?.kind === 'json' && !route.raw ? jsonSchemaOf(route.body.schema) : null;
+      return { route, pattern: new RegExp(`^${source}$`), names, bodySchema };
     });
   }
 
@@ -76,7 +81,7 @@ export class Router {
           throw new HttpError(400, 'bad_path', `the path parameter ${name} is not valid percent-encoding`);
         }
       });
-      const ctx = await this.context(req, res, route, params, url, signal);
+      const ctx = await this.context(req, res, match.c, params, url, signal);
       if (route.raw) {
         await route.handler(ctx);
         return route.path;
@@ -85,15 +90,17 @@ export class Router {
       if (result) writeJson(res, result.status, result.body, result.headers);
     } catch (err) {
       const mapped = toHttpError(err);
-      if (mapped.internal) this.options.onError?.(err, route);
+      // A client that went away mid-request (its body cut off, the server closing its connection) is no failure of ours.
+      if (mapped.internal && !req.destroyed) this.options.onError?.(err, route);
       if (!res.headersSent) writeJson(res, mapped.status, mapped.body, mapped.headers);
       else res.destroy();
     }
     return route.path;
   }
 
-  private async context(req: IncomingMessage, res: ServerResponse, route: Route, params: Record<string, string>, url: URL, signal: AbortSignal): Promise<RequestContext> {
+  private async context(req: IncomingMessage, res: ServerResponse, compiled: CompiledRoute, params: Record<string, string>, url: URL, signal: AbortSignal): Promise<RequestContext> {
     const { platform } = this.options;
+    const { route, bodySchema } = compiled;
     const { apiKey, session } = await authenticate(platform, req, route, params);
     const query = checkQuery(route, url.searchParams);
     let body: unknown;
@@ -101,18 +108,20 @@ export class Router {
       const empty = req.headers['content-type'] === undefined && (req.headers['content-length'] ?? '0') === '0' && req.headers['transfer-encoding'] === undefined;
       if (route.body.kind === 'json' && route.body.optional && empty) {
         body = {};
-      } else if (route.body.kind === 'json') {
+      } else if (route.body.kind === 'json' && bodySchema) {
         requireContentType(req, ['application/json']);
         const raw = await readBody(req, route.body.maxBytes ?? DEFAULT_JSON_BODY_BYTES);
         body = parseJson(raw);
-        const check = checkAgainstSchema(route.body.schema, body, REQUEST_BODY);
+        // Checked against the JSON Schema of the route's zod schema: the body then is what the handler's type says.
+        const check = checkAgainstSchema(bodySchema, body, REQUEST_BODY);
         if (!check.ok) {
           throw new HttpError(400, 'invalid_body', check.problems.map((p) => p.message).slice(0, 5).join('; '));
         }
-      } else {
+      } else if (route.body.kind === 'binary') {
         requireContentType(req, route.body.contentTypes);
-        body = await readBody(req, route.body.maxBytes);
-        if ((body as Buffer).length === 0) throw new HttpError(400, 'empty_body', 'the request body is empty');
+        const bytes = await readBody(req, route.body.maxBytes);
+        if (bytes.length === 0) throw new HttpError(400, 'empty_body', 'the request body is empty');
+        body = bytes;
       }
     }
     const baseUrl = this.options.publicUrl ?? `http://${req.headers.host ?? 'localhost'}`;
@@ -122,7 +131,7 @@ export class Router {
   /** Replays the stored answer of a POST already made with the same Idempotency-Key; refuses a key reused with another body. */
   private async withIdempotency(req: IncomingMessage, route: Route, ctx: RequestContext): Promise<HandlerResult | null> {
     const key = req.headers['idempotency-key'];
-    if (route.method !== 'POST' || typeof key !== 'string') return route.handler(ctx);
+    if (route.method !== 'POST' || typeof key !== 'string' || route.ownIdempotencyKey !== undefined) return route.handler(ctx);
     if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
       throw new HttpError(400, 'bad_idempotency_key', `Idempotency-Key must be 1-${MAX_IDEMPOTENCY_KEY} characters`);
     }

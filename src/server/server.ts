@@ -1,8 +1,11 @@
 /**
  * The HTTP server: node:http, the router over the route table, connection limits (connection-limits.ts),
- * graceful shutdown. Closing stops accepting
- * connections, lets requests in flight (tool calls included) finish within a grace period, closes the MCP
- * handlers, then the platform (workers and store).
+ * graceful shutdown with a ceiling. Closing stops accepting connections and ends the live call streams at
+ * once (the MCP endpoints are stateless: none of their streams outlives its call); it then waits for the calls
+ * in flight — each ends within its deadline — and for their answers, at most the call deadline plus
+ * SHUTDOWN_GRACE_MS in all; what is still open then (a slow upload, a client that never reads) is cut. Then the
+ * MCP handlers and the platform (workers and store) close. Its start and its end are one JSON log line each,
+ * saying what it waited for.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,8 +30,6 @@ export interface SubakoServerOptions {
   port?: number;
   /** Origins allowed to reach MCP endpoints from browsers (loopback ones always are). */
   origins?: OriginPolicy;
-  /** Receives one line per notable event (start, stop, unexpected failures). Never a secret. */
-  log?: (line: string) => void;
   /** The URL clients reach the server at, for URLs in answers (see RouterOptions.publicUrl). */
   publicUrl?: string;
   /** Connection limits; each one not given takes its default (defaultConnectionLimits). */
@@ -37,6 +38,18 @@ export interface SubakoServerOptions {
   runtimeStats?: () => RuntimeStats;
   /** With NATS: the dispatch's read-only stats (calls per worker, latencies, no-responders) for /metrics. */
   natsStats?: () => NatsStats;
+}
+
+/**
+ * What a shutdown gives beyond the longest call deadline: the calls' records written and their answers sent,
+ * the workers and the store closed.
+ */
+export const SHUTDOWN_GRACE_MS = 5_000;
+
+/** What a shutdown still waits for, for its log lines. */
+export interface ShutdownPending {
+  calls: number;
+  requests: number;
 }
 
 export class SubakoServer {
@@ -48,6 +61,8 @@ export class SubakoServer {
   private readonly streams: CallStreams;
   readonly metrics: ServerMetrics;
   private readonly accessLog: Logger;
+  /** Failures nobody else reports (a 500), and the shutdown's steps: JSON lines, one each. */
+  private readonly serverLog: Logger;
   private readonly consoleFiles = new ConsoleFiles();
   private readonly router: Router;
   private readonly http: Server;
@@ -56,11 +71,12 @@ export class SubakoServer {
   private closing: Promise<void> | null = null;
 
   private constructor(readonly platform: Platform, private readonly options: SubakoServerOptions) {
-    const log = options.log ?? (() => undefined);
     this.endpoints = new SessionMcpEndpoints(platform, options.origins);
     this.streams = new CallStreams(platform.calls.events, platform.apiKeys);
     this.metrics = new ServerMetrics(platform.calls.events, options.runtimeStats, () => platform.calls.active, options.natsStats);
     this.accessLog = platform.log.child({ component: 'http' });
+    this.serverLog = platform.log.child({ component: 'server' });
+    const serverLog = this.serverLog;
     this.routes = buildRoutes({
       endpoints: this.endpoints,
       streams: this.streams,
@@ -70,7 +86,7 @@ export class SubakoServer {
     this.router = new Router(this.routes, {
       platform,
       publicUrl: options.publicUrl?.replace(/\/+$/, ''),
-      onError: (err, route) => log(`error in ${route ? `${route.method} ${route.path}` : 'request'}: ${err instanceof Error ? err.stack ?? err.message : String(err)}`),
+      onError: (err, route) => serverLog.error({ err, route: route ? `${route.method} ${route.path}` : null }, 'a request failed unexpectedly; it was answered 500'),
     });
     const limits = { ...defaultConnectionLimits(), ...withoutUndefined(options.connections) };
     // Node refuses a header timeout longer than the request timeout: the request's includes the headers.
@@ -136,7 +152,7 @@ export class SubakoServer {
         else writeJson(res, 404, { error: { code: 'not_found', message: `no route for ${req.method} ${pathname}` } });
       }
     } catch (err) {
-      this.options.log?.(`unhandled: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+      this.serverLog.error({ err }, 'a request failed outside its route; it was answered 500');
       if (!res.headersSent) writeJson(res, 500, { error: { code: 'internal', message: 'the server failed to handle the request' } });
       else res.destroy();
     } finally {
@@ -159,28 +175,57 @@ export class SubakoServer {
     }, 'request');
   }
 
-  /** Stops accepting, waits up to `graceMs` for requests in flight, then closes everything. Idempotent. */
-  close(graceMs = 30_000): Promise<void> {
+  /** The longest a shutdown waits: the call deadline, plus SHUTDOWN_GRACE_MS. */
+  get shutdownCeilingMs(): number {
+    return this.platform.calls.callTimeoutMs + SHUTDOWN_GRACE_MS;
+  }
+
+  /** What a shutdown would wait for now. */
+  pending(): ShutdownPending {
+    return { calls: this.platform.calls.active, requests: this.active };
+  }
+
+  /**
+   * Stops accepting, ends the streams, waits up to `ceilingMs` (the call deadline plus SHUTDOWN_GRACE_MS by
+   * default) for the calls in flight and their answers, cuts what is left, then closes everything. Idempotent.
+   */
+  close(ceilingMs = this.shutdownCeilingMs): Promise<void> {
     this.closing ??= (async () => {
+      const began = Date.now();
+      const left = (): number => Math.max(0, ceilingMs - (Date.now() - began));
       const stopped = new Promise<void>((resolve) => this.http.close(() => resolve()));
       this.http.closeIdleConnections();
-      // Live streams never finish on their own: ended now, they do not hold the grace period.
-      this.streams.closeAll();
-      if (this.active > 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, graceMs);
-          this.idle.push(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
-      }
+      // Live streams never finish on their own: ended now, they hold nothing. Held calls end now too (nobody can decide them).
+      const streams = this.streams.closeAll();
+      this.platform.beginClosing();
+      const waiting = this.pending();
+      this.serverLog.info({ calls_in_flight: waiting.calls, requests_open: waiting.requests, streams_ended: streams, ceiling_ms: ceilingMs },
+        `stopping: ${streams} stream(s) ended; waiting for ${waiting.calls} call(s) in flight and ${waiting.requests} request(s) open, at most ${ceilingMs} ms`);
+      const drained = await this.platform.calls.drain(left());
+      // The calls' answers go out; a request that is no call's (a slow upload, a body never sent) is not waited for past the grace.
+      await this.requestsDone(Math.min(left(), SHUTDOWN_GRACE_MS));
+      const cut = this.pending();
       this.http.closeAllConnections();
       await stopped;
       await this.endpoints.closeAll();
       this.metrics.close();
-      await this.platform.close(graceMs);
+      await this.platform.close(left());
+      this.serverLog.info({ waited_ms: Date.now() - began, calls_unfinished: drained ? 0 : cut.calls, requests_cut: cut.requests },
+        drained && cut.requests === 0 ? `stopped after ${Date.now() - began} ms; every call and request finished`
+          : `stopped after ${Date.now() - began} ms; cut ${cut.requests} request(s) still open${drained ? '' : ` and ${cut.calls} call(s) past the ceiling`}`);
     })();
     return this.closing;
+  }
+
+  /** Resolves once no request is open, or after `ms`. */
+  private async requestsDone(ms: number): Promise<void> {
+    if (this.active === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.idle.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 }

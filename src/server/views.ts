@@ -1,9 +1,14 @@
 /**
  * What the API shows of each record: snake_case JSON, never a secret (API keys, session tokens and
- * credential payloads exist only as hashes or sealed text and are not in any view).
+ * credential payloads exist only as hashes or sealed text and are not in any view). Each view is typed by
+ * its answer's schema (server/api/), so a record and the schema the OpenAPI document shows cannot drift apart.
  */
-import type { AgentRecord, AgentVersionRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
+import type { AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
+import type {
+  AgentCallView, AgentVersionView, AgentView, ApprovalView, CallApprovalView, CallView, HeldApprovalView, KeyView, PackageSummaryView, PackageView,
+  Page as PageView, SessionEndpoints, SessionTool, SessionView, SkillView, VaultView,
+} from './api/index.js';
 
 export const DEFAULT_PAGE_LIMIT = 50;
 
@@ -17,11 +22,11 @@ export function pageRequest(query: Record<string, string>): PageRequest {
   return { limit: query.limit ? Number(query.limit) : DEFAULT_PAGE_LIMIT, ...(query.after ? { after: query.after } : {}), maxBytes: PAGE_MAX_BYTES };
 }
 
-export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): { items: U[]; next_cursor: string | null } {
+export function mapPage<T, U>(page: Page<T>, map: (item: T) => U): PageView<U> {
   return { items: page.items.map(map), next_cursor: page.next_cursor };
 }
 
-export function packageView(rec: PackageRecord): Record<string, unknown> {
+export function packageView(rec: PackageRecord): PackageView {
   return {
     name: rec.name, version: rec.version, description: rec.description, digest: rec.digest, created_at: rec.createdAt,
     manifest: rec.manifest, tools: rec.tools,
@@ -29,7 +34,7 @@ export function packageView(rec: PackageRecord): Record<string, unknown> {
 }
 
 /** A package as a whole: its versions, oldest first, and the latest version with its tools. */
-export function packageSummaryView(latest: PackageRecord, versions: readonly PackageVersionSummary[]): Record<string, unknown> {
+export function packageSummaryView(latest: PackageRecord, versions: readonly PackageVersionSummary[]): PackageSummaryView {
   return {
     name: latest.name, description: latest.description, latest_version: latest.version,
     versions: versions.map((v) => ({ version: v.version, description: v.description, digest: v.digest, created_at: v.createdAt })),
@@ -37,26 +42,26 @@ export function packageSummaryView(latest: PackageRecord, versions: readonly Pac
   };
 }
 
-export function skillView(rec: SkillRecord): Record<string, unknown> {
+export function skillView(rec: SkillRecord): SkillView {
   return { name: rec.name, version: rec.version, description: rec.description, digest: rec.digest, created_at: rec.createdAt };
 }
 
-export function agentView(agent: AgentRecord, version?: AgentVersionRecord): Record<string, unknown> {
+export function agentView(agent: AgentRecord, version?: AgentVersionRecord): AgentView {
   return {
     id: agent.id, name: agent.name, version: agent.currentVersion, created_at: agent.createdAt, updated_at: agent.updatedAt,
     ...(version ? { spec: version.spec } : {}),
   };
 }
 
-export function agentVersionView(rec: AgentVersionRecord): Record<string, unknown> {
+export function agentVersionView(rec: AgentVersionRecord): AgentVersionView {
   return { agent_id: rec.agentId, version: rec.version, spec: rec.spec, created_at: rec.createdAt };
 }
 
-export function vaultView(rec: VaultRecord): Record<string, unknown> {
+export function vaultView(rec: VaultRecord): VaultView {
   return { id: rec.id, name: rec.name, created_at: rec.createdAt };
 }
 
-export function sessionView(rec: SessionRecord): Record<string, unknown> {
+export function sessionView(rec: SessionRecord): SessionView {
   return {
     id: rec.id, agent_id: rec.agentId, agent_version: rec.agentVersion, vault_ids: rec.vaultIds,
     created_at: rec.createdAt, expires_at: rec.expiresAt,
@@ -64,7 +69,7 @@ export function sessionView(rec: SessionRecord): Record<string, unknown> {
 }
 
 /** The two ways to reach a session's MCP endpoint, given its token (only known when it is created). */
-export function sessionEndpoints(baseUrl: string, rec: SessionRecord, token: string): Record<string, unknown> {
+export function sessionEndpoints(baseUrl: string, rec: SessionRecord, token: string): SessionEndpoints {
   return {
     capability_url: `${baseUrl}/mcp/${token}`,
     url: `${baseUrl}/v1/sessions/${rec.id}/mcp`,
@@ -73,15 +78,18 @@ export function sessionEndpoints(baseUrl: string, rec: SessionRecord, token: str
 }
 
 /** `agentId`: the call's agent, where the answer spans sessions (the calls search and the live stream). */
-export function callView(rec: CallRecord, agentId?: string): Record<string, unknown> {
+export function callView(rec: CallRecord): CallView;
+export function callView(rec: CallRecord, agentId: string): AgentCallView;
+export function callView(rec: CallRecord, agentId?: string): CallView {
   return {
     id: rec.id, session_id: rec.sessionId, ...(agentId !== undefined ? { agent_id: agentId } : {}), via: rec.via, tool: rec.tool, arguments: rec.arguments, outcome: rec.outcome,
     crash: rec.crash, model: rec.model, stderr_tail: rec.stderrTail, egress: rec.egress, duration_ms: rec.durationMs,
-    started_at: rec.startedAt, ...(rec.approval ? { approval: approvalDecisionView(rec.approval) } : {}),
+    started_at: rec.startedAt, worker: rec.worker ?? null, ...(rec.approval ? { approval: approvalDecisionView(rec.approval) } : {}),
+    ...(rec.leaseLapsed ? { lease_lapsed: { marked_as: rec.leaseLapsed.markedAs, note: rec.leaseLapsed.note } } : {}),
   };
 }
 
-export function approvalDecisionView(rec: CallApproval): Record<string, unknown> {
+export function approvalDecisionView(rec: CallApproval): CallApprovalView {
   return {
     id: rec.id, asked: rec.asked, decision: rec.decision, decided_by: rec.decidedBy, decided_at: rec.decidedAt,
     ...(rec.reason !== undefined ? { reason: rec.reason } : {}),
@@ -89,14 +97,14 @@ export function approvalDecisionView(rec: CallApproval): Record<string, unknown>
 }
 
 /** A held call as its approver reads it: its arguments exactly (approval-view.ts), vault secrets hidden where it says. */
-export function pendingApprovalView(rec: PendingApproval): Record<string, unknown> {
+export function pendingApprovalView(rec: PendingApproval): ApprovalView {
   return {
     id: rec.id, session_id: rec.sessionId, call_id: rec.callId, tool: rec.tool, arguments: rec.arguments, hidden_secrets: rec.hiddenSecrets,
     created_at: rec.createdAt, expires_at: rec.expiresAt,
   };
 }
 
-export function heldApprovalView(rec: HeldApproval): Record<string, unknown> {
+export function heldApprovalView(rec: HeldApproval): HeldApprovalView {
   return { ...pendingApprovalView(rec), decision: rec.decision ?? 'pending', decided_by: rec.decidedBy, decided_at: rec.decidedAt, reason: rec.reason };
 }
 
@@ -105,7 +113,7 @@ export function heldApprovalView(rec: HeldApproval): Record<string, unknown> {
  * a token in the path or query), and this view answers the session's own token too: shown whole, it would
  * let a session reach the upstream directly, past the agent's per-tool policy. Only its origin is shown.
  */
-function sourceView(source: NonNullable<Tool['source']>): Record<string, unknown> {
+function sourceView(source: NonNullable<Tool['source']>): NonNullable<SessionTool['source']> {
   if (source.kind !== 'mcp' || typeof source.url !== 'string') return source;
   let origin: string;
   try {
@@ -116,11 +124,18 @@ function sourceView(source: NonNullable<Tool['source']>): Record<string, unknown
   return { ...source, url: origin };
 }
 
-export function toolView(name: string, tool: Tool): Record<string, unknown> {
+export function toolView(name: string, tool: Tool): SessionTool {
   return {
     name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: tool.inputSchema,
     ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
     ...(tool.source ? { source: sourceView(tool.source) } : {}),
     ...((tool as { requiresApproval?: boolean }).requiresApproval ? { requires_approval: true } : {}),
+  };
+}
+
+export function keyView(rec: ApiKeyRecord): KeyView {
+  return {
+    id: rec.id, name: rec.name, prefix: rec.prefix, scope: rec.scope, created_at: rec.createdAt,
+    last_used_at: rec.lastUsedAt, revoked_at: rec.revokedAt,
   };
 }

@@ -1,6 +1,6 @@
 /**
- * The bus with per-role permissions (README, "Running on several machines"): a NATS server of this test's own
- * runs the configuration the README shows, for this run's prefix. A replica and a worker, each with its role's
+ * The bus with per-role permissions (docs/operating.md, "NATS configuration"): a NATS server of this test's own
+ * runs the configuration the operator's page shows, for this run's prefix. A replica and a worker, each with its role's
  * credentials in its `--nats` URL, serve calls end to end; a client without credentials cannot connect; a
  * worker's credentials cannot send a call or a record, nor read the records; a replica's cannot take calls.
  * (test/hostile/bus-attacks.test.ts shows the open bus, where sealing alone holds.)
@@ -21,11 +21,11 @@ const PREFIX = 'permtest';
 const REPLICA = { user: 'replica', pass: randomBytes(12).toString('hex') };
 const WORKER = { user: 'worker', pass: randomBytes(12).toString('hex') };
 
-/** The README's configuration for the prefix `subako`, made this run's: its prefix and passwords. */
-function readmeConfiguration(): string {
-  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const block = /<!-- nats-permissions:[^\n]*-->\n\s*```conf\n([\s\S]*?)\n\s*```/.exec(readme);
-  assert.ok(block, 'the README shows the nats-server configuration under its nats-permissions marker');
+/** The operator's page's configuration for the prefix `subako`, made this run's: its prefix and passwords. */
+function documentedConfiguration(): string {
+  const page = readFileSync(join(REPO_ROOT, 'docs', 'operating.md'), 'utf8');
+  const block = /<!-- nats-permissions:[^\n]*-->\n\s*```conf\n([\s\S]*?)\n\s*```/.exec(page);
+  assert.ok(block, 'docs/operating.md shows the nats-server configuration under its nats-permissions marker');
   return block[1]
     .replaceAll('subako.', `${PREFIX}.`).replaceAll('subako_', `${PREFIX}_`)
     .replace('$REPLICA_PASSWORD', JSON.stringify(REPLICA.pass)).replace('$WORKER_PASSWORD', JSON.stringify(WORKER.pass));
@@ -48,7 +48,7 @@ async function firstError(nc: NatsConnection): Promise<string> {
   return what;
 }
 
-describe('a bus with per-role permissions, as the README configures it', () => {
+describe('a bus with per-role permissions, as docs/operating.md configures it', () => {
   let nats: OwnNatsServer;
   const dataDir = tempDir();
   const volumesDir = join(dataDir, 'volumes');
@@ -57,7 +57,7 @@ describe('a bus with per-role permissions, as the README configures it', () => {
   let worker: ChildWorker | undefined;
 
   before(async () => {
-    nats = await OwnNatsServer.start({ config: readmeConfiguration(), user: REPLICA });
+    nats = await OwnNatsServer.start({ config: documentedConfiguration(), user: REPLICA });
     const { server, firstStart } = await startServer({
       dataDir, port: 0, examplesDir: null, env: { ...process.env, ...TEST_KEY }, nats: { url: urlFor(nats, REPLICA), prefix: PREFIX }, volumesDir,
     });

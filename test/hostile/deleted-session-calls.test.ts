@@ -46,7 +46,8 @@ describe('deleting a session or an agent stops its calls', () => {
   let server: Served;
 
   before(async () => {
-    server = await serve(['--no-examples', '--workers', '2', '--call-timeout-ms', String(DEADLINE_MS), '--session-concurrency', '1']);
+    // The server's failures are JSON lines at `error` (silent under the test runner unless asked): the 500 below reads them.
+    server = await serve(['--no-examples', '--workers', '2', '--call-timeout-ms', String(DEADLINE_MS), '--session-concurrency', '1'], { env: { SUBAKO_LOG_LEVEL: 'error' } });
   });
   after(async () => {
     assert.equal(await server.stop(), 0);

@@ -5,7 +5,7 @@
  * through one replica is served by the other: packages and skills uploaded through replica 1, a session started
  * through replica 2, MCP calls through both, a deletion through one refused by the other at once. Nothing is
  * lost or doubled: every call is in the call log once, and a replica killed mid-call leaves that call
- * `interrupted`, marked by the other once the dead one's lease ran out, while calls through the other go on.
+ * `unknown` (crash reason `interrupted`), marked by the other once the dead one's lease ran out, while calls through the other go on.
  * And what a shared database needs of the processes on it: a first start made once, one sealing key.
  */
 import { after, before, describe, it } from 'node:test';
@@ -204,7 +204,7 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
     }
   });
 
-  it('a replica killed mid-call leaves that call interrupted, marked by the other once the lease ran out; calls through the other go on', async () => {
+  it('a replica killed mid-call leaves that call unknown (interrupted), marked by the other once the lease ran out; calls through the other go on', async () => {
     const slow = one.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'timeout', arguments: {} }).catch(() => null);
     let victim: CallView | undefined;
     for (const deadline = Date.now() + 10_000; !victim && Date.now() < deadline;) {
@@ -226,8 +226,9 @@ describe('two API replicas and two workers on one PostgreSQL and NATS', () => {
       seen = (await two.call('GET', `/v1/calls/${victim.id}`)).body as CallView;
       if (seen.outcome !== 'running') break;
     }
-    assert.equal(seen?.outcome, 'crash', JSON.stringify(seen));
-    assert.deepEqual(seen?.crash, { reason: 'interrupted', message: 'the server running the call stopped before it finished' });
+    assert.equal(seen?.outcome, 'unknown', JSON.stringify(seen));
+    assert.equal(seen?.crash?.reason, 'interrupted');
+    assert.match(seen!.crash!.message, /^the server running the call stopped .* whether the tool ran to its end is unknown/);
     assert.ok(made > 0);
     const calls = await allCalls(two, `&session=${session.id}`);
     assert.equal(new Set(calls.map((c) => c.id)).size, calls.length, 'no call listed twice');

@@ -99,7 +99,7 @@ describe('restarting the server', () => {
       assert.equal((await second.call('GET', `/v1/vaults/${vault.id}/credentials`)).body.items.length, 1);
       assert.equal((await second.call('GET', `/v1/sessions/${session.id}`)).status, 200);
       const calls = (await second.call('GET', `/v1/sessions/${session.id}/calls`)).body.items;
-      assert.deepEqual(calls.map((c: { tool: string; outcome: string }) => `${c.tool}:${c.outcome}`), ['greet:ok', 'timeout:crash']);
+      assert.deepEqual(calls.map((c: { tool: string; outcome: string }) => `${c.tool}:${c.outcome}`), ['greet:ok', 'timeout:unknown']);
       assert.equal(calls[1].crash.reason, 'interrupted');
       // The session still works, with the same token, and its vault credential still opens.
       const again = await second.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'greet', arguments: { name: 'Cy' } });

@@ -1,40 +1,25 @@
 // Agents: each agent's versions and what each grants (packages and their egress, remote MCP servers and
 // their policies, skills, vault credentials); a form to publish a new version or create an agent.
 import { useState } from 'preact/hooks';
-import { api, type Page } from '../api';
+import { api, type AgentInput, type AgentSpecView, type AgentVersionView, type AgentView, type Page } from '../api';
 import { ErrorLine, Json, Section, useLoad, When } from '../components';
 import { linkProps, navigate } from '../router';
-
-interface Agent { id: string; name: string; version: number; created_at: string; updated_at: string; spec?: Spec }
-interface Spec {
-  name?: string;
-  description?: string;
-  tools?: { package: string; version?: string; egress?: { allow?: string[]; grants?: string[] }; data?: boolean }[];
-  skills?: { name: string; version?: string }[];
-  mcp_servers?: { name: string; url: string; credential?: { vault_id: string; credential_id?: string } | null; default_policy?: string; tools?: { name: string; policy: string }[] }[];
-  [key: string]: unknown;
-}
-interface AgentVersion { agent_id: string; version: number; spec: Spec; created_at: string }
 
 /**
  * A stored spec as the input it came from: each package and skill with the version its author asked for
  * (`requested`: "latest" stays "latest"), not the one it resolved to when published.
  */
-function toInput(spec: Spec): Spec {
-  const requested = (item: Record<string, unknown>) => {
-    const { requested: asked, version, ...rest } = item;
-    return { ...rest, version: typeof asked === 'string' ? asked : version };
-  };
+function toInput(spec: AgentSpecView): AgentInput {
   return {
     name: spec.name,
     ...(spec.description ? { description: spec.description } : {}),
-    tools: (spec.tools ?? []).map((t) => requested(t as Record<string, unknown>)) as Spec['tools'],
-    skills: (spec.skills ?? []).map((s) => requested(s as Record<string, unknown>)) as Spec['skills'],
-    mcp_servers: spec.mcp_servers ?? [],
+    tools: spec.tools.map(({ requested, version: _resolved, ...rest }) => ({ ...rest, version: requested })),
+    skills: spec.skills.map(({ requested, version: _resolved, ...rest }) => ({ ...rest, version: requested })),
+    mcp_servers: spec.mcp_servers,
   };
 }
 
-export function Grants({ spec }: { spec: Spec }) {
+export function Grants({ spec }: { spec: AgentSpecView }) {
   const tools = spec.tools ?? [];
   const servers = spec.mcp_servers ?? [];
   const skills = spec.skills ?? [];
@@ -65,7 +50,7 @@ export function Grants({ spec }: { spec: Spec }) {
   );
 }
 
-function SpecForm({ initial, submitLabel, onSubmit }: { initial: Spec; submitLabel: string; onSubmit: (spec: Spec) => Promise<void> }) {
+function SpecForm({ initial, submitLabel, onSubmit }: { initial: AgentInput; submitLabel: string; onSubmit: (spec: AgentInput) => Promise<void> }) {
   const [text, setText] = useState(JSON.stringify(initial, null, 2));
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -73,7 +58,8 @@ function SpecForm({ initial, submitLabel, onSubmit }: { initial: Spec; submitLab
     <form class="spec-form" onSubmit={async (e) => {
       e.preventDefault();
       setError(null);
-      let spec: Spec;
+      // What the person typed, sent as it is: the server checks it against AgentInput's schema and says what is wrong.
+      let spec: AgentInput;
       try {
         spec = JSON.parse(text);
       } catch {
@@ -98,7 +84,7 @@ function SpecForm({ initial, submitLabel, onSubmit }: { initial: Spec; submitLab
 }
 
 export function AgentsPage() {
-  const list = useLoad(() => api<Page<Agent>>('GET', '/v1/agents?limit=200'), []);
+  const list = useLoad(() => api<Page<AgentView>>('GET', '/v1/agents?limit=200'), []);
   return (
     <div>
       <Section title="Agents">
@@ -119,7 +105,7 @@ export function AgentsPage() {
       </Section>
       <Section title="Create an agent">
         <SpecForm initial={{ name: 'my-agent', tools: [{ package: 'greet' }] }} submitLabel="create agent" onSubmit={async (spec) => {
-          const agent = await api<Agent>('POST', '/v1/agents', spec);
+          const agent = await api<AgentView>('POST', '/v1/agents', spec);
           navigate(`/agents/${agent.id}`);
         }} />
       </Section>
@@ -128,8 +114,8 @@ export function AgentsPage() {
 }
 
 export function AgentPage({ id }: { id: string }) {
-  const agent = useLoad(() => api<Agent>('GET', `/v1/agents/${encodeURIComponent(id)}`), [id]);
-  const versions = useLoad(() => api<Page<AgentVersion>>('GET', `/v1/agents/${encodeURIComponent(id)}/versions?limit=200`), [id]);
+  const agent = useLoad(() => api<AgentView>('GET', `/v1/agents/${encodeURIComponent(id)}`), [id]);
+  const versions = useLoad(() => api<Page<AgentVersionView>>('GET', `/v1/agents/${encodeURIComponent(id)}/versions?limit=200`), [id]);
   const [open, setOpen] = useState<number | null>(null);
   if (agent.error) return <ErrorLine error={agent.error} />;
   const a = agent.data;

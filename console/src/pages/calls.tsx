@@ -2,7 +2,7 @@
 // trace. The list loads a page at a time (a page ends at 200 calls or 1 MiB, whichever comes first); "load older
 // calls" follows the page's cursor, so every call can be reached.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, OUTCOMES, query, type CallView, type Page } from '../api';
+import { api, OUTCOMES, query, type AgentCallView, type AgentView, type Page } from '../api';
 import { ErrorLine, Outcome, useLoad, When } from '../components';
 import { followCalls } from '../sse';
 import { linkProps } from '../router';
@@ -21,24 +21,18 @@ const PAGE = 200;
  * What the list keeps of a call: its row. The trace loads the whole call when it is opened, so a page left open
  * while the stream brings calls in holds a few hundred bytes for each, not its arguments and result.
  */
-interface CallRow {
-  id: string;
-  tool: string;
-  outcome: string;
-  duration_ms: number | null;
-  via: string;
-  started_at: string;
+interface CallRow extends Pick<AgentCallView, 'id' | 'tool' | 'outcome' | 'duration_ms' | 'via' | 'started_at'> {
   requests: number;
   refused: boolean;
 }
 
-const rowOf = (call: CallView): CallRow => ({
+const rowOf = (call: AgentCallView): CallRow => ({
   id: call.id, tool: call.tool, outcome: call.outcome, duration_ms: call.duration_ms, via: call.via, started_at: call.started_at,
   requests: call.egress.length, refused: call.egress.some((e) => e.error),
 });
 
 /** A newer word on a call replaces the older; a `running` event never replaces its end. */
-function merge(rows: CallRow[], call: CallView): CallRow[] {
+function merge(rows: CallRow[], call: AgentCallView): CallRow[] {
   const at = rows.findIndex((c) => c.id === call.id);
   if (at < 0) return [rowOf(call), ...rows].sort((a, b) => (a.id < b.id ? 1 : -1));
   if (call.outcome === 'running' && rows[at].outcome !== 'running') return rows;
@@ -55,7 +49,7 @@ export function CallsPage({ selected }: { selected: string | null }) {
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [state, setState] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
-  const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/v1/agents?limit=200'), []);
+  const agents = useLoad(() => api<Page<AgentView>>('GET', '/v1/agents?limit=200'), []);
   const filterQuery = query({ ...filters });
   const [generation, setGeneration] = useState(0);
   /** Which list a page answers (the filters and the reloads so far): an answer for an older one is dropped. */
@@ -69,7 +63,7 @@ export function CallsPage({ selected }: { selected: string | null }) {
     let live = true;
     // Calls the stream brings while the list loads are kept: the two are merged by id.
     setOlder(undefined);
-    api<Page<CallView>>('GET', `/v1/calls${query({ ...filters, limit: String(PAGE) })}`).then((page) => {
+    api<Page<AgentCallView>>('GET', `/v1/calls${query({ ...filters, limit: String(PAGE) })}`).then((page) => {
       if (!live) return;
       setCalls((current) => page.items.reduce(merge, current));
       setOlder(page.next_cursor);
@@ -81,7 +75,7 @@ export function CallsPage({ selected }: { selected: string | null }) {
     if (!older || loadingOlder) return;
     const asked = listing.current;
     setLoadingOlder(true);
-    api<Page<CallView>>('GET', `/v1/calls${query({ ...filters, limit: String(PAGE), after: older })}`).then((page) => {
+    api<Page<AgentCallView>>('GET', `/v1/calls${query({ ...filters, limit: String(PAGE), after: older })}`).then((page) => {
       if (listing.current !== asked) return;
       setCalls((current) => page.items.reduce(merge, current));
       setOlder(page.next_cursor);
@@ -89,20 +83,19 @@ export function CallsPage({ selected }: { selected: string | null }) {
   };
 
   // The open call, loaded whole; the stream's later word on it replaces it (a running call that ends).
-  const [open, setOpen] = useState<CallView | null>(null);
+  const [open, setOpen] = useState<AgentCallView | null>(null);
   const openId = useRef<string | null>(null);
   openId.current = selected;
   useEffect(() => {
     setOpen(null);
     if (selected) {
-      api<CallView>('GET', `/v1/calls/${encodeURIComponent(selected)}`)
+      api<AgentCallView>('GET', `/v1/calls/${encodeURIComponent(selected)}`)
         .then((call) => openId.current === call.id && setOpen((current) => current ?? call), setError);
     }
   }, [selected]);
 
   useEffect(() => followCalls(`/v1/calls/stream${filterQuery}`, {
-    onCall: (event) => {
-      const call = event as CallView;
+    onCall: (call) => {
       setCalls((current) => merge(current, call));
       if (call.id === openId.current) setOpen((current) => (call.outcome === 'running' && current && current.outcome !== 'running' ? current : call));
     },

@@ -1,14 +1,11 @@
 // Packages: every package with its versions; a package's tools with their schemas; upload a bundle.
 import { useState } from 'preact/hooks';
-import { api, ApiError, type Page } from '../api';
+import { api, ApiError, type Page, type PackageSummaryView, type PackageTool, type PackageView } from '../api';
 import { ErrorLine, Json, SchemaView, Section, useLoad, When } from '../components';
 import { linkProps, navigate } from '../router';
 
-interface PackageVersion { name: string; version: string; description?: string; digest: string; created_at: string; tools: ToolView[] }
-interface ToolView { name: string; description?: string; inputSchema: Record<string, unknown>; outputSchema?: Record<string, unknown> }
-interface Summary { name: string; description?: string; latest_version: string; versions: { version: string; digest: string; created_at: string; description?: string }[]; tools: ToolView[] }
 
-export function ToolList({ tools }: { tools: ToolView[] }) {
+export function ToolList({ tools }: { tools: PackageTool[] }) {
   return (
     <div class="tools">
       {tools.map((t) => (
@@ -27,13 +24,13 @@ export function ToolList({ tools }: { tools: ToolView[] }) {
 function Upload({ onDone }: { onDone: () => void }) {
   const [over, setOver] = useState(false);
   const [busy, setBusy] = useState(false);
-  const [outcome, setOutcome] = useState<{ ok: true; pkg: PackageVersion } | { ok: false; error: unknown } | null>(null);
+  const [outcome, setOutcome] = useState<{ ok: true; pkg: PackageView } | { ok: false; error: unknown } | null>(null);
   const send = async (file: File | undefined) => {
     if (!file) return;
     setBusy(true);
     setOutcome(null);
     try {
-      const pkg = await api<PackageVersion>('POST', '/v1/packages', new Blob([await file.arrayBuffer()]));
+      const pkg = await api<PackageView>('POST', '/v1/packages', new Blob([await file.arrayBuffer()]));
       setOutcome({ ok: true, pkg });
       onDone();
     } catch (error) {
@@ -69,8 +66,8 @@ function Upload({ onDone }: { onDone: () => void }) {
 }
 
 export function PackagesPage() {
-  const list = useLoad(() => api<Page<PackageVersion>>('GET', '/v1/packages?limit=200'), []);
-  const byName = new Map<string, PackageVersion[]>();
+  const list = useLoad(() => api<Page<PackageView>>('GET', '/v1/packages?limit=200'), []);
+  const byName = new Map<string, PackageView[]>();
   for (const p of list.data?.items ?? []) byName.set(p.name, [...(byName.get(p.name) ?? []), p]);
   return (
     <div>
@@ -99,10 +96,10 @@ export function PackagesPage() {
 }
 
 export function PackagePage({ name }: { name: string }) {
-  const summary = useLoad(() => api<Summary>('GET', `/v1/packages/${encodeURIComponent(name)}`), [name]);
+  const summary = useLoad(() => api<PackageSummaryView>('GET', `/v1/packages/${encodeURIComponent(name)}`), [name]);
   const [version, setVersion] = useState<string | null>(null);
   const chosen = useLoad(
-    () => (version ? api<PackageVersion & { manifest?: unknown }>('GET', `/v1/packages/${encodeURIComponent(name)}/versions/${encodeURIComponent(version)}`) : Promise.resolve(null)),
+    () => (version ? api<PackageView>('GET', `/v1/packages/${encodeURIComponent(name)}/versions/${encodeURIComponent(version)}`) : Promise.resolve(null)),
     [name, version],
   );
   const s = summary.data;

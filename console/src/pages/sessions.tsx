@@ -1,28 +1,27 @@
 // Sessions: start one of an agent, copy its MCP endpoint (shown once, at the start), try its tools from
 // forms made from their input schemas, and browse its /volume/tmp (read-only).
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiBytes, query, type CallView, type Page } from '../api';
+import {
+  api, apiBytes, query, type AgentCallView, type AgentView, type CallAnswer, type CallInput, type CreatedSessionView, type FileEntry, type FileListing,
+  type Page, type SessionInput, type SessionTool, type SessionTools, type SessionView, type VaultView,
+} from '../api';
 import { CopyButton, ErrorLine, Outcome, Section, useLoad, When } from '../components';
 import { linkProps, navigate } from '../router';
 import { SchemaForm } from '../schema-form';
 import { Trace } from '../trace';
 
-interface Session { id: string; agent_id: string; agent_version: number; vault_ids: string[]; created_at: string; expires_at: string }
-interface Created extends Session { mcp: { capability_url: string; url: string; authorization: string } }
-interface ToolView { name: string; description?: string; inputSchema: Record<string, unknown>; source?: { kind: string } }
-interface Entry { name: string; kind: 'file' | 'directory' | 'link' | 'other'; size: number }
 
 /**
  * The MCP endpoint of a session started in this page, in memory only: the API shows it once, and the console
  * keeps it no longer than the page (never in storage). A reload forgets it.
  */
-const started = new Map<string, Created['mcp']>();
+const started = new Map<string, NonNullable<CreatedSessionView['mcp']>>();
 
 export function SessionsPage({ agent }: { agent: string | null }) {
-  const agents = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/v1/agents?limit=200'), []);
+  const agents = useLoad(() => api<Page<AgentView>>('GET', '/v1/agents?limit=200'), []);
   const chosen = agent ?? agents.data?.items[0]?.id ?? null;
-  const sessions = useLoad(() => (chosen ? api<Page<Session>>('GET', `/v1/agents/${encodeURIComponent(chosen)}/sessions?limit=200`) : Promise.resolve(null)), [chosen]);
-  const vaults = useLoad(() => api<Page<{ id: string; name: string }>>('GET', '/v1/vaults?limit=200'), []);
+  const sessions = useLoad(() => (chosen ? api<Page<SessionView>>('GET', `/v1/agents/${encodeURIComponent(chosen)}/sessions?limit=200`) : Promise.resolve(null)), [chosen]);
+  const vaults = useLoad(() => api<Page<VaultView>>('GET', '/v1/vaults?limit=200'), []);
   const [vaultIds, setVaultIds] = useState<string[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -35,8 +34,9 @@ export function SessionsPage({ agent }: { agent: string | null }) {
           setBusy(true);
           setError(null);
           try {
-            const session = await api<Created>('POST', `/v1/agents/${encodeURIComponent(chosen)}/sessions`, vaultIds.length ? { vault_ids: vaultIds } : {});
-            started.set(session.id, session.mcp);
+            const input: SessionInput = vaultIds.length ? { vault_ids: vaultIds } : {};
+            const session = await api<CreatedSessionView>('POST', `/v1/agents/${encodeURIComponent(chosen)}/sessions`, input);
+            if (session.mcp) started.set(session.id, session.mcp);
             navigate(`/sessions/${session.id}`);
           } catch (err) {
             setError(err);
@@ -87,11 +87,11 @@ function Endpoint({ id }: { id: string }) {
   );
 }
 
-function TryTool({ sessionId, tools, onCalled }: { sessionId: string; tools: ToolView[]; onCalled: () => void }) {
+function TryTool({ sessionId, tools, onCalled }: { sessionId: string; tools: SessionTool[]; onCalled: () => void }) {
   const [name, setName] = useState<string | null>(null);
   const tool = tools.find((t) => t.name === (name ?? tools[0]?.name));
   const [busy, setBusy] = useState(false);
-  const [answer, setAnswer] = useState<{ call: CallView; result: { content?: Record<string, unknown>[] } } | null>(null);
+  const [answer, setAnswer] = useState<CallAnswer | null>(null);
   const [error, setError] = useState<unknown>(null);
   if (!tool) return <p class="muted">This session has no tools.</p>;
   return (
@@ -104,7 +104,8 @@ function TryTool({ sessionId, tools, onCalled }: { sessionId: string; tools: Too
         setBusy(true);
         setError(null);
         try {
-          setAnswer(await api('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/calls`, { tool: tool.name, arguments: args }));
+          const input: CallInput = { tool: tool.name, arguments: args };
+          setAnswer(await api<CallAnswer>('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/calls`, input));
           onCalled();
         } catch (err) {
           setError(err);
@@ -120,10 +121,10 @@ function TryTool({ sessionId, tools, onCalled }: { sessionId: string; tools: Too
 
 function FileBrowser({ sessionId, version }: { sessionId: string; version: number }) {
   const [path, setPath] = useState('');
-  const listing = useLoad(() => api<{ path: string; entries: Entry[]; truncated: boolean }>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/files${query({ path })}`), [sessionId, path, version]);
+  const listing = useLoad(() => api<FileListing>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/files${query({ path })}`), [sessionId, path, version]);
   const [preview, setPreview] = useState<{ name: string; text?: string; image?: string; size: number } | null>(null);
   useEffect(() => () => { if (preview?.image) URL.revokeObjectURL(preview.image); }, [preview]);
-  const open = async (entry: Entry) => {
+  const open = async (entry: FileEntry) => {
     const full = path ? `${path}/${entry.name}` : entry.name;
     if (entry.kind === 'directory') {
       setPath(full);
@@ -169,10 +170,10 @@ function FileBrowser({ sessionId, version }: { sessionId: string; version: numbe
 }
 
 export function SessionPage({ id }: { id: string }) {
-  const session = useLoad(() => api<Session>('GET', `/v1/sessions/${encodeURIComponent(id)}`), [id]);
-  const tools = useLoad(() => api<{ items: ToolView[]; warnings?: string[] }>('GET', `/v1/sessions/${encodeURIComponent(id)}/tools`), [id]);
+  const session = useLoad(() => api<SessionView>('GET', `/v1/sessions/${encodeURIComponent(id)}`), [id]);
+  const tools = useLoad(() => api<SessionTools>('GET', `/v1/sessions/${encodeURIComponent(id)}/tools`), [id]);
   const [version, setVersion] = useState(0);
-  const calls = useLoad(() => api<Page<CallView>>('GET', `/v1/calls${query({ session: id, limit: '20' })}`), [id, version]);
+  const calls = useLoad(() => api<Page<AgentCallView>>('GET', `/v1/calls${query({ session: id, limit: '20' })}`), [id, version]);
   if (session.error) return <ErrorLine error={session.error} />;
   const s = session.data;
   if (!s) return <p class="muted">Loading…</p>;

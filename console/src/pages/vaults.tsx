@@ -1,15 +1,13 @@
 // Vaults: their credentials by target and kind — never a secret (the API has none to give: they are sealed
 // and write-only) — and forms to add and delete them.
 import { useState } from 'preact/hooks';
-import { api, type Page } from '../api';
+import { api, type CredentialInput, type CredentialPayload, type CredentialView, type Page, type VaultInput, type VaultView } from '../api';
 import { ErrorLine, Section, useLoad, When } from '../components';
 import { linkProps, navigate } from '../router';
 
-interface Vault { id: string; name: string; created_at: string }
-interface Credential { id: string; vault_id: string; target: string; display_name?: string; auth_scheme: string; expires_at?: string | null; refreshable?: boolean; created_at?: string }
 
 export function VaultsPage() {
-  const list = useLoad(() => api<Page<Vault>>('GET', '/v1/vaults?limit=200'), []);
+  const list = useLoad(() => api<Page<VaultView>>('GET', '/v1/vaults?limit=200'), []);
   const [name, setName] = useState('');
   const [error, setError] = useState<unknown>(null);
   return (
@@ -30,7 +28,8 @@ export function VaultsPage() {
           e.preventDefault();
           setError(null);
           try {
-            const vault = await api<Vault>('POST', '/v1/vaults', { name });
+            const input: VaultInput = { name };
+            const vault = await api<VaultView>('POST', '/v1/vaults', input);
             navigate(`/vaults/${vault.id}`);
           } catch (err) {
             setError(err);
@@ -47,7 +46,7 @@ export function VaultsPage() {
 
 function AddCredential({ vaultId, onAdded }: { vaultId: string; onAdded: () => void }) {
   const [target, setTarget] = useState('');
-  const [kind, setKind] = useState<'static_bearer' | 'static_headers' | 'oauth'>('static_bearer');
+  const [kind, setKind] = useState<CredentialPayload['auth_scheme']>('static_bearer');
   const [header, setHeader] = useState('x-api-key');
   const [secret, setSecret] = useState('');
   const [label, setLabel] = useState('');
@@ -56,11 +55,12 @@ function AddCredential({ vaultId, onAdded }: { vaultId: string; onAdded: () => v
     <form class="stacked" autocomplete="off" onSubmit={async (e) => {
       e.preventDefault();
       setError(null);
-      const payload = kind === 'static_bearer' ? { auth_scheme: kind, token: secret }
+      const payload: CredentialPayload = kind === 'static_bearer' ? { auth_scheme: kind, token: secret }
         : kind === 'static_headers' ? { auth_scheme: kind, headers: { [header]: secret } }
           : { auth_scheme: kind, access_token: secret };
+      const input: CredentialInput = { target, payload, ...(label ? { display_name: label } : {}) };
       try {
-        await api('POST', `/v1/vaults/${encodeURIComponent(vaultId)}/credentials`, { target, payload, ...(label ? { display_name: label } : {}) });
+        await api('POST', `/v1/vaults/${encodeURIComponent(vaultId)}/credentials`, input);
         setSecret('');
         setTarget('');
         setLabel('');
@@ -86,8 +86,8 @@ function AddCredential({ vaultId, onAdded }: { vaultId: string; onAdded: () => v
 }
 
 export function VaultPage({ id }: { id: string }) {
-  const vault = useLoad(() => api<Vault>('GET', `/v1/vaults/${encodeURIComponent(id)}`), [id]);
-  const credentials = useLoad(() => api<Page<Credential>>('GET', `/v1/vaults/${encodeURIComponent(id)}/credentials?limit=200`), [id]);
+  const vault = useLoad(() => api<VaultView>('GET', `/v1/vaults/${encodeURIComponent(id)}`), [id]);
+  const credentials = useLoad(() => api<Page<CredentialView>>('GET', `/v1/vaults/${encodeURIComponent(id)}/credentials?limit=200`), [id]);
   const [error, setError] = useState<unknown>(null);
   if (vault.error) return <ErrorLine error={vault.error} />;
   const v = vault.data;

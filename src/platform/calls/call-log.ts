@@ -2,10 +2,18 @@
  * Every call a session makes is recorded here, whichever entry point made it (REST, the session's MCP endpoint,
  * in-process code): the call log is the outermost step composed around each of a session's tools (`step`), once,
  * when the session's toolbox is built, and every entry point calls those tools. Each call is recorded first as
- * `running` (so a call cut off by a crash of the server still leaves a record, marked interrupted once the lease
+ * `running` (so a call cut off by a crash of the server still leaves a record, marked `unknown` once the lease
  * of the process that ran it runs out: platform.ts), then with its outcome, what the model saw (a bounded
  * preview), the stderr tail, the egress log and the time. Arguments and text are redacted before they are
  * stored. The log also counts calls in flight so a shutdown can wait for them.
+ *
+ * Exactly one outcome per call. Nothing runs before its `running` record is written: a database out of reach
+ * then refuses the call (CallNotStartedError: it did not run, retrying is safe). A call's end that the database
+ * cannot take is kept (call-outbox.ts) and written once it is back, while the caller gets its outcome at once; the
+ * end is written fenced by the lease the call began under (store `finishCall`), so a mark another replica made
+ * while this one's lease was lapsed is noted, not silently overwritten. A call with an idempotency key goes
+ * through call-keys.ts: a retry is answered the first call's outcome rather than run again. A call interrupted
+ * mid-run (its worker stopped answering) has an `unknown` outcome: whether the tool ran to its end is not known.
  *
  * The steps inside it decide when a call is recorded (CallInFlight): admission (admission-step.ts) once the call
  * has a place — a call refused for a full queue is never recorded, so a flood of refusals is not a flood of rows —
@@ -15,19 +23,26 @@
  * source (a remote MCP tool, a TypeScript tool) refused the arguments before any I/O, `cancelled` when the caller
  * went away, and a crash with reason `stopped` when the session or agent was deleted under the call.
  */
-import { CallCancelledError, type CallReport, type CallToolResult, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
+import { CallCancelledError, type CallReport, type CallToolResult, type ToolCall, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
 import { CallError } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
-import { cutToBytes, redactArguments, redactText } from '../../common/index.js';
+import { cutToBytes, redactArguments, redactText, systemClock, type Clock, type Logger } from '../../common/index.js';
 import { loggedModel } from './call-preview.js';
-import type { AgentCall, CallApproval, CallFilter, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, CallStore } from '../store/index.js';
-import { NotFoundError } from '../errors.js';
+import type { AgentCall, CallApproval, CallFilter, CallKeyStore, CallOutcome, CallRecord, CallVia, Page, PageRequest, SessionRecord, CallStore } from '../store/index.js';
+import { NotFoundError, StoreUnavailableError } from '../errors.js';
 import { CallEvents } from './call-events.js';
+import { CallKeys, IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, checkIdempotencyKey, type FirstCallEnd, type KeyedCall, type Replay } from './call-keys.js';
+import { CallOutbox, type PendingEnd } from './call-outbox.js';
+import { CallNotStartedError } from './call-refusals.js';
 
 export interface LoggedCall {
   record: CallRecord;
   result: CallToolResult;
+  /** A retry with the same idempotency key: the first call's record and result; nothing ran again. */
+  replayed?: boolean;
+  /** The database could not take the call's end: this process holds it and writes it once it can (the log shows the call running till then). */
+  endHeld?: boolean;
 }
 
 /** What a session's call carries through its steps: who made it, who wants its record, and the call as logged. */
@@ -38,6 +53,11 @@ export interface SessionCallContext extends ToolCallContext {
   onRecord?: (logged: LoggedCall) => void;
   /** The call as the call log holds it, for the steps inside the log; set by the call log. */
   call?: CallInFlight;
+  /**
+   * The REST call's Idempotency-Key header as it came, checked here (checkIdempotencyKey) like an MCP call's
+   * `_meta` field (`ctx.meta`).
+   */
+  idempotencyKey?: unknown;
 }
 
 /** The session a tool's calls belong to, and the secrets its call records are redacted of. */
@@ -81,7 +101,7 @@ export function cancelledCall(name: string, durationMs: number, detail = 'its ca
  * record — an approval a retry carries is redeemed only once the call has its place, so a refused call keeps it).
  */
 export class CallInFlight {
-  readonly id = newId('call');
+  readonly id: string;
   readonly arrived = performance.now();
   /** How the call was approved, when its tool needs approval: recorded with the call, and updated by the decision. */
   approval: CallApproval | undefined;
@@ -94,8 +114,10 @@ export class CallInFlight {
   private readonly whenAdmitted: (() => Promise<CallNotRun | null>)[] = [];
   private readonly draft: CallRecord;
 
-  constructor(draft: Omit<CallRecord, 'id'>, private readonly write: (record: CallRecord) => Promise<void>) {
-    this.draft = { ...draft, id: this.id };
+  /** `id`: the call's id when it was chosen before (an idempotency key was bound to it); a new one otherwise. */
+  constructor(draft: Omit<CallRecord, 'id'>, private readonly write: (record: CallRecord) => Promise<void>, id = newId('call')) {
+    this.id = id;
+    this.draft = { ...draft, id };
   }
 
   /** The record as it stands (its approval as last decided). */
@@ -143,21 +165,47 @@ interface Ending {
   ran: boolean;
 }
 
+export interface CallLogOptions {
+  store: CallStore & CallKeyStore;
+  /** A session call's deadline, counted from its arrival (waiting for a turn included). */
+  callTimeoutMs: number;
+  /** The platform process recording the calls: each record names it, so only a process whose lease ran out has its calls marked unknown. */
+  instanceId?: string;
+  /** The deployment's sealing key: idempotency keys' results are kept sealed with it. */
+  sealingKey: Buffer;
+  /** Where each call is published as it is recorded and as it ends (the live stream listens). */
+  events?: CallEvents;
+  clock?: Clock;
+  /** Where call ends held for the database, and ends written past a lapsed lease, are told. */
+  log: Logger;
+}
+
+/** A call bound to an idempotency key, as it runs: the key, its call's id, and who to tell as it ends. */
+interface KeyedRun extends KeyedCall {
+  callId: string;
+  ended: (end: FirstCallEnd) => void;
+}
+
 export class CallLog {
   private inFlight = 0;
   private readonly idleWaiters: (() => void)[] = [];
-  /** The agent of each call between its two writes, for the live stream's events. */
-  private readonly agentOfCall = new Map<string, string>();
+  readonly callTimeoutMs: number;
+  readonly events: CallEvents;
+  private readonly store: CallStore & CallKeyStore;
+  private readonly instanceId: string | undefined;
+  private readonly keys: CallKeys;
+  private readonly outbox: CallOutbox;
+  private readonly log: Logger;
 
-  /** `callTimeoutMs`: a session call's deadline, counted from its arrival (waiting for a turn included). */
-  constructor(
-    private readonly store: CallStore,
-    readonly callTimeoutMs: number,
-    /** The platform process recording the calls: each record names it, so only a process whose lease ran out has its calls marked interrupted. */
-    private readonly instanceId?: string,
-    /** Where each call is published as it is recorded and as it ends (the live stream listens). */
-    readonly events: CallEvents = new CallEvents(),
-  ) {}
+  constructor(options: CallLogOptions) {
+    this.store = options.store;
+    this.callTimeoutMs = options.callTimeoutMs;
+    this.instanceId = options.instanceId;
+    this.events = options.events ?? new CallEvents();
+    this.log = options.log;
+    this.keys = new CallKeys(options.store, options.sealingKey, options.clock ?? systemClock);
+    this.outbox = new CallOutbox((end) => this.land(end), options.log);
+  }
 
   get active(): number {
     return this.inFlight;
@@ -167,36 +215,71 @@ export class CallLog {
    * The call log as the outermost step of one of a session's tools, published as `name`: made once per tool
    * when the session's toolbox is built. A call it rejects before recording anything (a refused turn, a person
    * to be asked first) leaves no record; every other ending is recorded, then resolved or rejected as
-   * `Tool.call` does (CallError, CallCancelledError).
+   * `Tool.call` does (CallError, CallCancelledError). A call with an idempotency key runs once per key.
    */
   step(scope: CallScope, name: string): ToolInterceptor<SessionCallContext> {
     return (next) => async (args, ctx) => {
-      const { session, secrets } = scope;
-      const call = new CallInFlight({
-        sessionId: session.id, via: ctx.via ?? 'library', tool: name, arguments: redactArguments(args, secrets),
-        outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
-      }, (record) => this.logStart(record, session.agentId));
-      this.inFlight += 1;
-      try {
-        let report: LoggedReport | null = null;
-        let ending: Ending;
-        try {
-          const result = await next(args, { ...ctx, call, report: (r) => { report = r; } });
-          ending = { result, report, ran: true };
-        } catch (err) {
-          // Nothing was recorded (a refused turn, a person to ask first): nothing to end either.
-          if (!call.logged) throw err;
-          ending = this.ending(err, name, report, call, ctx.signal, secrets);
-        }
-        const { record, result, rejection } = this.finish(call, ending, secrets);
-        await this.logEnd(record);
-        ctx.onRecord?.({ record, result });
-        if (rejection) throw rejection;
-        return result;
-      } finally {
-        this.ended();
-      }
+      const key = ctx.idempotencyKey !== undefined ? checkIdempotencyKey(ctx.idempotencyKey, 'the Idempotency-Key header') : metaKey(ctx.meta);
+      if (key === undefined) return this.run(scope, name, next, args, ctx);
+      const keyed: KeyedCall = { sessionId: scope.session.id, key, tool: name, requestHash: this.keys.requestHash(name, args) };
+      return this.keys.call(keyed, this.callTimeoutMs, ctx.signal,
+        (callId, ended) => this.run(scope, name, next, args, ctx, { ...keyed, callId, ended }),
+        (replay) => this.replayed(replay, ctx));
     };
+  }
+
+  /** One call, recorded as it starts and as it ends; `keyed` when it is an idempotency key's first call. */
+  private async run(
+    scope: CallScope, name: string, next: ToolCall<SessionCallContext>, args: Record<string, unknown>, ctx: SessionCallContext, keyed?: KeyedRun,
+  ): Promise<CallToolResult> {
+    const { session, secrets } = scope;
+    const call = new CallInFlight({
+      sessionId: session.id, via: ctx.via ?? 'library', tool: name, arguments: redactArguments(args, secrets),
+      outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
+    }, (record) => this.logStart(record, session.agentId), keyed?.callId);
+    this.inFlight += 1;
+    try {
+      let report: LoggedReport | null = null;
+      let ending: Ending;
+      try {
+        const result = await next(args, { ...ctx, call, report: (r) => { report = r; } });
+        ending = { result, report, ran: true };
+      } catch (err) {
+        // Nothing was recorded (a refused turn, a person to ask first, the database out of reach): nothing ran,
+        // nothing to end, and a key this call held is free again.
+        if (!call.logged) {
+          if (keyed) await this.freeUnrecorded(keyed);
+          throw err instanceof StoreUnavailableError ? new CallNotStartedError({ cause: err }) : err;
+        }
+        ending = this.ending(err, name, report, call, ctx.signal, secrets);
+      }
+      const { record, result, rejection } = this.finish(call, ending, secrets);
+      let key: PendingEnd['key'];
+      if (keyed) {
+        // Waiting retries hear at once; the store hears with the call's end, just below.
+        const end: FirstCallEnd = ranItsTool(call, record) ? { ran: true, replay: { record, result } } : { ran: false };
+        keyed.ended(end);
+        key = this.keys.keyEnd(keyed, keyed.callId, end);
+      }
+      const endHeld = await this.writeEnd({ record, agentId: session.agentId, ...(key ? { key } : {}) });
+      ctx.onRecord?.({ record, result, ...(endHeld ? { endHeld } : {}) });
+      if (rejection) throw rejection;
+      return result;
+    } finally {
+      this.ended();
+    }
+  }
+
+  /** A retry answered the first call's outcome: the caller hears the record, and an MCP result names the call it replays. */
+  private replayed(replay: Replay, ctx: SessionCallContext): CallToolResult {
+    ctx.onRecord?.({ ...replay, replayed: true });
+    return { ...replay.result, _meta: { ...replay.result._meta, [REPLAYED_META_KEY]: replay.record.id } };
+  }
+
+  /** A keyed call refused before it was recorded gives its key back (best effort: a claim left behind is taken over later). */
+  private async freeUnrecorded(keyed: KeyedRun): Promise<void> {
+    keyed.ended({ ran: false });
+    await this.store.releaseCallKey(keyed.sessionId, keyed.key, keyed.callId).catch(() => undefined);
   }
 
   /** How a call that threw once recorded ends: the one place each kind of ending is decided. */
@@ -239,36 +322,66 @@ export class CallLog {
     const elapsed = performance.now() - (call.runningSince ?? call.arrived);
     const record: CallRecord = {
       ...call.record,
-      outcome: report?.status ?? (result.isError ? 'tool_error' : 'ok'),
+      outcome: outcomeOf(report, result),
       crash: report?.crash ? { reason: report.crash.reason, message: cutToBytes(redactText(report.crash.message, secrets), MAX_CRASH_MESSAGE_BYTES) } : null,
       model: loggedModel(result.content, secrets),
       stderrTail: redactText(report?.stderr ?? report?.crash?.stderr ?? '', secrets),
       egress: report?.egress ?? [],
       durationMs: Math.round(report?.durationMs ?? elapsed),
+      ...(report?.worker ? { worker: report.worker } : {}),
     };
     return { record, result, ...(rejection ? { rejection } : {}) };
   }
 
-  /** Every write of a call's record goes through these two: the store first, then the live stream. */
+  /** Every write of a call's record goes through these: the store first, then the live stream. */
   private async logStart(record: CallRecord, agentId: string): Promise<void> {
     await this.store.addCall(this.instanceId === undefined ? record : { ...record, instanceId: this.instanceId });
-    this.agentOfCall.set(record.id, agentId);
+    // The database answers: ends held for it need not wait for their next try.
+    this.outbox.kick();
     this.events.publish(record, agentId);
   }
 
-  private async logEnd(record: CallRecord): Promise<void> {
-    const agentId = this.agentOfCall.get(record.id);
+  /** Writes a call's end now, or holds it for later when the database cannot take it: answers whether it is held. */
+  private async writeEnd(end: PendingEnd): Promise<boolean> {
     try {
-      await this.store.finishCall(record);
-    } finally {
-      this.agentOfCall.delete(record.id);
+      await this.land(end);
+      return false;
+    } catch (err) {
+      this.outbox.hold(end, err);
+      return true;
     }
-    if (agentId !== undefined) this.events.publish(record, agentId);
+  }
+
+  /** A call's end into the store: its key's first (so a key never says "running" of a call that ended), then its record. */
+  private async land(end: PendingEnd): Promise<void> {
+    const { key } = end;
+    if (key?.write === 'release') await this.store.releaseCallKey(key.sessionId, key.key, key.callId);
+    else if (key && key.write !== 'none') await this.store.settleCallKey(key.sessionId, key.key, key.callId, key.write.result);
+    const written = await this.store.finishCall(end.record);
+    if (key) this.keys.landed(key.sessionId, key.key, key.callId);
+    if (written.status === 'gone' || end.agentId === undefined) return;
+    let { record } = end;
+    if (written.status === 'lease_lapsed') {
+      record = { ...record, leaseLapsed: written.leaseLapsed };
+      this.log.warn({ callId: record.id, markedAs: written.leaseLapsed.markedAs },
+        `the end of call ${record.id} (${record.outcome}) was written after this server's lease had lapsed; ${written.leaseLapsed.note}`);
+    }
+    this.events.publish(record, end.agentId);
   }
 
   private ended(): void {
     this.inFlight -= 1;
     if (this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Resolves when every call end held for the database is written, or after `timeoutMs` (answers whether none is left). */
+  flushEnds(timeoutMs: number): Promise<boolean> {
+    return this.outbox.flush(timeoutMs);
+  }
+
+  /** Stops writing held ends (the process is closing): their calls are marked `unknown` once its lease lapses. */
+  close(): void {
+    this.outbox.close();
   }
 
   /** Resolves when no call is in flight, or after `timeoutMs` (returns whether all finished). */
@@ -303,6 +416,30 @@ export class CallLog {
     if (!rec) throw new NotFoundError(`call ${id} in session ${sessionId}`);
     return rec;
   }
+}
+
+/**
+ * A call's outcome from its report: a call interrupted mid-run (its worker stopped answering) has an `unknown`
+ * one — the tool may have run to its end, or not — whatever its report calls it.
+ */
+function outcomeOf(report: LoggedReport | null, result: CallToolResult): Exclude<CallOutcome, 'running'> {
+  if (report?.crash?.reason === CrashReason.interrupted) return 'unknown';
+  return report?.status ?? (result.isError ? 'tool_error' : 'ok');
+}
+
+/**
+ * Whether a call ran its tool, so that its idempotency key holds its outcome: it had its turn, and the tool did
+ * not refuse its arguments before any I/O nor fail for the database's sake before it did anything (a function
+ * call's vault credentials are read as it starts). A call that never ran frees its key: a retry runs it.
+ */
+function ranItsTool(call: CallInFlight, record: CallRecord): boolean {
+  return call.runningSince !== null && record.outcome !== 'invalid_arguments' && record.crash?.reason !== 'store_unavailable';
+}
+
+/** The idempotency key an MCP call's `_meta` carries, checked; undefined when it carries none. */
+function metaKey(meta: Record<string, unknown> | undefined): string | undefined {
+  if (meta === undefined || !Object.prototype.hasOwnProperty.call(meta, IDEMPOTENCY_META_KEY)) return undefined;
+  return checkIdempotencyKey(meta[IDEMPOTENCY_META_KEY], `_meta["${IDEMPOTENCY_META_KEY}"]`);
 }
 
 /** The most the log keeps of a crash's message (a remote server's error text, a library tool's exception). */

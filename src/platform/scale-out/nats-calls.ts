@@ -10,6 +10,8 @@
  *   worker  ──alive every HEARTBEAT_MS, progress, then outcome──▶ the call's reply inbox, numbered 1, 2, …
  *   replica ──cancel──▶ the worker's inbox for the call (only the worker that runs it hears it)
  *   replica ──each call record it writes──▶ <prefix>.events (every other replica's live stream; nats-events.ts)
+ *   worker  ──its presence every PRESENCE_EVERY_MS──▶ <prefix>.fleet.workers (the replicas' view of the fleet; nats-fleet.ts)
+ *   replica ──its presence every PRESENCE_EVERY_MS──▶ <prefix>.fleet.replicas (workers cancel the calls of a replica gone quiet)
  *
  * A worker runs a call only once the replica that sent it said `start` to that worker: a sealed call
  * captured off the bus and sent again reaches a worker that either saw its id (dropped as replayed) or, if it
@@ -18,6 +20,8 @@
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { CallLimits } from '../../config.js';
+import { NATS_PREFIX_RULE, isNatsPrefix } from '../../setting-kinds.js';
+import type { CallWorker } from '../../tool.js';
 import { CrashReason, renderCrash, type EgressGrant, type FunctionCallOutcome } from '../../function/index.js';
 import { BusDrops, openEnvelope, sealEnvelope, type BusKind, type EnvelopeHeader } from './nats-envelope.js';
 
@@ -31,8 +35,11 @@ export const WORKER_QUEUE = 'workers';
 export const MESSAGE_TTL_MS = 60_000;
 /** How long a worker that took a call waits for the replica's `start` before it lets the call go. */
 export const START_WAIT_MS = 5_000;
-/** The protocol's version, in the call's body: replicas and workers of one deployment run the same. */
-export const PROTOCOL = 2;
+/**
+ * The protocol's version, in the call's body and in every presence: replicas and workers of one deployment run
+ * the same; a replica sends calls only while a worker of its protocol is live (nats-fleet.ts).
+ */
+export const PROTOCOL = 3;
 
 export interface NatsSubjects {
   calls: string;
@@ -44,15 +51,19 @@ export interface NatsSubjects {
   busBucket: string;
   /** Where each replica publishes the call records it writes, for the others' live streams (nats-events.ts). */
   events: string;
+  /** Where each worker says it is alive, with its slots and version (nats-fleet.ts). */
+  workerPresence: string;
+  /** Where each replica says it is alive: a worker cancels the calls of a replica that went quiet. */
+  replicaPresence: string;
 }
-
-const PREFIX = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** `prefix` names a deployment (and, in tests, one run): its subjects and its buckets. */
 export function natsSubjects(prefix: string): NatsSubjects {
-  if (!PREFIX.test(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be 1-64 of A-Z, a-z, 0-9, "_" and "-"`);
+  // The rule the setting natsPrefix is checked by, so a prefix the configuration took always names subjects.
+  if (!isNatsPrefix(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be ${NATS_PREFIX_RULE}`);
   return {
     calls: `${prefix}.calls`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills`, busBucket: `${prefix}_bus`, events: `${prefix}.events`,
+    workerPresence: `${prefix}.fleet.workers`, replicaPresence: `${prefix}.fleet.replicas`,
   };
 }
 
@@ -63,6 +74,8 @@ export type WireEgress = EgressGrant;
 export interface CallRequest {
   v: typeof PROTOCOL;
   callId: string;
+  /** The replica that sent it, by its bus id: the worker cancels the call once that replica's presence lapses. */
+  replica: string;
   /** The replica's inbox for this call: every answer goes here (the NATS reply subject is the server's, not the replica's word). */
   replyTo: string;
   /**
@@ -87,7 +100,8 @@ export interface CallRequest {
 
 /** Bodies of the worker's messages on a call's inbox, by kind. */
 export interface WorkerBodies {
-  accepted: { worker: string; inbox: string };
+  /** `worker`: its id (WORKER_NAME); `host`: the machine it runs on (WORKER_HOST); the call record names both. */
+  accepted: { worker: string; host: string; inbox: string };
   alive: Record<string, never>;
   progress: { done: number; total?: number; message?: string };
   outcome: { outcome: FunctionCallOutcome; writtenBytes: number };
@@ -104,8 +118,15 @@ export interface StartBody {
   run: boolean;
 }
 
-/** A worker's name as it may appear in an answer and in metrics labels: short and plain. */
+/** A worker's name (its id) as it may appear in an answer, a call record and metrics labels: short and plain. */
 export const WORKER_NAME = /^[A-Za-z0-9._:@-]{1,128}$/;
+/** A host name as a worker may give it: a DNS name's characters, at most a DNS name's length. */
+export const WORKER_HOST = /^[A-Za-z0-9._-]{1,253}$/;
+/** A replica's id on the bus (random per process, nats-runtime.ts). */
+export const REPLICA_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The worker that ran a call, as the call record names it. */
+export type WorkerIdentity = CallWorker;
 
 /**
  * One side's end of the sealed bus: publishes envelopes under the deployment's key, opens what it receives,

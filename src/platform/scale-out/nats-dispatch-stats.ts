@@ -8,6 +8,7 @@
  */
 
 import type { BusDropReason } from './nats-envelope.js';
+import type { FleetSummary } from './nats-fleet.js';
 
 /** How a call over the bus ended, as `subako_nats_calls_total{result}` says it. */
 export type NatsCallResult = 'outcome' | 'interrupted' | 'unavailable' | 'refused' | 'cancelled';
@@ -26,7 +27,10 @@ export interface HistogramSnapshot {
 }
 
 export interface NatsDispatchStats {
-  /** Calls this replica has running, by the name the worker gave in its `accepted`; a worker with none is absent. */
+  /**
+   * Calls this replica has running, by the worker's name while its presence is live (`unknown` otherwise: the
+   * labels are the live fleet's, never any name a message gives); a worker with none is absent.
+   */
   inFlightByWorker: Readonly<Record<string, number>>;
   /** Sends answered "no responders" (every worker's slots taken), each followed by a send again. */
   noResponders: number;
@@ -38,6 +42,8 @@ export interface NatsDispatchStats {
   callSeconds: HistogramSnapshot;
   /** Messages dropped off the bus (never acted on), by why (nats-envelope.ts). */
   busDropped: Readonly<Record<BusDropReason, number>>;
+  /** The live fleet as this replica hears it (nats-fleet.ts). */
+  fleet: FleetSummary;
 }
 
 class FixedHistogram {
@@ -90,7 +96,7 @@ export class DispatchCounters {
     else this.inFlight.delete(worker);
   }
 
-  snapshot(): Omit<NatsDispatchStats, 'busDropped'> {
+  snapshot(): Omit<NatsDispatchStats, 'busDropped' | 'fleet'> {
     return {
       inFlightByWorker: Object.fromEntries(this.inFlight),
       noResponders: this.noResponders,

@@ -34,6 +34,10 @@ export const BUS_SENDERS = {
   cancel: 'replica',
   /** replica → the events subject: a call record for the other replicas' live streams. */
   event: 'replica',
+  /** replica → the replicas' presence subject: this replica is alive (workers cancel the calls of one gone quiet). */
+  replica_presence: 'replica',
+  /** worker → the workers' presence subject: this worker is alive, its slots and its version (nats-fleet.ts). */
+  worker_presence: 'worker',
   /** worker → a call's inbox: taken; here is where to say start or cancel. */
   accepted: 'worker',
   alive: 'worker',
@@ -48,7 +52,7 @@ export interface EnvelopeHeader {
   v: 1;
   k: BusKind;
   r: BusRole;
-  /** The call the message is about; for relayed events, a message id of its own. */
+  /** The call the message is about; for relayed events and presence, a message id of its own. */
   c: string;
   /** The message's place among those of its call and sender (from 1); 0 where order does not apply. */
   n: number;

@@ -9,20 +9,27 @@
  * by the server at once ("no responders"); the call tries again, with a short pause, until its deadline, and
  * ends as a crash `unavailable`. Once a worker took a call, it says so every HEARTBEAT_MS; a call whose worker
  * went quiet ends as `interrupted`, and is never sent again (a tool may have had side effects).
+ *
+ * The replica knows the live fleet from the workers' presence (nats-fleet.ts): with no worker of its protocol
+ * running, a call is not sent at all but ends `unavailable` at once, saying so. It announces its own presence
+ * too, so a worker cancels this replica's calls once it is gone (its process, machine or connection ended).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import { CrashReason, callDeadlineMs, functionTool, type DiscoveryResult, type FunctionCallContext, type FunctionCallOutcome, type ToolInfo } from '../../function/index.js';
 import type { ProgressReporter, Tool, Toolbox } from '../../tool.js';
+import { SUBAKO_VERSION } from '../../version.js';
 import type { FunctionRuntime } from '../function-runtime.js';
 import {
-  INTERRUPTED_AFTER_MS, MESSAGE_TTL_MS, PROTOCOL, SealedBus, WORKER_KINDS, WORKER_NAME, natsSubjects, notRunOutcome, volumeOnWire,
-  type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerMessage,
+  INTERRUPTED_AFTER_MS, MESSAGE_TTL_MS, PROTOCOL, SealedBus, WORKER_HOST, WORKER_KINDS, WORKER_NAME, natsSubjects, notRunOutcome, volumeOnWire,
+  type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerIdentity, type WorkerMessage,
 } from './nats-calls.js';
+import { fleetSummary, noWorkerReason, readWorkerPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
+import { PRESENCE_EVERY_MS, PresenceChannel } from './nats-presence.js';
 import { BusDrops, busKey, type BusDropReason } from './nats-envelope.js';
 import { DispatchCounters, type NatsCallResult, type NatsDispatchStats } from './nats-dispatch-stats.js';
-import type { InspectedPackage, PackageRuntime, StoredPackageRef } from '../package-runtime.js';
+import type { InspectedPackage, PackageRuntime, RuntimeHealth, StoredPackageRef } from '../package-runtime.js';
 
 export interface NatsRuntimeOptions {
   /** The runtime owns it: `close` closes it. */
@@ -48,6 +55,14 @@ const FIRST_RETRY_PAUSE_MS = 1;
 const MAX_RETRY_PAUSE_MS = 25;
 /** How often a call waiting for its first answer looks whether the connection is still up. */
 const CONNECTION_CHECK_MS = 100;
+/**
+ * How long, once connected (at start, or again after an outage), a call waits for the fleet to announce itself
+ * before the replica concludes no worker is running: a worker announces itself every PRESENCE_EVERY_MS, and at
+ * once when it hears a replica it did not know.
+ */
+const SETTLE_MS = PRESENCE_EVERY_MS * 1.5;
+/** The most a round trip to the server may take before the fleet's view is read again. */
+const ROUND_TRIP_MS = 1_000;
 
 export class NatsRuntime implements PackageRuntime {
   private readonly subjects: NatsSubjects;
@@ -57,20 +72,80 @@ export class NatsRuntime implements PackageRuntime {
   private readonly counters = new DispatchCounters();
   private readonly replies: ReplyRouter;
   private readonly bus: SealedBus;
+  /** This replica's id on the bus: the `replica` of its calls, and the id of its presence. */
+  readonly busId = `rep_${randomBytes(12).toString('hex')}`;
+  /** This replica's presence, and the workers' it hears: the live fleet. */
+  private readonly presence: PresenceChannel<ReplicaPresence, WorkerPresence>;
+  /** Until when an empty fleet may only mean it has not announced itself yet (just connected). */
+  private unsettledUntil = Date.now() + SETTLE_MS;
+  /** Calls waiting for the fleet to announce itself, woken when a worker does. */
+  private readonly waitingForFleet = new Set<() => void>();
 
   constructor(private readonly options: NatsRuntimeOptions) {
     this.subjects = natsSubjects(options.prefix);
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
     this.bus = new SealedBus(options.nc, busKey(options.sealingKey, options.prefix), new BusDrops(options.log));
     this.replies = new ReplyRouter(this.bus);
+    this.presence = new PresenceChannel({
+      bus: this.bus,
+      announceOn: this.subjects.replicaPresence, announceAs: 'replica_presence', mine: () => ({ v: PROTOCOL, id: this.busId }),
+      listenOn: this.subjects.workerPresence, listenFor: 'worker_presence', read: readWorkerPresence,
+      onArrival: () => { for (const wake of [...this.waitingForFleet]) wake(); },
+    });
+    this.presence.start();
     void this.watchConnection();
   }
 
   private async watchConnection(): Promise<void> {
     for await (const status of this.options.nc.status()) {
       if (status.type === 'disconnect') this.connected = false;
-      else if (status.type === 'reconnect') this.connected = true;
+      else if (status.type === 'reconnect') {
+        this.connected = true;
+        // The fleet's presences lapsed while away: they come again within a beat, and at once for this announcement.
+        this.unsettledUntil = Date.now() + SETTLE_MS;
+        this.presence.announce();
+      }
     }
+  }
+
+  /** Why no worker could take a call now (none running, none of this replica's protocol); null while one could. */
+  private fleetProblem(): string | null {
+    return noWorkerReason(this.presence.table.current(Date.now()), this.subjects.workerPresence, SUBAKO_VERSION);
+  }
+
+  /**
+   * Why no worker could take a call, once the fleet had its chance to say otherwise: just after this replica
+   * connected, the first presence is waited for (at most SETTLE_MS); and a view that says none is read again
+   * after a round trip to the server, which delivers the presences that arrived but were not read yet.
+   */
+  private async noWorkerRunning(signal?: AbortSignal): Promise<string | null> {
+    if (this.fleetProblem() === null) return null;
+    const settling = this.unsettledUntil - Date.now();
+    if (settling > 0) await this.fleetArrival(settling, signal);
+    if (this.fleetProblem() === null) return null;
+    await flushWithin(this.options.nc, ROUND_TRIP_MS);
+    return this.fleetProblem();
+  }
+
+  /** Resolves when a worker not live until now announces itself, after `ms`, or when `signal` aborts. */
+  private fleetArrival(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((done) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waitingForFleet.delete(finish);
+        signal?.removeEventListener('abort', finish);
+        done();
+      };
+      const timer = setTimeout(finish, ms);
+      this.waitingForFleet.add(finish);
+      signal?.addEventListener('abort', finish, { once: true });
+    });
+  }
+
+  /** The bus and the fleet as this replica sees them now, for `/v1/health`. */
+  health(): RuntimeHealth {
+    const connected = this.connected && !this.options.nc.isClosed();
+    return { connected, fleet: fleetSummary(this.presence.table.current(Date.now())), noWorker: connected ? this.fleetProblem() : null };
   }
 
   inspect(dir: string): Promise<InspectedPackage> {
@@ -102,7 +177,8 @@ export class NatsRuntime implements PackageRuntime {
         if (callCtx?.progress) request.progress = true;
         const answer = await this.dispatch(request, callCtx?.signal, callCtx?.progress);
         written = answer.writtenBytes;
-        return answer.outcome;
+        // Whatever the worker's outcome says, the record names the worker that took the call, as it said when it did.
+        return { ...answer.outcome, worker: answer.worker };
       })();
       this.inFlight.add(running);
       try {
@@ -119,6 +195,7 @@ export class NatsRuntime implements PackageRuntime {
     return {
       v: PROTOCOL,
       callId: randomUUID(),
+      replica: this.busId,
       timeoutMs,
       package: { name: pkg.name, version: pkg.version, digest: pkg.digest },
       tool,
@@ -142,18 +219,23 @@ export class NatsRuntime implements PackageRuntime {
     const cancelled = (): Answer => ({ outcome: cancelledOutcome(elapsed()), writtenBytes: 0 });
     const { nc } = this.options;
     const { callId } = request;
-    // The worker that took the call, once one did, and how it ended: for /metrics (nats-dispatch-stats.ts).
+    // The worker that took the call, once one did, as its metrics label (nats-dispatch-stats.ts) and as the record names it.
     let worker: string | null = null;
+    let ranOn: WorkerIdentity | undefined;
     /** The inbox of the worker that took the call: where `start` and `cancel` go. */
     let workerInbox: string | null = null;
     const firstSend = performance.now();
     const end = (result: NatsCallResult, answer: Answer): Answer => {
       this.counters.ended(result, worker, result === 'outcome' ? (performance.now() - firstSend) / 1000 : undefined);
-      return answer;
+      return ranOn ? { ...answer, worker: ranOn } : answer;
     };
     if (!this.connected || nc.isClosed()) {
       return end('unavailable', notRun('the call could not be sent: the NATS server is not reachable from this API replica; it is retried on the next call once NATS is back'));
     }
+    // No worker of this replica's protocol running: nothing could take the call, so it is not sent, and says why.
+    const missing = await this.noWorkerRunning(signal);
+    if (signal?.aborted) return end('cancelled', cancelled());
+    if (missing !== null) return end('unavailable', notRun(missing));
     const { inbox, replies } = this.replies.open(callId);
     const cancel = (): void => {
       if (workerInbox !== null && !nc.isClosed()) this.bus.publish(workerInbox, 'cancel', { c: callId, n: 2, ttlMs: MESSAGE_TTL_MS }, {});
@@ -191,6 +273,9 @@ export class NatsRuntime implements PackageRuntime {
         if (first === 'timeout') return end('unavailable', notRun(`no worker took the call within its deadline (${deadline - started} ms)`));
         if (first === 'no_responders') {
           this.counters.noWorkerFree();
+          // Every worker gone while the call waited for a free slot: it ends now, not at its deadline.
+          const gone = this.fleetProblem() === null ? null : await this.noWorkerRunning(signal);
+          if (gone !== null) return end('unavailable', notRun(gone));
           await pause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
           retryPause = Math.min(MAX_RETRY_PAUSE_MS, retryPause * 2);
           continue;
@@ -201,7 +286,12 @@ export class NatsRuntime implements PackageRuntime {
           this.bus.drops.drop('unexpected', inbox);
           continue;
         }
-        worker = WORKER_NAME.test(first.worker) ? first.worker : 'unnamed';
+        ranOn = {
+          id: typeof first.worker === 'string' && WORKER_NAME.test(first.worker) ? first.worker : 'unnamed',
+          host: typeof first.host === 'string' && WORKER_HOST.test(first.host) ? first.host : 'unknown',
+        };
+        // Metrics name a worker only while the fleet knows it (its presence is live): the label set stays the live fleet.
+        worker = this.presence.table.heardAt(ranOn.id, Date.now()) !== undefined ? ranOn.id : 'unknown';
         workerInbox = first.inbox;
         this.counters.accepted(worker, (performance.now() - sent) / 1000);
         this.bus.publish(workerInbox, 'start', { c: callId, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: true } satisfies StartBody);
@@ -220,7 +310,7 @@ export class NatsRuntime implements PackageRuntime {
         if (next === 'timeout') {
           return end('interrupted', {
             outcome: notRunOutcome(CrashReason.interrupted,
-              `the worker running this call (${worker ?? 'a worker'}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
+              `the worker running this call (${ranOn?.id ?? 'a worker'}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
               elapsed()),
             writtenBytes: 0,
           });
@@ -237,7 +327,7 @@ export class NatsRuntime implements PackageRuntime {
 
   /** A read-only snapshot of this replica's calls over the bus, for /metrics. */
   stats(): NatsDispatchStats {
-    return { ...this.counters.snapshot(), busDropped: this.bus.drops.snapshot() };
+    return { ...this.counters.snapshot(), busDropped: this.bus.drops.snapshot(), fleet: fleetSummary(this.presence.table.current(Date.now())) };
   }
 
   /** The sealed bus this replica's calls travel on (the relayed live stream uses it too). */
@@ -247,6 +337,8 @@ export class NatsRuntime implements PackageRuntime {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
+    // Only now: while a call of this replica's runs, its worker must go on hearing that the replica is there.
+    await this.presence.close();
     await this.options.local.close();
     await this.options.nc.close();
   }
@@ -257,10 +349,11 @@ function wireEgress({ compiled: _compiled, ...egress }: NonNullable<FunctionCall
   return egress;
 }
 
-/** What a call over the bus came to: the outcome, and what it wrote to the volumes. */
+/** What a call over the bus came to: the outcome, what it wrote to the volumes, and the worker that took it (if one did). */
 interface Answer {
   outcome: FunctionCallOutcome;
   writtenBytes: number;
+  worker?: WorkerIdentity;
 }
 
 /** A round trip to the server, given up after `ms` (a connection going away may never answer). */

@@ -23,10 +23,13 @@ import { FunctionHost, type FunctionCallContext, type FunctionCallOutcome, type 
 import { ContentStore, type BlobStore, type BundleLimits } from '../../package/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import {
-  HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, START_WAIT_MS, SealedBus, WORKER_QUEUE, natsSubjects, volumeFromWire, workerCallLimits,
+  HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, REPLICA_ID, START_WAIT_MS, SealedBus, WORKER_HOST, WORKER_QUEUE, natsSubjects, volumeFromWire, workerCallLimits,
   type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,
 } from './nats-calls.js';
 import { BusDrops, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
+import { readReplicaPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
+import { PRESENCE_EVERY_MS, REPLICA_LAPSE_MS, PresenceChannel } from './nats-presence.js';
+import { SUBAKO_VERSION } from '../../version.js';
 import { LoadedPackages, type PackageKey } from '../loaded-packages.js';
 
 export interface NatsWorkerOptions {
@@ -67,6 +70,9 @@ export interface NatsWorkerStats {
 
 /** What the replica said to a call this worker took: start it (or not), then perhaps cancel it. */
 interface CallInbox {
+  callId: string;
+  /** The replica that sent the call (its bus id): the call is cancelled once its presence lapses. */
+  replica: string;
   started: ((run: boolean) => void) | null;
   cancel: AbortController;
 }
@@ -76,6 +82,8 @@ const REPLY_SUBJECT = /^[A-Za-z0-9_$-]+(\.[A-Za-z0-9_$-]+)*$/;
 
 export class NatsWorker {
   readonly name: string;
+  /** The machine this worker runs on, as call records name it. */
+  readonly hostName: string;
   private readonly subjects: NatsSubjects;
   private readonly host: FunctionHost;
   private readonly limits: CallLimits;
@@ -97,23 +105,63 @@ export class NatsWorker {
   private readonly answers: Record<string, number> = {};
   /** Calls taken whose slot is not free again yet (a call's bookkeeping may outlast its answer by a moment). */
   private inFlight = 0;
+  /** This worker's presence (its slots and version, for the replicas' view of the fleet), and the replicas'. */
+  private readonly presence: PresenceChannel<WorkerPresence, ReplicaPresence>;
+  /** Looks every PRESENCE_EVERY_MS for calls whose replica went quiet. */
+  private replicaWatch: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: NatsWorkerOptions) {
-    this.name = options.name ?? `${hostname()}:${process.pid}`;
+    const host = hostname();
+    this.hostName = WORKER_HOST.test(host) ? host : 'unknown';
+    this.name = options.name ?? `${this.hostName}:${process.pid}`;
     this.subjects = natsSubjects(options.prefix);
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
     this.host = new FunctionHost({ poolSize: options.pool, limits: options.limits, preparedCacheDir: join(options.dataDir, 'cache', 'prepared') });
     this.packages = new ContentStore(join(options.dataDir, 'packages'), options.bundleLimits, options.blobs);
     this.loaded = new LoadedPackages(this.host, (key) => this.packages.tree(key.digest), { maxPackages: options.maxLoadedPackages });
     this.bus = new SealedBus(options.nc, busKey(options.sealingKey, options.prefix), new BusDrops(options.log));
+    this.presence = new PresenceChannel({
+      bus: this.bus,
+      announceOn: this.subjects.workerPresence, announceAs: 'worker_presence',
+      mine: () => ({ v: PROTOCOL, id: this.name, host: this.hostName, version: SUBAKO_VERSION, slots: options.pool, busy: this.inFlight }),
+      listenOn: this.subjects.replicaPresence, listenFor: 'replica_presence', read: readReplicaPresence, lapseMs: REPLICA_LAPSE_MS,
+      // A replica just started (or back after an outage) learns of this worker at once, not a beat later.
+      onArrival: () => this.presence.announce(),
+    });
   }
 
   async start(): Promise<void> {
     await this.packages.init();
     this.inboxSub = this.options.nc.subscribe(`${this.inbox}.*`, { callback: (err, msg) => { if (!err) this.onInbox(msg); } });
     for (let slot = 0; slot < this.options.pool; slot++) this.offerSlot();
-    // The subscriptions reach the server before the worker says it is ready.
+    this.presence.start();
+    this.replicaWatch = setInterval(() => void this.cancelCallsOfGoneReplicas(), PRESENCE_EVERY_MS);
+    this.replicaWatch.unref();
+    void this.watchConnection();
+    // The subscriptions and the first presence reach the server before the worker says it is ready.
     await this.options.nc.flush();
+  }
+
+  private async watchConnection(): Promise<void> {
+    for await (const status of this.options.nc.status()) {
+      if (status.type === 'reconnect') this.presence.announce();
+    }
+  }
+
+  /**
+   * Cancels the calls whose replica has not been heard for REPLICA_LAPSE_MS: its process, machine or connection
+   * is gone, nobody waits for the answer, and the slot is better given to a call someone waits for. What arrived
+   * but was not read yet is read first (a round trip to the server), so a replica's presence that was only
+   * waiting in this worker's socket does not make it look gone.
+   */
+  private async cancelCallsOfGoneReplicas(): Promise<void> {
+    const quiet = (): [string, CallInbox][] => [...this.inboxes].filter(([, call]) => !call.cancel.signal.aborted && this.presence.table.heardAt(call.replica, Date.now()) === undefined);
+    if (quiet().length === 0 || this.options.nc.isClosed()) return;
+    await this.options.nc.flush().catch(() => undefined);
+    for (const [, call] of quiet()) {
+      call.cancel.abort();
+      this.options.log?.(`cancelled call ${call.callId} of the replica ${call.replica}: it has not been heard for ${REPLICA_LAPSE_MS / 1000} s (gone), so nobody waits for the answer; its slot is free again`);
+    }
   }
 
   /** A `start` or `cancel` from the replica, for a call this worker took (anything else is dropped). */
@@ -190,13 +238,15 @@ export class NatsWorker {
     }
     const deadline = Date.now() + request.timeoutMs;
     const subject = `${this.inbox}.${(this.nextCall += 1).toString(36)}`;
-    const inbox: CallInbox = { started: null, cancel: new AbortController() };
+    const inbox: CallInbox = { callId: request.callId, replica: request.replica, started: null, cancel: new AbortController() };
+    // The call itself shows its replica alive now (it may not have announced itself to this worker yet).
+    this.presence.table.touch({ v: PROTOCOL, id: request.replica }, Date.now());
     const started = new Promise<boolean>((resolve) => { inbox.started = resolve; });
     this.inboxes.set(subject, inbox);
     let heartbeat: NodeJS.Timeout | undefined;
     let borrowing: ReturnType<LoadedPackages['borrow']> | undefined;
     try {
-      reply('accepted', { worker: this.name, inbox: subject });
+      reply('accepted', { worker: this.name, host: this.hostName, inbox: subject });
       // The package is made ready while the replica's word comes; the guest runs only once it has come.
       borrowing = this.loaded.borrow(packageKey(request.package));
       borrowing.catch(() => undefined);
@@ -271,12 +321,18 @@ export class NatsWorker {
     return { slots: this.options.pool, inFlight: this.inFlight, calls: { ...this.answers }, busDropped: this.bus.drops.snapshot(), loadedPackages, sandbox };
   }
 
-  /** Takes no more calls, lets those running finish, stops the sandbox. */
+  /**
+   * Takes no more calls, tells the replicas it is leaving (they stop counting it at once), lets the calls running
+   * finish — still cancelling those of a replica that goes away meanwhile —, stops the sandbox.
+   */
   async close(): Promise<void> {
     this.closing = true;
     for (const sub of this.slots) sub.unsubscribe();
     this.slots.clear();
+    await this.presence.leave();
     await Promise.allSettled([...this.calls]);
+    if (this.replicaWatch) clearInterval(this.replicaWatch);
+    await this.presence.close();
     this.inboxSub?.unsubscribe();
     await this.host.close();
   }
@@ -290,6 +346,7 @@ function packageKey(pkg: CallRequest['package']): PackageKey {
 /** What is wrong with a call's body (authentic, so a replica of another version, or a bug): null when nothing. */
 function requestProblem(request: CallRequest): string | null {
   if (request.v !== PROTOCOL) return `protocol version ${String(request.v)}, this worker speaks ${PROTOCOL}`;
+  if (typeof request.replica !== 'string' || !REPLICA_ID.test(request.replica)) return 'no replica';
   if (!(typeof request.timeoutMs === 'number' && request.timeoutMs > 0)) return 'no time left to run it';
   const pkg = request.package as Partial<CallRequest['package']> | undefined;
   if (typeof pkg?.digest !== 'string' || typeof pkg.name !== 'string' || typeof pkg.version !== 'string') return 'no package';

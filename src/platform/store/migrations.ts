@@ -222,4 +222,35 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN hidden_secrets TEXT NOT NULL DEFAULT '[]';
     `,
   },
+  {
+    version: 7,
+    description: 'calls: the worker of the fleet that ran each call (its id and host)',
+    sql: `
+      ALTER TABLE calls ADD COLUMN worker_id TEXT;
+      ALTER TABLE calls ADD COLUMN worker_host TEXT;
+    `,
+  },
+  {
+    version: 8,
+    description: 'one outcome per call: lease epochs, the epoch a call began under, a lapsed lease noted on a call, calls\' idempotency keys',
+    // A lease's epoch is new each time a lease is taken afresh (first, or after it lapsed): a call's end is written
+    // against the epoch it began under (sql-store.ts finishCall). A key binds a session's retried call to its first
+    // call; its result is kept sealed.
+    sql: `
+      ALTER TABLE instance_leases ADD COLUMN epoch TEXT NOT NULL DEFAULT '';
+      ALTER TABLE calls ADD COLUMN lease_epoch TEXT;
+      ALTER TABLE calls ADD COLUMN lease_lapsed TEXT;
+      CREATE TABLE call_keys (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        idempotency_key TEXT NOT NULL,
+        request_hash TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        result TEXT,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, idempotency_key)
+      );
+      CREATE INDEX call_keys_expiry ON call_keys(expires_at);
+    `,
+  },
 ];

@@ -142,8 +142,8 @@ export class PostgresDatabase implements SqlDatabase {
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
     return (await this.query(sql, params)).rowCount ?? 0;
   }
-  async write(sql: string, params: readonly unknown[]): Promise<void> {
-    await this.run(sql, params);
+  write(sql: string, params: readonly unknown[]): Promise<number> {
+    return this.run(sql, params);
   }
 
   /**

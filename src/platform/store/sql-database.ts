@@ -20,9 +20,10 @@ export interface SqlDatabase {
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /**
    * One of the call log's writes (two a call, on every call): SQLite holds it to the end of the event loop's
-   * turn and commits those of the turn together; PostgreSQL runs it at once. Resolves once it is committed.
+   * turn and commits those of the turn together; PostgreSQL runs it at once. Resolves once it is committed, with
+   * how many rows it changed.
    */
-  write(sql: string, params: readonly unknown[]): Promise<void>;
+  write(sql: string, params: readonly unknown[]): Promise<number>;
   /** Runs a program in one transaction: committed when it returns, rolled back when it throws. */
   transaction<T>(program: () => Program<T>): Promise<T>;
   /** Runs `work` while no other process on this database runs work under the same name. */

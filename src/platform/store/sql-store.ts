@@ -7,12 +7,13 @@ import { ConflictError } from '../errors.js';
 import { CALL_SEARCH_FILTERS, callSearch, statementsFor, type PageStatements, type Statements } from './statements.js';
 import { all, get, run, type Program, type SqlDatabase } from './sql-database.js';
 import {
-  INTERRUPTED_CRASH, agentVersionRefs, decodeCursor, encodeCursor, json, jsonOrNull, listKey, pageFromRows, s, toAgent, toAgentVersion, toApiKey,
-  toCall, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toVault, versionRef, type Row,
+  INTERRUPTED_CRASH, agentVersionRefs, decodeCursor, encodeCursor, json, jsonOrNull, leaseLapse, listKey, pageFromRows, s, toAgent, toAgentVersion, toApiKey,
+  toCall, toCallKey, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toVault, versionRef, type Row,
 } from './store-rows.js';
+import { newId } from '../ids.js';
 import type {
-  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallFilter, CallRecord, CredentialRecord, HeldApprovalRecord,
-  IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
+  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
+  HeldApprovalRecord, IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
   VaultRecord,
 } from './store.js';
 
@@ -21,6 +22,10 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
 
   constructor(protected readonly db: Db) {
     this.sql = statementsFor(db.dialect);
+  }
+
+  async ping(): Promise<void> {
+    await this.db.get(this.sql.ping);
   }
 
   // ---- api keys
@@ -235,13 +240,28 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   }
 
   // ---- calls: the call log writes on every call, through the database's `write` (batched on SQLite)
-  addCall(rec: CallRecord): Promise<void> {
-    return this.db.write(this.sql.calls.insert, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments), rec.outcome, jsonOrNull(rec.crash),
-      json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null]);
+  async addCall(rec: CallRecord): Promise<void> {
+    await this.db.write(this.sql.calls.insert, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments), rec.outcome, jsonOrNull(rec.crash),
+      json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null, rec.instanceId ?? null]);
   }
-  finishCall(rec: CallRecord): Promise<void> {
-    return this.db.write(this.sql.calls.finish, [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs,
-      jsonOrNull(rec.approval), rec.id]);
+  async finishCall(rec: CallRecord): Promise<CallEndWrite> {
+    const { calls } = this.sql;
+    const end = [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, jsonOrNull(rec.approval),
+      rec.worker?.id ?? null, rec.worker?.host ?? null];
+    // The way of nearly every call: one statement, batched with the others of its turn on SQLite.
+    if (await this.db.write(calls.finish, [...end, rec.id]) === 1) return { status: 'written' };
+    // The call is not running under the lease it began under: it is gone, or ended already, or its lease lapsed.
+    return this.db.transaction(function* () {
+      const row = yield* get(calls.endState, [rec.id]);
+      if (!row) return { status: 'gone' } as CallEndWrite;
+      // Only the end write gives a duration (a mark for a lapsed lease does not): this end landed before, its
+      // answer lost (the outbox writes it again).
+      if (row.duration_ms !== null) return { status: 'written' } as CallEndWrite;
+      const markedAs = row.outcome === 'running' ? null : { outcome: s(row.outcome) as CallOutcome, crash: row.crash === null ? null : JSON.parse(s(row.crash)) };
+      const leaseLapsed = leaseLapse(markedAs);
+      yield* run(calls.finishLapsed, [...end, json(leaseLapsed), rec.id]);
+      return { status: 'lease_lapsed', leaseLapsed } as CallEndWrite;
+    });
   }
   getCall(sessionId: string, id: string): Promise<CallRecord | null> {
     return this.one(this.sql.calls.inSession, [sessionId, id], toCall);
@@ -260,8 +280,8 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   }
 
   // ---- instances, settings and exclusive work: one process on SQLite, several on PostgreSQL, the same rules
-  async renewInstanceLease(instanceId: string, leaseMs: number): Promise<void> {
-    await this.db.run(this.sql.instances.renew, [instanceId, leaseMs]);
+  async renewInstanceLease(instanceId: string, leaseMs: number): Promise<string> {
+    return s((await this.db.get(this.sql.instances.renew, [instanceId, leaseMs, newId('epoch')]))?.epoch);
   }
   interruptOrphanedCalls(): Promise<number> {
     const { instances } = this.sql;
@@ -297,6 +317,27 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   }
   async pruneIdempotent(olderThan: string): Promise<void> {
     await this.db.run(this.sql.idempotency.prune, [olderThan]);
+  }
+
+  // ---- calls' idempotency keys
+  async claimCallKey(rec: Omit<CallKeyRecord, 'result'>, now: string): Promise<boolean> {
+    return (await this.db.run(this.sql.callKeys.claim, [rec.sessionId, rec.key, rec.requestHash, rec.callId, rec.createdAt, rec.expiresAt,
+      rec.sessionId, now])) === 1;
+  }
+  getCallKey(sessionId: string, key: string): Promise<CallKeyRecord | null> {
+    return this.one(this.sql.callKeys.byKey, [sessionId, key], toCallKey);
+  }
+  async takeOverCallKey(sessionId: string, key: string, fromCallId: string, to: Pick<CallKeyRecord, 'callId' | 'createdAt' | 'expiresAt'>): Promise<boolean> {
+    return (await this.db.run(this.sql.callKeys.takeOver, [to.callId, to.createdAt, to.expiresAt, sessionId, key, fromCallId])) === 1;
+  }
+  async settleCallKey(sessionId: string, key: string, callId: string, result: string): Promise<void> {
+    await this.db.run(this.sql.callKeys.settle, [result, sessionId, key, callId]);
+  }
+  async releaseCallKey(sessionId: string, key: string, callId: string): Promise<void> {
+    await this.db.run(this.sql.callKeys.release, [sessionId, key, callId]);
+  }
+  async pruneCallKeys(now: string): Promise<void> {
+    await this.db.run(this.sql.callKeys.prune, [now]);
   }
 
   // ---- approvals, shared by the replicas

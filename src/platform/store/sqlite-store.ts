@@ -69,10 +69,10 @@ export class SqliteDatabase implements SqlDatabase {
    * (outside a transaction) and every transaction commits what is held first, and a write's promise resolves
    * only once it is committed (the call log awaits its `running` record before the tool runs).
    */
-  private held: { statement: Database.Statement; params: readonly unknown[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private held: { statement: Database.Statement; params: readonly unknown[]; resolve: (changes: number) => void; reject: (err: unknown) => void }[] = [];
   private flushQueued = false;
 
-  write(sql: string, params: readonly unknown[]): Promise<void> {
+  write(sql: string, params: readonly unknown[]): Promise<number> {
     const statement = this.prepared(sql);
     return new Promise((resolve, reject) => {
       this.held.push({ statement, params, resolve, reject });
@@ -88,22 +88,22 @@ export class SqliteDatabase implements SqlDatabase {
     if (this.held.length === 0) return;
     const batch = this.held;
     this.held = [];
+    let changes: number[];
     try {
-      this.db.transaction(() => { for (const held of batch) held.statement.run(...held.params); })();
+      changes = this.db.transaction(() => batch.map((held) => held.statement.run(...held.params).changes))();
     } catch {
       // One write failed (its session was deleted meanwhile) and the batch rolled back: each alone, so that
       // each caller gets its own answer.
       for (const held of batch) {
         try {
-          held.statement.run(...held.params);
-          held.resolve();
+          held.resolve(held.statement.run(...held.params).changes);
         } catch (err) {
           held.reject(err);
         }
       }
       return;
     }
-    for (const held of batch) held.resolve();
+    batch.forEach((held, i) => held.resolve(changes[i]));
   }
 
   /** A statement to run now, outside a transaction: what the call log holds is committed first. */

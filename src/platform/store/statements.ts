@@ -56,11 +56,17 @@ export function callSearch(filters: readonly (keyof typeof CALL_SEARCH_FILTERS)[
   return `${CALL_WITH_AGENT}${where} ORDER BY c.id DESC LIMIT ?`;
 }
 
-/** A call is interrupted with this crash (its one `?`: the crash as JSON). */
-const INTERRUPT = "UPDATE calls SET outcome = 'crash', crash = ? WHERE outcome = 'running'";
+/** A call cut off is marked `unknown` with this crash (its one `?`: the crash as JSON). */
+const INTERRUPT = "UPDATE calls SET outcome = 'unknown', crash = ? WHERE outcome = 'running'";
+
+/** The epoch of a process's lease while it holds (its one `?`: the instance id), else NULL. */
+const liveEpoch = (d: Dialect, instance: string): string =>
+  `(SELECT l.epoch FROM instance_leases l WHERE l.id = ${instance} AND l.expires_at > ${d.now})`;
 
 export function statementsFor(d: Dialect) {
   return {
+    /** The health check's question: does the database answer at all. */
+    ping: 'SELECT 1 AS one',
     apiKeys: {
       insert: 'INSERT INTO api_keys (id, name, hash, prefix, scope, created_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       byHash: 'SELECT * FROM api_keys WHERE hash = ?',
@@ -133,16 +139,27 @@ export function statementsFor(d: Dialect) {
       delete: 'DELETE FROM sessions WHERE id = ?',
     },
     calls: {
-      insert: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      finish: 'UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ? WHERE id = ?',
+      // The lease epoch a call begins under is the database's word, read as the call is recorded (NULL: its
+      // process holds no live lease just now).
+      insert: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id,
+        lease_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${liveEpoch(d, '?')})`,
+      // Fenced: only a call still running, whose process holds the very lease it began under (a call of no
+      // process, recorded in-process without one, has none to check). Anything else takes the slow way (sql-store.ts).
+      finish: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, worker_id = ?, worker_host = ?
+        WHERE id = ? AND outcome = 'running' AND (instance_id IS NULL OR lease_epoch = ${liveEpoch(d, 'calls.instance_id')})`,
+      endState: 'SELECT outcome, crash, duration_ms FROM calls WHERE id = ?',
+      finishLapsed: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, worker_id = ?, worker_host = ?,
+        lease_lapsed = ? WHERE id = ?`,
       inSession: 'SELECT * FROM calls WHERE session_id = ? AND id = ?',
       pages: pages('calls', 'id', 'session_id = ?'),
       withAgent: `${CALL_WITH_AGENT} WHERE c.id = ?`,
     },
     instances: {
-      renew: `INSERT INTO instance_leases (id, expires_at) VALUES (?, ${d.msFromNow})
-        ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`,
+      // Renewed in time, a lease keeps its epoch; taken afresh (new, or after it lapsed) it gets the one given.
+      renew: `INSERT INTO instance_leases (id, expires_at, epoch) VALUES (?, ${d.msFromNow}, ?)
+        ON CONFLICT (id) DO UPDATE SET epoch = CASE WHEN instance_leases.expires_at > ${d.now} THEN instance_leases.epoch ELSE excluded.epoch END,
+          expires_at = excluded.expires_at
+        RETURNING epoch`,
       interruptOrphans: `${INTERRUPT} AND (instance_id IS NULL
         OR NOT EXISTS (SELECT 1 FROM instance_leases l WHERE l.id = calls.instance_id AND l.expires_at > ${d.now}))`,
       dropExpired: `DELETE FROM instance_leases WHERE expires_at <= ${d.now}`,
@@ -158,6 +175,20 @@ export function statementsFor(d: Dialect) {
         ON CONFLICT (scope) DO UPDATE SET request_hash = excluded.request_hash, status = excluded.status, body = excluded.body,
         created_at = excluded.created_at`,
       prune: 'DELETE FROM idempotency WHERE created_at < ?',
+    },
+    callKeys: {
+      // A key bound and not expired stays; an expired one is taken over; a session gone binds none.
+      claim: `INSERT INTO call_keys (session_id, idempotency_key, request_hash, call_id, result, created_at, expires_at)
+        SELECT ?, ?, ?, ?, NULL, ?, ? WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.id = ?)
+        ON CONFLICT (session_id, idempotency_key) DO UPDATE SET request_hash = excluded.request_hash, call_id = excluded.call_id, result = NULL,
+          created_at = excluded.created_at, expires_at = excluded.expires_at
+        WHERE call_keys.expires_at <= ?`,
+      byKey: 'SELECT * FROM call_keys WHERE session_id = ? AND idempotency_key = ?',
+      takeOver: `UPDATE call_keys SET call_id = ?, created_at = ?, expires_at = ?
+        WHERE session_id = ? AND idempotency_key = ? AND call_id = ? AND result IS NULL AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.id = call_keys.call_id)`,
+      settle: 'UPDATE call_keys SET result = ? WHERE session_id = ? AND idempotency_key = ? AND call_id = ?',
+      release: 'DELETE FROM call_keys WHERE session_id = ? AND idempotency_key = ? AND call_id = ?',
+      prune: 'DELETE FROM call_keys WHERE expires_at <= ?',
     },
     approvals: {
       // One statement: on SQLite the count and the insert cannot be split by another writer; on PostgreSQL two

@@ -4,8 +4,8 @@
  */
 import { CrashReason } from '../../function/index.js';
 import type {
-  AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallRecord, CredentialRecord, IdempotencyRecord, PackageRecord, SessionRecord,
-  SkillRecord, VaultRecord, Page, PageRequest,
+  AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallKeyRecord, CallRecord, CredentialRecord, IdempotencyRecord, LeaseLapse, PackageRecord,
+  SessionRecord, SkillRecord, VaultRecord, Page, PageRequest,
 } from './store.js';
 import type { HeldApprovalRecord } from './store.js';
 
@@ -115,11 +115,37 @@ export function toCall(row: Row): CallRecord {
     egress: j(row.egress), durationMs: row.duration_ms === null ? null : Number(row.duration_ms), startedAt: s(row.started_at),
     ...(row.approval === null || row.approval === undefined ? {} : { approval: j(row.approval) }),
     ...(row.instance_id === null || row.instance_id === undefined ? {} : { instanceId: s(row.instance_id) }),
+    ...(row.lease_lapsed === null || row.lease_lapsed === undefined ? {} : { leaseLapsed: j<LeaseLapse>(row.lease_lapsed) }),
+    ...(row.worker_id === null || row.worker_id === undefined ? {} : { worker: { id: s(row.worker_id), host: s(row.worker_host ?? '') } }),
+  };
+}
+export function toCallKey(row: Row): CallKeyRecord {
+  return {
+    sessionId: s(row.session_id), key: s(row.idempotency_key), requestHash: s(row.request_hash), callId: s(row.call_id),
+    result: row.result === null ? null : s(row.result), createdAt: s(row.created_at), expiresAt: s(row.expires_at),
   };
 }
 
-/** The crash a call left `running` by a process that is gone is marked with (function/crash.ts's reason). */
-export const INTERRUPTED_CRASH = json({ reason: CrashReason.interrupted, message: 'the server running the call stopped before it finished' });
+/**
+ * The crash a call left `running` by a process that is gone (or lost its lease) is marked `unknown` with
+ * (function/crash.ts's reason), saying what to do.
+ */
+export const INTERRUPTED_CRASH = json({
+  reason: CrashReason.interrupted,
+  message: 'the server running the call stopped (or lost its lease on the database) before the call\'s end was recorded: whether the tool ran to its ' +
+    'end is unknown. Check what it would have changed before calling it again; a retry with the same idempotency key answers this same outcome',
+});
+
+/** What a call's record says of a lease that lapsed while it ran: `markedAs`, what another process marked it meanwhile. */
+export function leaseLapse(markedAs: LeaseLapse['markedAs']): LeaseLapse {
+  const lapsed = 'the lease of the server running this call lapsed while it ran (the database was out of its reach for longer than the lease)';
+  return {
+    markedAs,
+    note: markedAs === null
+      ? `${lapsed}; no other server marked the call meanwhile. This record holds the outcome the call really had`
+      : `${lapsed}, and another server marked the call ${markedAs.outcome} meanwhile. This record holds the outcome the call really had; markedAs is that mark`,
+  };
+}
 export function toIdempotency(row: Row): IdempotencyRecord {
   return { scope: s(row.scope), requestHash: s(row.request_hash), status: Number(row.status), body: j(row.body), createdAt: s(row.created_at) };
 }

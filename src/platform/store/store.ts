@@ -7,7 +7,7 @@
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
  */
 import type { ToolInfo } from '../../function/index.js';
-import type { EgressRecord } from '../../tool.js';
+import type { CallWorker, EgressRecord } from '../../tool.js';
 
 export interface PageRequest {
   limit: number;
@@ -154,9 +154,29 @@ export interface SessionRecord {
  * `cancelled`: the caller went away and the call was stopped. `invalid_arguments`: a checked source (a remote
  * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran. `denied`: the tool needs a
  * person's approval and the call did not get it (refused, nobody decided by the deadline, or the approval it
- * carried was replayed, altered or forged); nothing ran.
+ * carried was replayed, altered or forged); nothing ran. `unknown`: the call was cut off mid-way and whether
+ * the tool ran to its end is not known — the process running it stopped (or lost its lease) before its end was
+ * recorded, or its worker stopped answering mid-call; `crash.reason` is `interrupted` and its message says what
+ * to do (check the tool's effects before calling it again).
  */
-export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied';
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied' | 'unknown';
+
+/**
+ * A call's end written after the lease of the process running it had lapsed (lease fencing: sql-store.ts
+ * `finishCall`): the record keeps the outcome the call really had, and this says what happened meanwhile.
+ */
+export interface LeaseLapse {
+  /** What another process marked the call as while the lease was lapsed (`unknown`), or null when none had. */
+  markedAs: { outcome: CallOutcome; crash: { reason: string; message: string } | null } | null;
+  /** The same, in a sentence for people. */
+  note: string;
+}
+
+/**
+ * How a call's end was written: `written` as it came; `lease_lapsed` written with the lapse noted (the record
+ * has `leaseLapsed`); `gone` not written, the call's record no longer exists (its session was deleted).
+ */
+export type CallEndWrite = { status: 'written' } | { status: 'gone' } | { status: 'lease_lapsed'; leaseLapsed: LeaseLapse };
 
 /**
  * How a call of a `require_approval` tool was decided, kept with its record for audit. `asked`: through the
@@ -200,6 +220,33 @@ export interface CallRecord {
    * the lease runs out, any process marks the call interrupted. Absent on calls recorded before instances were.
    */
   instanceId?: string;
+  /** Present when the call's end was written after its process's lease had lapsed (see LeaseLapse). */
+  leaseLapsed?: LeaseLapse;
+  /**
+   * The worker of the fleet that took the call (scale-out), once it ended: its id and host as the worker said
+   * when it accepted the call. Absent for calls that ran in the replica's own sandbox, remote MCP and TypeScript
+   * tools, and calls no worker took.
+   */
+  worker?: CallWorker;
+}
+
+/**
+ * An idempotency key of a session's calls: a retried call with the same key (same tool, same arguments) is
+ * answered the first call's outcome instead of running again (calls/call-keys.ts).
+ */
+export interface CallKeyRecord {
+  sessionId: string;
+  /** The client's key, as it sent it. */
+  key: string;
+  /** A keyed hash of the first call's tool and arguments: a retry must ask the same. */
+  requestHash: string;
+  /** The call the key is bound to. */
+  callId: string;
+  /** That call's result, sealed, once it ended having run; null while it runs. */
+  result: string | null;
+  createdAt: string;
+  /** Past it the key is free again (and pruned). */
+  expiresAt: string;
 }
 
 /** Which calls a search across sessions keeps; each field given narrows it. */
@@ -318,8 +365,14 @@ export interface SessionStore {
 }
 
 export interface CallStore {
+  /** Records a call as it starts, with the epoch of its process's lease (`instanceId`) as the database has it now. */
   addCall(rec: CallRecord): Promise<void>;
-  finishCall(rec: CallRecord): Promise<void>;
+  /**
+   * Writes a call's end, fenced by the lease it began under: when that lease lapsed since (another process may
+   * have marked the call `unknown`), the end is still written — it is what really happened — with the lapse
+   * noted (`lease_lapsed`). Writing the same end again (a retry of a write whose answer was lost) changes nothing.
+   */
+  finishCall(rec: CallRecord): Promise<CallEndWrite>;
   getCall(sessionId: string, id: string): Promise<CallRecord | null>;
   listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>>;
   /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */
@@ -331,15 +384,16 @@ export interface CallStore {
 export interface InstanceStore {
   /**
    * Starts or renews a platform process's lease: it holds for `leaseMs` from now, "now" being the database's
-   * clock, so replicas whose own clocks disagree still agree on whose lease has run out.
+   * clock, so replicas whose own clocks disagree still agree on whose lease has run out. Answers the lease's
+   * epoch: the same while it is renewed in time, a new one when it is taken afresh after it lapsed.
    */
-  renewInstanceLease(instanceId: string, leaseMs: number): Promise<void>;
+  renewInstanceLease(instanceId: string, leaseMs: number): Promise<string>;
   /**
-   * Marks as crashed (reason `interrupted`) the calls left `running` by processes whose lease has run out (or
-   * that name none, from before leases), and drops the leases that ran out; returns how many calls.
+   * Marks as `unknown` (crash reason `interrupted`) the calls left `running` by processes whose lease has run out
+   * (or that name none, from before leases), and drops the leases that ran out; returns how many calls.
    */
   interruptOrphanedCalls(): Promise<number>;
-  /** A clean close: the process's calls still `running` are marked interrupted and its lease is dropped; returns how many calls. */
+  /** A clean close: the process's calls still `running` are marked `unknown` and its lease is dropped; returns how many calls. */
   releaseInstance(instanceId: string): Promise<number>;
   /** A setting's value, written first when the database has none: the first writer's value is the one kept and answered. */
   claimSetting(name: string, value: string): Promise<string>;
@@ -354,6 +408,28 @@ export interface IdempotencyStore {
   getIdempotent(scope: string): Promise<IdempotencyRecord | null>;
   putIdempotent(rec: IdempotencyRecord): Promise<void>;
   pruneIdempotent(olderThan: string): Promise<void>;
+}
+
+/** Calls' idempotency keys, shared by the replicas (calls/call-keys.ts). */
+export interface CallKeyStore {
+  /**
+   * Binds a key to a call about to start, unless the key is bound already and not expired at `now` (an expired
+   * one is taken over) or the session no longer exists: answers whether it was bound. Of two claims at once,
+   * on any replicas, exactly one wins.
+   */
+  claimCallKey(rec: Omit<CallKeyRecord, 'result'>, now: string): Promise<boolean>;
+  getCallKey(sessionId: string, key: string): Promise<CallKeyRecord | null>;
+  /**
+   * Rebinds a key from a call that was never recorded (its claim outlived it: the call was refused and the
+   * claim could not be given back) to a new one; answers whether it did. A call with a record keeps its key.
+   */
+  takeOverCallKey(sessionId: string, key: string, fromCallId: string, to: Pick<CallKeyRecord, 'callId' | 'createdAt' | 'expiresAt'>): Promise<boolean>;
+  /** Keeps the bound call's result (sealed): retries are answered it from now on. */
+  settleCallKey(sessionId: string, key: string, callId: string, result: string): Promise<void>;
+  /** Frees the key of a call that ended without its tool running, so that a retry runs. */
+  releaseCallKey(sessionId: string, key: string, callId: string): Promise<void>;
+  /** Forgets keys that expired by `now`. */
+  pruneCallKeys(now: string): Promise<void>;
 }
 
 /** Approvals, shared by the replicas (approvals.ts). */
@@ -389,7 +465,9 @@ export interface ApprovalStore {
 
 /** Everything the platform remembers: every aggregate's store, on one database. */
 export interface Store
-  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, InstanceStore, IdempotencyStore, ApprovalStore {
+  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, CallKeyStore, InstanceStore, IdempotencyStore, ApprovalStore {
+  /** Resolves once the database answered a trivial query (the health check's). */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,54 +1,50 @@
 /** /v1/agents, their versions and their sessions. */
-import type { AgentInput, SessionInput } from '../../platform/index.js';
-import type { Route } from '../route.js';
-import {
-  AGENT_INPUT_SCHEMA, AGENT_SCHEMA, AGENT_VERSION_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, SESSION_INPUT_SCHEMA, SESSION_SCHEMA, pageOf,
-} from '../schemas.js';
+import { route, type Route } from '../route.js';
+import { AgentInput, AgentVersionView, AgentView, CreatedSessionView, SessionInput, SessionView, pageOf } from '../api/index.js';
+import { PAGE_QUERY, errorResponse as error } from '../schemas.js';
 import { agentVersionView, agentView, mapPage, pageRequest, sessionEndpoints, sessionView } from '../views.js';
 import { HttpError } from '../http-error.js';
 
-const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
-
 export function agentRoutes(): Route[] {
   return [
-    {
+    route({
       method: 'POST', path: '/v1/agents', operationId: 'createAgent', tag: 'agents', auth: 'api_key',
       summary: 'Create an agent (its version 1). "latest" package and skill versions are pinned at publish time. A tool name that two sources share (letter case ignored), or that begins with a source\'s prefix <source>__, is published as <source>__<tool>; other names are kept. Sources whose prefixes overlap (a beside a_ or a__b) are refused (agent.source_prefix).',
-      body: { kind: 'json', schema: AGENT_INPUT_SCHEMA },
-      responses: { 201: { description: 'Created.', schema: AGENT_SCHEMA }, 400: error('Bad input.'), 422: error('Unknown packages, skills or vaults; bad policies.') },
+      body: { kind: 'json', schema: AgentInput },
+      responses: { 201: { description: 'Created.', schema: AgentView }, 400: error('Bad input.'), 422: error('Unknown packages, skills or vaults; bad policies.') },
       async handler({ platform, body }) {
-        const { agent, version } = await platform.agents.create(body as AgentInput);
+        const { agent, version } = await platform.agents.create(body);
         return { status: 201, body: agentView(agent, version) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/agents', operationId: 'listAgents', tag: 'agents', auth: 'api_key',
       summary: 'List agents.', query: PAGE_QUERY,
-      responses: { 200: { description: 'A page of agents.', schema: pageOf(AGENT_SCHEMA) } },
+      responses: { 200: { description: 'A page of agents.', schema: pageOf(AgentView) } },
       async handler({ platform, query }) {
         return { status: 200, body: mapPage(await platform.agents.list(pageRequest(query)), (a) => agentView(a)) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/agents/{id}', operationId: 'getAgent', tag: 'agents', auth: 'api_key',
       summary: 'Get an agent with its current version\'s spec.',
-      responses: { 200: { description: 'The agent.', schema: AGENT_SCHEMA }, 404: error('No such agent.') },
+      responses: { 200: { description: 'The agent.', schema: AgentView }, 404: error('No such agent.') },
       async handler({ platform, params }) {
         const agent = await platform.agents.get(params.id);
         return { status: 200, body: agentView(agent, await platform.agents.version(agent.id, agent.currentVersion)) };
       },
-    },
-    {
+    }),
+    route({
       method: 'PUT', path: '/v1/agents/{id}', operationId: 'updateAgent', tag: 'agents', auth: 'api_key',
       summary: 'Publish a new version of the agent from a full spec. Sessions keep the version they started with.',
-      body: { kind: 'json', schema: AGENT_INPUT_SCHEMA },
-      responses: { 200: { description: 'The new version is current.', schema: AGENT_SCHEMA }, 404: error('No such agent.'), 409: error('Changed meanwhile.'), 422: error('Bad references.') },
+      body: { kind: 'json', schema: AgentInput },
+      responses: { 200: { description: 'The new version is current.', schema: AgentView }, 404: error('No such agent.'), 409: error('Changed meanwhile.'), 422: error('Bad references.') },
       async handler({ platform, params, body }) {
-        const { agent, version } = await platform.agents.update(params.id, body as AgentInput);
+        const { agent, version } = await platform.agents.update(params.id, body);
         return { status: 200, body: agentView(agent, version) };
       },
-    },
-    {
+    }),
+    route({
       method: 'DELETE', path: '/v1/agents/{id}', operationId: 'deleteAgent', tag: 'agents', auth: 'api_key',
       summary: 'Delete an agent, its versions, its sessions (and their volumes) and its /volume/data.',
       responses: { 204: { description: 'Deleted.' }, 404: error('No such agent.') },
@@ -56,41 +52,41 @@ export function agentRoutes(): Route[] {
         await platform.agents.delete(params.id, (sessionId) => platform.sessions.notifyGone(sessionId));
         return { status: 204 };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/agents/{id}/versions', operationId: 'listAgentVersions', tag: 'agents', auth: 'api_key',
       summary: 'List an agent\'s versions.', query: PAGE_QUERY,
-      responses: { 200: { description: 'A page of versions.', schema: pageOf(AGENT_VERSION_SCHEMA) }, 404: error('No such agent.') },
+      responses: { 200: { description: 'A page of versions.', schema: pageOf(AgentVersionView) }, 404: error('No such agent.') },
       async handler({ platform, params, query }) {
         return { status: 200, body: mapPage(await platform.agents.versions(params.id, pageRequest(query)), agentVersionView) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/agents/{id}/versions/{version}', operationId: 'getAgentVersion', tag: 'agents', auth: 'api_key',
       summary: 'Get one version of an agent.',
-      responses: { 200: { description: 'The version.', schema: AGENT_VERSION_SCHEMA }, 404: error('No such version.') },
+      responses: { 200: { description: 'The version.', schema: AgentVersionView }, 404: error('No such version.') },
       async handler({ platform, params }) {
         if (!/^[1-9]\d{0,8}$/.test(params.version)) throw new HttpError(404, 'not_found', `version ${params.version} of agent ${params.id} was not found`);
         return { status: 200, body: agentVersionView(await platform.agents.version(params.id, Number(params.version))) };
       },
-    },
-    {
+    }),
+    route({
       method: 'POST', path: '/v1/agents/{id}/sessions', operationId: 'createSession', tag: 'sessions', auth: 'api_key',
       summary: 'Start a session on the agent\'s current version. The answer holds the session token and MCP URLs, shown this once (an Idempotency-Key replay answers without them).',
-      body: { kind: 'json', schema: SESSION_INPUT_SCHEMA, optional: true }, replayOmits: ['token', 'mcp'],
-      responses: { 201: { description: 'Created.', schema: SESSION_SCHEMA }, 404: error('No such agent.'), 422: error('Unknown vaults or bad TTL.') },
+      body: { kind: 'json', schema: SessionInput, optional: true }, replayOmits: ['token', 'mcp'],
+      responses: { 201: { description: 'Created.', schema: CreatedSessionView }, 404: error('No such agent.'), 422: error('Unknown vaults or bad TTL.') },
       async handler({ platform, params, body, baseUrl }) {
-        const { session, token } = await platform.sessions.create(params.id, (body ?? {}) as SessionInput);
+        const { session, token } = await platform.sessions.create(params.id, body);
         return { status: 201, body: { ...sessionView(session), token, mcp: sessionEndpoints(baseUrl, session, token) } };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/agents/{id}/sessions', operationId: 'listSessions', tag: 'sessions', auth: 'api_key',
       summary: 'List an agent\'s sessions.', query: PAGE_QUERY,
-      responses: { 200: { description: 'A page of sessions.', schema: pageOf(SESSION_SCHEMA) }, 404: error('No such agent.') },
+      responses: { 200: { description: 'A page of sessions.', schema: pageOf(SessionView) }, 404: error('No such agent.') },
       async handler({ platform, params, query }) {
         return { status: 200, body: mapPage(await platform.sessions.list(params.id, pageRequest(query)), sessionView) };
       },
-    },
+    }),
   ];
 }

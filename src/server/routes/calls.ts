@@ -2,22 +2,18 @@
  * /v1/calls: the call log across sessions — a search newest first, one call by id, and the live stream
  * (call-stream.ts). All three take the same filters and answer the same view (with the call's agent).
  */
-import type { CallFilter, CallOutcome } from '../../platform/index.js';
+import { z } from 'zod';
+import type { CallFilter } from '../../platform/index.js';
 import type { JsonSchema } from '../../tool.js';
 import { STREAMS_PER_KEY, type CallStreams } from '../call-stream.js';
-import type { Route } from '../route.js';
-import { CALL_SCHEMA, ERROR_SCHEMA, PAGE_QUERY, pageOf } from '../schemas.js';
+import { rawRoute, route, type Route } from '../route.js';
+import { AgentCallView, CallOutcome, pageOf } from '../api/index.js';
+import { jsonSchemaOf } from '../json-schema-of.js';
+import { PAGE_QUERY, errorResponse as error } from '../schemas.js';
 import { callView, mapPage, pageRequest } from '../views.js';
 
-const error = (description: string) => ({ description, schema: ERROR_SCHEMA });
 const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
-const outcomes = (CALL_SCHEMA.properties as Record<string, JsonSchema>).outcome;
-
-export const AGENT_CALL_SCHEMA: JsonSchema = {
-  ...CALL_SCHEMA,
-  required: [...(CALL_SCHEMA.required as string[]), 'agent_id'],
-  properties: { ...(CALL_SCHEMA.properties as Record<string, JsonSchema>), agent_id: { type: 'string' } },
-};
+const outcomes = jsonSchemaOf(CallOutcome);
 
 export const CALL_FILTER_QUERY: Record<string, JsonSchema> = {
   agent: { ...id, description: 'Only calls of this agent\'s sessions (an agent id).' },
@@ -31,13 +27,14 @@ export function callFilter(query: Record<string, string>): CallFilter {
     ...(query.agent ? { agentId: query.agent } : {}),
     ...(query.session ? { sessionId: query.session } : {}),
     ...(query.tool ? { tool: query.tool } : {}),
+    // The router checked the value against the status parameter's schema: one of the outcomes.
     ...(query.status ? { outcome: query.status as CallOutcome } : {}),
   };
 }
 
 export function callRoutes(streams: CallStreams): Route[] {
   return [
-    {
+    rawRoute({
       // Before /v1/calls/{id}: the router takes the first route whose path matches.
       method: 'GET', path: '/v1/calls/stream', operationId: 'streamCalls', tag: 'calls', auth: 'api_key', raw: true,
       summary: 'The call log live, as Server-Sent Events: every call when it starts (outcome running) and when it ends, as "event: call" ' +
@@ -47,7 +44,7 @@ export function callRoutes(streams: CallStreams): Route[] {
         `${STREAMS_PER_KEY} streams; the last ${STREAMS_PER_KEY} places are kept for admin keys.`,
       query: CALL_FILTER_QUERY,
       responses: {
-        200: { description: 'The stream (text/event-stream); each data line is one call.', contentType: 'text/event-stream', schema: { type: 'string' } },
+        200: { description: 'The stream (text/event-stream); each data line is one call.', contentType: 'text/event-stream', schema: z.string() },
         429: error('This key holds as many streams as one key may; close one first.'),
         503: error('As many streams are open as the server holds (or, for a read key, as read keys may hold together); retry after Retry-After.'),
       },
@@ -56,25 +53,25 @@ export function callRoutes(streams: CallStreams): Route[] {
         await streams.serve(res, apiKey!, callFilter(query), typeof lastEventId === 'string' ? lastEventId : undefined, signal);
         return null;
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/calls', operationId: 'searchCalls', tag: 'calls', auth: 'api_key',
       summary: 'Calls of every session, newest first, narrowed by agent, session, tool and status.',
       query: { ...PAGE_QUERY, ...CALL_FILTER_QUERY },
-      responses: { 200: { description: 'A page of calls.', schema: pageOf(AGENT_CALL_SCHEMA) } },
+      responses: { 200: { description: 'A page of calls.', schema: pageOf(AgentCallView) } },
       async handler({ platform, query }) {
         const page = await platform.calls.search(callFilter(query), pageRequest(query));
         return { status: 200, body: mapPage(page, ({ call, agentId }) => callView(call, agentId)) };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/calls/{id}', operationId: 'getCallById', tag: 'calls', auth: 'api_key',
       summary: 'One call record, whichever session made it.',
-      responses: { 200: { description: 'The call.', schema: AGENT_CALL_SCHEMA }, 404: error('No such call.') },
+      responses: { 200: { description: 'The call.', schema: AgentCallView }, 404: error('No such call.') },
       async handler({ platform, params }) {
         const { call, agentId } = await platform.calls.find(params.id);
         return { status: 200, body: callView(call, agentId) };
       },
-    },
+    }),
   ];
 }

@@ -1,5 +1,7 @@
 /** The whole route table: the router and the OpenAPI document both read this one list. */
-import type { Route } from '../route.js';
+import { z } from 'zod';
+import { rawRoute, route, type Route } from '../route.js';
+import { Health } from '../api/index.js';
 import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
 import type { CallStreams } from '../call-stream.js';
@@ -13,7 +15,6 @@ import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
 import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
-import { SUBAKO_VERSION } from '../../version.js';
 
 export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
   const routes: Route[] = [
@@ -30,23 +31,24 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
   ];
   let document: Record<string, unknown> | null = null;
   routes.push(
-    {
+    route({
       method: 'GET', path: '/v1/openapi.json', operationId: 'getOpenApi', tag: 'meta', auth: 'none',
       summary: 'This document.',
-      responses: { 200: { description: 'The OpenAPI 3.1 document.', schema: { type: 'object' } } },
+      responses: { 200: { description: 'The OpenAPI 3.1 document.', schema: z.record(z.string(), z.unknown()) } },
       async handler() {
         document ??= openApiDocument(routes);
         return { status: 200, body: document };
       },
-    },
-    {
+    }),
+    route({
       method: 'GET', path: '/v1/health', operationId: 'getHealth', tag: 'meta', auth: 'none',
-      summary: 'Whether the server is up.',
-      responses: { 200: { description: 'Up.', schema: { type: 'object', properties: { ok: { type: 'boolean' }, version: { type: 'string' } } } } },
-      async handler() {
-        return { status: 200, body: { ok: true, version: SUBAKO_VERSION } };
+      summary: 'Whether the server is up, and whether it can do its work: its store, and with NATS the bus and the fleet of workers. '
+        + 'Answers 200 while the process serves; `status` is `degraded` (and `ok` false) with a reason per missing part.',
+      responses: { 200: { description: 'Up; `status` says whether every part is there.', schema: Health } },
+      async handler({ platform }) {
+        return { status: 200, body: await platform.health() };
       },
-    },
+    }),
   );
   return routes;
 }
@@ -58,15 +60,15 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
  * are the operator's business.
  */
 function metricsRoute(metrics: ServerMetrics): Route {
-  return {
+  return rawRoute({
     method: 'GET', path: '/metrics', operationId: 'getMetrics', tag: 'meta', auth: 'api_key', raw: true,
     summary: 'Metrics in the Prometheus text format: calls, call durations, egress, sandbox workers and queue, compile cache, HTTP requests. Any API key (read is enough).',
-    responses: { 200: { description: 'The metrics.', contentType: 'text/plain; version=0.0.4', schema: { type: 'string' } } },
+    responses: { 200: { description: 'The metrics.', contentType: 'text/plain; version=0.0.4', schema: z.string() } },
     async handler({ res }) {
       const text = await metrics.text();
       res.writeHead(200, { 'content-type': metrics.contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
       res.end(text);
       return null;
     },
-  };
+  });
 }

@@ -11,9 +11,9 @@ export interface Served extends ChildServer {
   stop(): Promise<number | null>;
 }
 
-export async function serve(flags: string[], options: { fdLimit?: number } = {}): Promise<Served> {
+export async function serve(flags: string[], options: { fdLimit?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Served> {
   // The workers are the test's to set (in `flags`), as are its limits.
-  const served = await spawnServe(tempDir(), undefined, flags, { fdLimit: options.fdLimit, workers: false });
+  const served = await spawnServe(tempDir(), undefined, flags, { fdLimit: options.fdLimit, workers: false, env: options.env });
   return {
     ...served,
     async stop() {

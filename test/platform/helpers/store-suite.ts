@@ -480,7 +480,7 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal((await store.listCalls(session.id, { limit: 200 })).items.length, calls.length);
     });
 
-    it('marks calls left running by a process with no lease (or from before leases) as interrupted crashes, only those, across reopening', async () => {
+    it('marks calls left running by a process with no lease (or from before leases) as unknown, interrupted, only those, across reopening', async () => {
       const handle = await fresh();
       const { session } = await agentWithSession(handle.store);
       const running = [call(session.id), call(session.id, { instanceId: 'ins_gone' })];
@@ -491,8 +491,8 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal(await reopened.interruptOrphanedCalls(), 2);
       assert.equal(await reopened.interruptOrphanedCalls(), 0);
       const calls = (await reopened.listCalls(session.id, { limit: 10 })).items;
-      assert.deepEqual(calls.map((c) => [c.outcome, c.crash?.reason ?? null]), [['crash', 'interrupted'], ['crash', 'interrupted'], ['ok', null]]);
-      assert.match(calls[0].crash!.message, /the server running the call stopped before it finished/);
+      assert.deepEqual(calls.map((c) => [c.outcome, c.crash?.reason ?? null]), [['unknown', 'interrupted'], ['unknown', 'interrupted'], ['ok', null]]);
+      assert.match(calls[0].crash!.message, /the server running the call stopped .* whether the tool ran to its end is unknown\. Check/);
       assert.deepEqual(calls[2], done);
     });
 
@@ -511,7 +511,8 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal(await other.interruptOrphanedCalls(), 1);
       assert.equal(await handle.store.interruptOrphanedCalls(), 0);
       assert.equal((await handle.store.getCall(session.id, live.id))?.outcome, 'running');
-      assert.deepEqual(await handle.store.getCall(session.id, dead.id), { ...dead, outcome: 'crash', crash: { reason: 'interrupted', message: 'the server running the call stopped before it finished' } });
+      const marked = await handle.store.getCall(session.id, dead.id);
+      assert.deepEqual(marked, { ...dead, outcome: 'unknown', crash: { reason: 'interrupted', message: marked!.crash!.message } });
       assert.deepEqual(await handle.store.getCall(session.id, deadDone.id), deadDone);
       // A process that renews in time keeps its calls; one that closes cleanly marks its own left running.
       await handle.store.renewInstanceLease('ins_live', 60_000);
@@ -522,6 +523,127 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       const late = call(session.id, { instanceId: 'ins_live' });
       await handle.store.addCall(late);
       assert.equal(await other.interruptOrphanedCalls(), 1);
+    });
+
+    it('keeps a lease\'s epoch while it is renewed in time, and gives it a new one when it is taken afresh after it lapsed', async () => {
+      const handle = await fresh();
+      const other = await handle.reopen();
+      const first = await handle.store.renewInstanceLease('ins_a', 60_000);
+      assert.match(first, /^epoch_/);
+      assert.equal(await handle.store.renewInstanceLease('ins_a', 60_000), first, 'renewed in time: the same epoch');
+      assert.notEqual(await handle.store.renewInstanceLease('ins_b', 60_000), first, 'each process its own');
+      // Lapsed (renewed for no time at all), then taken again before anyone swept it: a new epoch.
+      assert.equal(await handle.store.renewInstanceLease('ins_a', 0), first);
+      const second = await handle.store.renewInstanceLease('ins_a', 60_000);
+      assert.notEqual(second, first);
+      // Lapsed and dropped by another process's sweep, then taken again: a new epoch again, never an old one.
+      await handle.store.renewInstanceLease('ins_a', 0);
+      await other.interruptOrphanedCalls();
+      const third = await handle.store.renewInstanceLease('ins_a', 60_000);
+      assert.ok(third !== first && third !== second, `${third} is new`);
+    });
+
+    it('writes a call\'s end fenced by the lease it began under: past a lapse it keeps the real outcome and notes the lapse and any mark', async () => {
+      const handle = await fresh();
+      const other = await handle.reopen();
+      const { session } = await agentWithSession(handle.store);
+      const ended = (rec: CallRecord): CallRecord => ({ ...rec, outcome: 'ok', model: [{ type: 'text', text: 'done' }], durationMs: 7 });
+      await handle.store.renewInstanceLease('ins_live', 60_000);
+
+      // In time: written as it came, and writing the same end again (its answer lost) changes nothing.
+      const inTime = call(session.id, { instanceId: 'ins_live' });
+      await handle.store.addCall(inTime);
+      assert.deepEqual(await handle.store.finishCall(ended(inTime)), { status: 'written' });
+      assert.deepEqual(await handle.store.finishCall(ended(inTime)), { status: 'written' });
+      assert.deepEqual(await handle.store.getCall(session.id, inTime.id), ended(inTime));
+
+      // The lease lapses mid-call, another process marks the call unknown and drops the lease, the first takes a new one.
+      const marked = call(session.id, { instanceId: 'ins_live' });
+      await handle.store.addCall(marked);
+      await handle.store.renewInstanceLease('ins_live', 0);
+      assert.equal(await other.interruptOrphanedCalls(), 1);
+      assert.equal((await other.getCall(session.id, marked.id))?.outcome, 'unknown');
+      await handle.store.renewInstanceLease('ins_live', 60_000);
+      const fenced = await handle.store.finishCall(ended(marked));
+      assert.equal(fenced.status, 'lease_lapsed');
+      const lapse = fenced.status === 'lease_lapsed' ? fenced.leaseLapsed : null;
+      assert.equal(lapse?.markedAs?.outcome, 'unknown');
+      assert.equal(lapse?.markedAs?.crash?.reason, 'interrupted');
+      assert.match(lapse!.note, /lapsed while it ran .* marked the call unknown meanwhile\. This record holds the outcome the call really had/);
+      assert.deepEqual(await other.getCall(session.id, marked.id), { ...ended(marked), leaseLapsed: lapse! }, 'the real outcome, with the lapse noted');
+      // Its answer lost, written again: the record stays as it is.
+      assert.deepEqual(await handle.store.finishCall(ended(marked)), { status: 'written' });
+      assert.deepEqual((await other.getCall(session.id, marked.id))?.leaseLapsed, lapse!);
+
+      // The lease lapses mid-call and is taken afresh before anyone marked the call: the lapse is noted, no mark.
+      const unmarked = call(session.id, { instanceId: 'ins_live' });
+      await handle.store.addCall(unmarked);
+      await handle.store.renewInstanceLease('ins_live', 0);
+      await handle.store.renewInstanceLease('ins_live', 60_000);
+      const noted = await handle.store.finishCall(ended(unmarked));
+      assert.equal(noted.status, 'lease_lapsed');
+      assert.equal(noted.status === 'lease_lapsed' ? noted.leaseLapsed.markedAs : undefined, null);
+      assert.equal((await other.getCall(session.id, unmarked.id))?.outcome, 'ok');
+
+      // A call whose session was deleted meanwhile has nowhere to go.
+      const gone = call(session.id, { instanceId: 'ins_live' });
+      await handle.store.addCall(gone);
+      await handle.store.deleteSession(session.id);
+      assert.deepEqual(await handle.store.finishCall(ended(gone)), { status: 'gone' });
+    });
+
+    it('binds an idempotency key to one call: one claim of many wins, it is settled or released, taken over when expired or never recorded', async () => {
+      const { store } = await fresh();
+      await warm(store);
+      const { session } = await agentWithSession(store);
+      const other = await agentWithSession(store);
+      const binding = (callId: string, at = 0, sessionId = session.id) => ({
+        sessionId, key: 'k-1', requestHash: 'h1', callId, createdAt: iso(at), expiresAt: iso(at + 60_000),
+      });
+      const ids = Array.from({ length: 6 }, () => newId('call'));
+      const claims = await Promise.all(ids.map((id) => store.claimCallKey(binding(id), iso(0))));
+      assert.equal(claims.filter(Boolean).length, 1, 'of claims at once, exactly one wins');
+      const winner = ids[claims.indexOf(true)];
+      assert.deepEqual(await store.getCallKey(session.id, 'k-1'), { ...binding(winner), result: null });
+      assert.equal(await store.claimCallKey(binding(newId('call'), 100_000, other.session.id), iso(0)), true, 'a key is one session\'s');
+      assert.equal(await store.claimCallKey(binding(newId('call'), 0, 'ses_gone'), iso(0)), false, 'a session that is not there binds none');
+      assert.equal(await store.getCallKey('ses_gone', 'k-1'), null);
+
+      // Settled: the result is kept (as given: the platform seals it).
+      await store.settleCallKey(session.id, 'k-1', 'call_other', 'not its call');
+      assert.equal((await store.getCallKey(session.id, 'k-1'))?.result, null, 'only the bound call settles the key');
+      await store.settleCallKey(session.id, 'k-1', winner, 'sealed-result');
+      assert.equal((await store.getCallKey(session.id, 'k-1'))?.result, 'sealed-result');
+      assert.equal(await store.takeOverCallKey(session.id, 'k-1', winner, binding(newId('call'))), false, 'a settled key is never taken over');
+
+      // Expired: the next claim takes it over, afresh.
+      const later = newId('call');
+      assert.equal(await store.claimCallKey(binding(later, 60_000), iso(60_000)), true);
+      assert.deepEqual(await store.getCallKey(session.id, 'k-1'), { ...binding(later, 60_000), result: null });
+
+      // Released: free at once.
+      await store.releaseCallKey(session.id, 'k-1', 'call_other');
+      assert.ok(await store.getCallKey(session.id, 'k-1'), 'only the bound call releases the key');
+      await store.releaseCallKey(session.id, 'k-1', later);
+      assert.equal(await store.getCallKey(session.id, 'k-1'), null);
+
+      // A claim whose call was never recorded may be taken over; one whose call was recorded may not.
+      const unrecorded = newId('call');
+      await store.claimCallKey(binding(unrecorded), iso(0));
+      const taker = newId('call');
+      assert.equal(await store.takeOverCallKey(session.id, 'k-1', unrecorded, binding(taker, 5)), true);
+      assert.equal((await store.getCallKey(session.id, 'k-1'))?.callId, taker);
+      await store.addCall(call(session.id, { id: taker }));
+      assert.equal(await store.takeOverCallKey(session.id, 'k-1', taker, binding(newId('call'))), false);
+
+      // Pruned once expired; gone with their session.
+      await store.pruneCallKeys(iso(60_004));
+      assert.ok(await store.getCallKey(session.id, 'k-1'), 'not yet expired');
+      await store.pruneCallKeys(iso(60_005));
+      assert.equal(await store.getCallKey(session.id, 'k-1'), null);
+      assert.ok(await store.getCallKey(other.session.id, 'k-1'));
+      await store.deleteSession(other.session.id);
+      assert.equal(await store.getCallKey(other.session.id, 'k-1'), null);
     });
 
     it('keeps the first value of a setting whoever claims it after, across reopening', async () => {
