@@ -62,8 +62,11 @@ export async function bridgeStdio(options: StdioBridgeOptions): Promise<StdioBri
     marker,
     options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
   );
+  // The person is told which server by its origin only: the path, query and user-info of a URL can be its secret
+  // (a session's capability URL is nothing but a token in its path).
+  const shownUrl = new URL(options.url).origin;
   const failure = (err: unknown, operation: string): string =>
-    classifyFailure(err, { url: options.url, auth: options.auth, operation, secrets, transportMarker: marker }).error.message;
+    classifyFailure(err, { url: shownUrl, auth: options.auth, operation, secrets, transportMarker: marker }).error.message;
 
   /** Requests sent and not answered yet: when the client closes its stdin, their answers are still awaited. */
   const unanswered = new Set<string | number>();
