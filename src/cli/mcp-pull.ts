@@ -4,10 +4,10 @@
  */
 import type { Command } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
-import { mcp, type Auth, type Secret } from '../mcp/index.js';
+import { mcp } from '../mcp/index.js';
 import { pullBindings, pullCommandFor } from '../mcp/pull/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
-import { parseHeaderFlag } from './header-flag.js';
+import { authFromFlags, collect, headerFlags } from './server-flags.js';
 
 interface PullFlags {
   url: string;
@@ -27,8 +27,7 @@ export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void 
     .option('--oauth <name>', 'a credential stored by `subako mcp login`')
     .option('--url-env <NAME>', 'keep the URL out of the file and read it from this environment variable (automatic, as SUBAKO_<FILE>_URL, for a URL that may carry a token)')
     .action(async (flags: PullFlags) => {
-      const headerFlags = flags.header.map(parseHeaderFlag);
-      const auth = authFrom(flags, headerFlags);
+      const auth = authFromFlags(flags);
       try {
         const result = await pullBindings({
           url: flags.url,
@@ -37,7 +36,7 @@ export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void 
           command: pullCommandFor({
             url: flags.url,
             out: flags.out,
-            headerNames: headerFlags.map(([name]) => name),
+            headerNames: headerFlags(flags).map(([name]) => name),
             oauth: flags.oauth,
             urlEnvFlag: flags.urlEnv !== undefined,
           }),
@@ -58,20 +57,4 @@ export function registerMcpPull(mcpCommand: Command, ctx: CommandContext): void 
         await mcp.close();
       }
     });
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-function authFrom(flags: PullFlags, headerFlags: Array<[string, Secret]>): Auth {
-  if (flags.oauth !== undefined && headerFlags.length > 0) {
-    throw new UsageError('use either --header or --oauth, not both');
-  }
-  try {
-    return flags.oauth !== undefined ? mcp.oauth(flags.oauth) : mcp.headers(Object.fromEntries(headerFlags));
-  } catch (err) {
-    if (err instanceof TypeError) throw new UsageError(err.message);
-    throw err;
-  }
 }

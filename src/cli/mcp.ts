@@ -7,49 +7,18 @@
  * output line or an error message).
  *
  * The other subcommands live in their own files and hang themselves on the same `mcp` command:
- * mcp-pull.ts (`pull`) and mcp-oauth.ts (`login`, `credentials`, `forget`).
+ * mcp-pull.ts (`pull`), mcp-oauth.ts (`login`, `credentials`, `forget`), mcp-stdio.ts (`stdio`) and
+ * mcp-client-config.ts (`client-config`).
  */
-import { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
-import { mcp, getMetadata, callTool, CallError, Secret, type Auth, formatResult, formatToolList } from '../mcp/index.js';
+import { mcp, getMetadata, callTool, CallError, formatResult, formatToolList } from '../mcp/index.js';
 import { EXIT_FAILED, EXIT_USAGE, type CommandContext } from './command-context.js';
 import { registerMcpOAuth } from './mcp-oauth.js';
 import { registerMcpPull } from './mcp-pull.js';
-import { parseHeaderFlag } from './header-flag.js';
-
-interface ServerFlags {
-  url: string;
-  header: string[];
-  oauth?: string;
-  json?: boolean;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-export function authFromFlags(flags: Pick<ServerFlags, 'header' | 'oauth'>): Auth {
-  if (flags.oauth !== undefined && flags.header.length > 0) throw new UsageError('give --header or --oauth, not both');
-  if (flags.oauth !== undefined) return mcp.oauth(flags.oauth);
-  const values: Record<string, Secret> = {};
-  for (const flag of flags.header) {
-    const [name, value] = parseHeaderFlag(flag);
-    values[name] = value;
-  }
-  try {
-    return mcp.headers(values);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-function serverOptions(command: Command): Command {
-  return command
-    .requiredOption('--url <url>', 'the MCP server URL (Streamable HTTP)')
-    .addOption(new Option('--header <name=value>', 'a header to send (repeatable); the value is kept secret').argParser(collect).default([]))
-    .option('--oauth <name>', 'a stored OAuth credential (see subako mcp login)')
-    .option('--json', 'print JSON instead of text');
-}
+import { registerMcpStdio } from './mcp-stdio.js';
+import { registerMcpClientConfig } from './mcp-client-config.js';
+import { authFromFlags, serverOptions, type ServerFlags } from './server-flags.js';
 
 async function run(ctx: CommandContext, json: boolean | undefined, action: () => Promise<void>): Promise<void> {
   try {
@@ -115,5 +84,7 @@ export function registerMcp(program: Command, ctx: CommandContext): Command {
 
   registerMcpPull(command, ctx);
   registerMcpOAuth(command, ctx);
+  registerMcpStdio(command, ctx);
+  registerMcpClientConfig(command);
   return command;
 }

@@ -168,7 +168,7 @@ export class McpClientPool {
     );
     const transport = new BoundedTransport(
       new URL(descriptor.url),
-      { ...authOptions(descriptor.auth, secrets), reconnectionOptions: RESUMPTION },
+      { ...transportAuth(descriptor.auth, secrets), reconnectionOptions: RESUMPTION },
       transportMarker,
       this.#maxAnswerBytes,
     );
@@ -200,7 +200,12 @@ export class McpClientPool {
   }
 }
 
-function authOptions(
+/**
+ * How a transport to the server authenticates: header values through a fetch wrapper at request time, OAuth
+ * tokens through a token provider (refreshed and retried once on a 401). Every secret revealed is added to
+ * `secrets`, so that what the server echoes back can be scrubbed of it.
+ */
+export function transportAuth(
   auth: Auth,
   secrets: Set<Secret>,
 ): { fetch?: FetchLike; authProvider?: { token(): Promise<string | undefined>; onUnauthorized?(): Promise<void> } } {

@@ -74,3 +74,4 @@ export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem
 export { normalizeResult, resultText } from './result.js';
 export { requiresTask, type TaskSupport } from './remote-tool.js';
 export { formatToolList, formatResult } from './present.js';
+export { bridgeStdio, BRIDGE_FAILED_RPC_CODE, type StdioBridge, type StdioBridgeOptions } from './stdio-bridge.js';
