@@ -118,6 +118,26 @@ describe('an upstream\'s input request through a session', () => {
     }
   });
 
+  it('a call with an idempotency key goes on in the retry that carries the same key, and the key then holds the retry\'s outcome', async () => {
+    const session = await newSession();
+    const client = await connect(session.url, () => ({ action: 'accept', content: { ok: true } }));
+    try {
+      received.length = 0;
+      // The client's retry resends the request's params, its _meta (and so the key) included.
+      const keyed = { name: 'book', arguments: { room: '12' }, _meta: { 'io.subako/idempotency-key': `book-${Date.now()}-${Math.random()}` } };
+      const result = await client.callTool(keyed);
+      assert.equal(text(result), 'booked room 12', 'the retry ran, not answered the question again');
+      assert.deepEqual(received.map((r) => r.answered), [false, true]);
+      assert.deepEqual((await records(session)).map((r) => r.outcome), ['input_required', 'ok']);
+      const again = await client.callTool(keyed);
+      assert.equal(text(again), 'booked room 12');
+      assert.equal(typeof again._meta?.['io.subako/replayed-call'], 'string', 'answered from the key');
+      assert.equal(received.length, 2, 'the upstream was not asked again');
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a tool with an output schema that asks first still has its structured content checked and returned', async () => {
     const session = await newSession();
     const client = await connect(session.url, () => ({ action: 'accept', content: { ok: true } }));
