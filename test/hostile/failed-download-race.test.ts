@@ -18,9 +18,10 @@ import { startSwapRacer } from './helpers/swap-racer.js';
 import { volumeBridge } from './helpers/volume-bridge.js';
 
 const VICTIM = 'host file that must survive';
-const TRIES = 400;
+// A count, not a time: on a loaded machine the tries take longer, and the test waits for them (harm came within a
+// few tries before the fix).
+const TRIES = 300;
 const PARALLEL = 4;
-const TIME_BOUND_MS = 25_000;
 
 let base: string;
 let tmp: string;
@@ -54,7 +55,7 @@ describe('finding 9: a failed download is removed without ever touching a host f
     let cycles: number;
     try {
       const lane = async (): Promise<void> => {
-        while (tries < TRIES && Date.now() - started < TIME_BOUND_MS) {
+        while (tries < TRIES) {
           const n = ++tries;
           const answer = await callBridge(handler, {
             url: server.url('api.example.test', '/'), output: { type: 'file', path: '/volume/tmp/d/victim.txt' },
@@ -75,7 +76,6 @@ describe('finding 9: a failed download is removed without ever touching a host f
     assert.equal(firstHarm, null, `the host file was removed or changed (first at try ${firstHarm} of ${tries}, ${ms} ms)`);
     assert.deepEqual(otherAnswers, [], 'every download failed on the budget or was refused as bad_path');
     assert.ok(budgetFailures > 0, `no download got as far as failing (racer cycles ${cycles})`);
-    assert.ok(tries >= 200, `only ${tries} tries in ${ms} ms`);
     console.log(`# failed downloads: ${tries} tries in ${ms} ms (${budgetFailures} failed on the budget), ${cycles} swaps`);
   });
 
