@@ -90,7 +90,7 @@ describe('configuration: scale-out on subako serve', () => {
 
   test('subako serve refuses a URL that is not NATS\'s in one line, exit status 1, without its password', () => {
     const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--nats-prefix', 'a.b'], {
-      encoding: 'utf8', timeout: 30_000, env: { ...process.env, SUBAKO_NATS_URL: `http://subako:${PASSWORD}@nats:4222` },
+      encoding: 'utf8', timeout: 120_000, env: { ...process.env, SUBAKO_NATS_URL: `http://subako:${PASSWORD}@nats:4222` },
     });
     assert.equal(run.status, 1);
     assert.equal(run.stderr,

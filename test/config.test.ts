@@ -113,10 +113,10 @@ describe('configuration: flags over environment over subako.config.json over def
   });
 
   test('subako serve refuses a bad setting in one line, exit status 1, before starting anything', () => {
-    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', 'eighty'], { encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--port', 'eighty'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(run.status, 1);
     assert.match(run.stderr, /--port is "eighty"; it takes a whole number from 0 to 65535/);
-    const limit = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--session-queue', 'many'], { encoding: 'utf8', timeout: 30_000 });
+    const limit = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--session-queue', 'many'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(limit.status, 1);
     assert.match(limit.stderr, /--session-queue is "many"; it takes a whole number from 0 to 10000/);
   });
@@ -130,10 +130,10 @@ describe('configuration: flags over environment over subako.config.json over def
     });
     assert.equal(flagged.remoteAnswerMiB, 64);
     assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_REMOTE_ANSWER_MIB: '0' } }), /SUBAKO_REMOTE_ANSWER_MIB is 0; it takes a whole number from 1 to 1024/);
-    const bad = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--remote-answer-mib', '4096'], { encoding: 'utf8', timeout: 30_000 });
+    const bad = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--remote-answer-mib', '4096'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /--remote-answer-mib is 4096; it takes a whole number from 1 to 1024/);
-    const help = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--help'], { encoding: 'utf8', timeout: 30_000 });
+    const help = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--help'], { encoding: 'utf8', timeout: 120_000 });
     assert.match(help.stdout.replace(/\s+/g, ' '), /--remote-answer-mib <n> the most read of one message a remote MCP server answers; past it the call fails \(default 8 MiB\); \$SUBAKO_REMOTE_ANSWER_MIB/);
   });
 });

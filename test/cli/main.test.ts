@@ -10,7 +10,7 @@ import { REPO_ROOT } from '../helpers/paths.js';
 import { unknownCommandIn } from '../../src/cli/main.js';
 
 function subako(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const ran = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000 });
+  const ran = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000 });
   return { status: ran.status, stdout: ran.stdout, stderr: ran.stderr };
 }
 
@@ -51,7 +51,7 @@ describe('an error no command explains is one line, its stack only when asked', 
 
   test('with SUBAKO_DEBUG=1 the stack follows the line', () => {
     const ran = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'mcp', 'call', '--url', '', 'echo'], {
-      cwd: REPO_ROOT, encoding: 'utf8', timeout: 30_000, env: { ...process.env, SUBAKO_DEBUG: '1' },
+      cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, SUBAKO_DEBUG: '1' },
     });
     assert.equal(ran.status, 1);
     const [line, ...stack] = ran.stderr.split('\n');

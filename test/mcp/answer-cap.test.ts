@@ -80,7 +80,7 @@ describe('a pool reads an answer up to its cap', () => {
       }
     });
 
-    it(`an answer under the cap (${mode}) arrives whole`, { timeout: 30_000 }, async () => {
+    it(`an answer under the cap (${mode}) arrives whole`, { timeout: 120_000 }, async () => {
       const pool = new McpClientPool({ maxAnswerBytes: MiB });
       try {
         const toolbox = await mcp.tools({ url: server.url(mode), pool });

@@ -14,7 +14,8 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
     execFile(
       process.execPath,
       [join(REPO_ROOT, 'bin', 'subako.js'), ...args],
-      { env: { ...process.env, ...env }, timeout: 30_000 },
+      // A hang guard, not a margin: several CLI processes start at once on a machine others load too.
+      { env: { ...process.env, ...env }, timeout: 150_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
