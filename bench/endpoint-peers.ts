@@ -29,7 +29,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import * as z from 'zod';
 import { createLogger } from '../src/common/index.js';
 import { FunctionHost, type LoadedPackage } from '../src/function/index.js';
-import { defineTool, mcp } from '../src/mcp/index.js';
+import { EMPTY_CATALOG, defineTool, mcp } from '../src/mcp/index.js';
 import { packBundle } from '../src/package/index.js';
 import { FunctionRuntime, Platform } from '../src/platform/index.js';
 import { SubakoServer } from '../src/server/index.js';
@@ -125,7 +125,10 @@ export async function startPlatform(dataDir: string): Promise<{ packageSession: 
     // A session may run as many calls at once as mcp.serve's host does (by default it runs half the pool, so
     // that one session cannot take every worker), and hold the 32 connections' calls waiting: the same work.
     admission: { sessionConcurrency: 2, sessionQueue: 64, agentConcurrency: 2, agentQueue: 128 },
-    remote: { tools: async (url) => { if (url === TS_ECHO_REMOTE) return echo; throw new Error(`no such bench server: ${url}`); } },
+    remote: {
+      tools: async (url) => { if (url === TS_ECHO_REMOTE) return echo; throw new Error(`no such bench server: ${url}`); },
+      catalog: async () => EMPTY_CATALOG,
+    },
   });
   const server = await SubakoServer.start({ platform, port: 0 });
   const packageDir = join(dataDir, 'echo-package');

@@ -14,7 +14,7 @@ import { CONFIG_FILE, waysToSet, type CallLimits, type ServerConfig, type Worker
 import { createLogger, sealingKey, withoutUndefined } from './common/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
-import { headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
+import { catalog, headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey, NatsWorker,
@@ -75,7 +75,10 @@ export interface Started {
 
 /** Remote MCP servers for the platform, over this server's own connections (and so its cap on answers). */
 function remoteMcpOver(pool: McpClientPool): RemoteMcp {
-  return { tools: (url, values) => tools({ url, auth: headers(values), pool }) };
+  return {
+    tools: (url, values) => tools({ url, auth: headers(values), pool }),
+    catalog: (url, values) => catalog({ url, auth: headers(values), pool }),
+  };
 }
 
 /** What an answer past the cap names as the way to raise it. */

@@ -25,8 +25,9 @@ export { checkModule, type ModuleCheck } from './wasm/index.js';
 
 // MCP both ways.
 export {
-  mcp, Secret, McpServerError, McpAuthError, CallError, defineTool, getMetadata, callTool, createToolboxHandler,
-  type Auth, type DefineToolOptions,
+  mcp, Secret, McpServerError, McpInputRequiredError, McpAuthError, CallError, defineTool, defineResource, definePrompt, getMetadata, callTool,
+  createToolboxHandler, type Auth, type DefineToolOptions, type DefineResourceOptions, type DefineResourceTemplateOptions, type DefinePromptOptions,
+  type Catalog, type InputHandler, type InputRequestMessage, type ServedToolbox,
 } from './mcp/index.js';
 
 // OAuth credentials made by `subako mcp login`, and typed bindings as `subako mcp pull` writes them.

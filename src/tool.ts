@@ -99,16 +99,55 @@ export interface ToolCallContext {
    */
   input?: CallerInput;
   /**
+   * Present on a call that continues one whose tool asked for input (MCP 2026-07-28 multi-round-trip input):
+   * the answers to what the tool asked, and the state it gave with its question. Set only by a caller that
+   * checked the state is the tool's own for this very call (the session's input relay); a remote tool passes
+   * both back to its server as `inputResponses` and `requestState`.
+   */
+  resume?: ToolResume;
+  /**
+   * The kinds of input request the caller takes back from the tool (to pass on to its client, or to say what was
+   * needed): a remote tool declares them to its server, which may then ask for them. Absent: none.
+   */
+  inputKinds?: InputKinds;
+  /**
+   * The W3C trace context of the request that made the call (`_meta.traceparent`), already checked to be one:
+   * a tool passes it on to whatever it calls (a remote server's request `_meta`, a package's HTTP requests).
+   */
+  traceparent?: string;
+  /**
    * The request's `_meta` as the caller sent it (an MCP `tools/call`), for the steps around a tool that read
    * keys of their own (the platform's idempotency key). Untrusted, and never passed to the tool's source.
    */
   meta?: Record<string, unknown>;
 }
 
+/** What a call continuing an input request brings back to its tool. */
+export interface ToolResume {
+  /** The answers, keyed as the tool's input requests were. Untrusted: the tool's server checks them. */
+  responses: Record<string, unknown>;
+  /** The tool's own state from the round that asked, exactly as it gave it. */
+  requestState?: string;
+}
+
+/** The kinds of input request a client said it can answer (its request's declared capabilities). */
+export interface InputKinds {
+  /** Form elicitation (`elicitation: {}` or `elicitation.form`). */
+  form: boolean;
+  /** URL elicitation (`elicitation.url`). */
+  url: boolean;
+  /** A model completion (`sampling`). */
+  sampling: boolean;
+  /** The client's roots (`roots`). */
+  roots: boolean;
+}
+
 /** What a caller can do to bring a person's answer into a call (MCP 2026-07-28 multi-round-trip input). */
 export interface CallerInput {
   /** The caller's client declared form elicitation for this request. */
   canElicit: boolean;
+  /** Every kind of input request the client declared it answers (`canElicit` is `accepts.form`). */
+  accepts?: InputKinds;
   /** On a retried request: the client's answers, keyed as the input requests were. Untrusted. */
   responses?: Record<string, unknown>;
   /** On a retried request: the state the first answer carried, echoed by the client. Untrusted. */

@@ -84,5 +84,5 @@ export type {
 import type { CallOutcome } from '../../src/server/api/index.js';
 
 /** Every outcome, for the filter: `satisfies` refuses one the API does not have, ALL_OUTCOMES_LISTED one it lacks. */
-export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'unknown'] as const satisfies readonly CallOutcome[];
+export const OUTCOMES = ['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'input_required', 'unknown'] as const satisfies readonly CallOutcome[];
 export const ALL_OUTCOMES_LISTED: [Exclude<CallOutcome, (typeof OUTCOMES)[number]>] extends [never] ? true : false = true;

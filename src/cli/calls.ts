@@ -59,7 +59,7 @@ export function registerCalls(program: Command): void {
     .option('--agent <id>', 'only this agent\'s calls')
     .option('--session <id>', 'only this session\'s calls')
     .option('--tool <name>', 'only calls of this tool')
-    .option('--status <outcome>', 'only calls with this outcome (running, ok, tool_error, crash, cancelled, invalid_arguments, denied, unknown)')
+    .option('--status <outcome>', 'only calls with this outcome (running, ok, tool_error, crash, cancelled, invalid_arguments, denied, input_required, unknown)')
     .action(async (flags: ConnectionFlags & { agent?: string; session?: string; tool?: string; status?: string }) => {
       const client = clientFor(flags);
       const stop = new AbortController();

@@ -34,6 +34,11 @@ export interface HttpBridgeOptions {
   /** Entries are appended here, one per exchange or refusal. */
   log: EgressLogEntry[];
   /**
+   * The W3C trace context of the call (already checked to be one): sent as the `traceparent` header of each
+   * request the guest makes without one of its own, so the call can be followed into the services it reaches.
+   */
+  traceparent?: string;
+  /**
    * Name resolution; by default the system resolver behind a 2-second cache (answers are still checked
    * and pinned per request). Tests map names to loopback with it.
    */
@@ -85,6 +90,7 @@ export function createHttpBridge(options: HttpBridgeOptions): BridgeHandler {
     trust: trustFor(options.ca),
     connections: options.connections ?? sharedHttpsConnectionPool,
     log: options.log,
+    ...(options.traceparent !== undefined ? { traceparent: options.traceparent } : {}),
   };
 
   return async (payload, run) => {

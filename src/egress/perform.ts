@@ -32,6 +32,8 @@ export interface EgressSettings {
   /** Where connections come from; each is reused only for the same name, port, addresses, trust and authority. */
   connections: HttpsConnectionPool;
   log: EgressLogEntry[];
+  /** The call's trace context, sent as `traceparent` on each hop whose request has none of its own. */
+  traceparent?: string;
 }
 
 /** Maps anything thrown during a request to its error kind, using only safe data for the message. */
@@ -107,6 +109,7 @@ async function sendHop(
   const headers: Record<string, string> = { ...hop.headers };
   if (body.contentType !== undefined && headers['content-type'] === undefined) headers['content-type'] = body.contentType;
   if (hop.body?.type === 'file') headers['content-length'] = String(body.length);
+  if (settings.traceparent !== undefined && headers.traceparent === undefined) headers.traceparent = settings.traceparent;
   Object.assign(headers, credential ?? {});
   const authority = credential ? [...CROSS_ORIGIN_DROPPED_HEADERS, ...Object.keys(credential)] : CROSS_ORIGIN_DROPPED_HEADERS;
   try {

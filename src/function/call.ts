@@ -45,6 +45,7 @@ export async function callFunctionTool(
       volume,
       ca: ctx.egress.ca,
       log: egressLog,
+      ...(ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {}),
     });
   }
 

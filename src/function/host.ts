@@ -193,7 +193,10 @@ export class FunctionHost {
   private tool(pkg: LoadedPackage | LentPackage, info: ToolInfo, context: () => FunctionCallContext | Promise<FunctionCallContext>): Tool {
     return functionTool(pkg.source, info, async (args, callCtx) => {
       const base = await context();
-      const ctx: FunctionCallContext = { ...base, signal: callCtx?.signal, ...(callCtx?.progress ? { progress: callCtx.progress } : {}) };
+      const ctx: FunctionCallContext = {
+        ...base, signal: callCtx?.signal, ...(callCtx?.progress ? { progress: callCtx.progress } : {}),
+        ...(callCtx?.traceparent !== undefined ? { traceparent: callCtx.traceparent } : {}),
+      };
       if (callCtx?.timeoutMs !== undefined) {
         ctx.limits = { ...base.limits, callTimeoutMs: callDeadlineMs(base.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx.timeoutMs) };
       }

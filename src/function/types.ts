@@ -81,6 +81,8 @@ export interface FunctionCallContext {
   signal?: AbortSignal;
   /** The caller wants progress: the guest's `notifications/progress` lines are relayed here (rate-limited). */
   progress?: ProgressReporter;
+  /** The W3C trace context of the request that made the call: the `traceparent` of the guest's HTTP requests. */
+  traceparent?: string;
 }
 
 export interface CrashInfo {

@@ -77,6 +77,9 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
   const clean = (text: string) => shorten(redactSecrets(text, context.secrets));
   const { url, tool, operation } = context;
 
+  // Already ours, made inside the operation (an input request the caller must answer, a server's malformed one).
+  if (err instanceof McpServerError) return { error: err, dropConnection: false };
+
   const auth = findInCauses(err, (e): e is McpAuthError => e instanceof McpAuthError);
   if (auth) return { error: auth, dropConnection: true };
 
@@ -142,6 +145,7 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
         url,
         tool,
         rpcCode: err.code,
+        requiredCapabilities: capabilityNames(err.data),
       }),
       dropConnection: false,
     };
@@ -198,6 +202,13 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     }),
     dropConnection: true,
   };
+}
+
+/** The names of the capabilities a -32021 answer says were needed (at most 8, each at most 64 characters). */
+function capabilityNames(data: unknown): string[] {
+  const required = (data as { requiredCapabilities?: unknown } | null | undefined)?.requiredCapabilities;
+  if (typeof required !== 'object' || required === null || Array.isArray(required)) return [];
+  return Object.keys(required).slice(0, 8).map((name) => name.slice(0, 64));
 }
 
 /** Whether a failure the transport reports leaves the connection usable (the pool does not drop it for these). */

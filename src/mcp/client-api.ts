@@ -1,12 +1,18 @@
 /**
  * The outbound half of the spec: `tools` (a toolbox from a server's listing), `call` (a direct call without
- * listing or validation), and the reflection pair `getMetadata` / `callTool` that works on any Tool.
+ * listing or validation), `catalog` (the server's resources, templates and prompts), and the reflection pair
+ * `getMetadata` / `callTool` that works on any Tool.
+ *
+ * A tool that answers `input_required` (MCP 2026-07-28) is answered through `onInputRequest`, when the caller
+ * gives one (input-rounds.ts); without it the call fails with McpInputRequiredError naming what was asked.
  */
-import type { CallToolResult, JsonSchema, Tool, ToolCallContext, Toolbox } from '../tool.js';
+import type { CallToolResult, InputKinds, JsonSchema, Tool, ToolCallContext, Toolbox } from '../tool.js';
 import { headers, isAuth, type Auth } from './auth.js';
 import { sharedMcpClientPool, type McpClientPool, type Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
 import { McpServerError } from './errors.js';
+import { DEFAULT_HANDLED_KINDS, callThroughInput, requestMeta, type InputHandler, type ToolCallParams } from './input-rounds.js';
+import { RemoteCatalog } from './remote-catalog.js';
 import { RemoteTool, type ListedTool } from './remote-tool.js';
 import { normalizeResult, resultText } from './result.js';
 
@@ -16,6 +22,21 @@ export interface ServerOptions {
   auth?: Auth;
   /** Defaults to the process-wide pool. */
   pool?: McpClientPool;
+  /**
+   * Answers what a tool asks its caller for (MCP 2026-07-28 input requests: a person's answer, a model
+   * completion, the client's roots), one request at a time, with the bare result MCP defines for it (an
+   * elicitation's `{ action, content }`). Without it, a tool that asks fails the call with McpInputRequiredError.
+   */
+  onInputRequest?: InputHandler;
+  /**
+   * The kinds of input request `onInputRequest` answers, declared to the server with each call (a server asks
+   * only for what a request declares). Default: a person's answers, in a form or at a URL.
+   */
+  inputKinds?: Partial<InputKinds>;
+}
+
+function handledKinds(options: ServerOptions): InputKinds | undefined {
+  return options.onInputRequest === undefined ? undefined : { ...DEFAULT_HANDLED_KINDS, ...options.inputKinds };
 }
 
 function descriptorOf(options: ServerOptions): Descriptor {
@@ -43,7 +64,7 @@ export async function tools(options: ServerOptions, ctx: { signal?: AbortSignal 
   const toolbox: Toolbox = {};
   for (const raw of listing.tools as unknown as ListedTool[]) {
     if (typeof raw?.name !== 'string' || Object.prototype.hasOwnProperty.call(toolbox, raw.name)) continue;
-    const tool = new RemoteTool(raw, descriptor, pool);
+    const tool = new RemoteTool(raw, descriptor, pool, options.onInputRequest, handledKinds(options));
     // defineProperty: a tool named "__proto__" is a tool like any other.
     Object.defineProperty(toolbox, raw.name, { value: tool, enumerable: true, writable: false, configurable: false });
   }
@@ -74,10 +95,22 @@ export async function call(options: DirectCall, ctx: ToolCallContext = {}): Prom
   const name = options.tool;
   // The same path as a listed RemoteTool's call: the SDK client mirrors the declared arguments into headers.
   const definition = options.inputSchema === undefined ? {} : { toolDefinition: { name, inputSchema: options.inputSchema } as never };
-  const result = await pool.use(descriptor, { operation: `call tool "${name}"`, tool: name, signal: ctx.signal }, async (client) =>
-    normalizeResult(await client.callTool({ name, arguments: options.arguments ?? {} }, { signal: ctx.signal, timeout: pool.timeoutMs, ...definition })),
-  );
+  const first: ToolCallParams = {
+    name, arguments: options.arguments ?? {}, ...requestMeta(ctx.traceparent, handledKinds(options) ?? ctx.inputKinds),
+  };
+  const result = await pool.use(descriptor, { operation: `call tool "${name}"`, tool: name, signal: ctx.signal }, async (client) => {
+    const send = (params: ToolCallParams) => client.callTool(params as never, { signal: ctx.signal, timeout: pool.timeoutMs, allowInputRequired: true, ...definition });
+    return normalizeResult(await callThroughInput(send, first, options.onInputRequest, { tool: name, url: descriptor.url, ...(ctx.signal ? { signal: ctx.signal } : {}) }));
+  });
   return throwOnToolError(result, name, descriptor.url);
+}
+
+/**
+ * A server's resources, resource templates and prompts, as a Catalog (a page of each at a time, a resource read
+ * and a prompt got on request): what `mcp.serve` can serve beside tools (`catalog` option), or read directly.
+ */
+export async function catalog(options: ServerOptions, ctx: { signal?: AbortSignal } = {}): Promise<RemoteCatalog> {
+  return RemoteCatalog.open(descriptorOf(options), options.pool ?? sharedMcpClientPool, ctx);
 }
 
 export interface ToolMetadata {

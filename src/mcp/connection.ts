@@ -162,7 +162,9 @@ export class McpClientPool {
     const client = new Client(
       { name: 'subako', version: SUBAKO_VERSION },
       // A remote tool's outputSchema is the server's: checked on the bounded engine, not the SDK's default.
-      { versionNegotiation: { mode: 'auto' }, jsonSchemaValidator: boundedOutputValidator },
+      // Input requests are never fulfilled by the SDK: a tool call brings them back to its caller (input-rounds.ts),
+      // and any other request that needs input is refused as such.
+      { versionNegotiation: { mode: 'auto' }, jsonSchemaValidator: boundedOutputValidator, inputRequired: { autoFulfill: false } },
     );
     const transport = new BoundedTransport(
       new URL(descriptor.url),

@@ -5,6 +5,7 @@
  */
 import { ReasonedError, SubakoError, type Problem } from '../errors.js';
 import type { CallToolResult } from '../tool.js';
+import type { InputRequestMessage } from './input-requests.js';
 
 export const MCP_SERVER_ERROR = 'mcp.server_error';
 export const MCP_AUTH_ERROR = 'mcp.auth_error';
@@ -29,6 +30,8 @@ export class McpServerError extends ReasonedError<McpServerErrorReason> {
   readonly httpStatus?: number;
   /** The tool's result, for `tool_error`. */
   readonly result?: CallToolResult;
+  /** For a refusal because the request lacked client capabilities (-32021): the ones the server named. */
+  readonly requiredCapabilities?: string[];
 
   constructor(
     reason: McpServerErrorReason,
@@ -39,10 +42,12 @@ export class McpServerError extends ReasonedError<McpServerErrorReason> {
       rpcCode?: number;
       httpStatus?: number;
       result?: CallToolResult;
+      requiredCapabilities?: string[];
       cause?: unknown;
     } = {},
   ) {
     super(MCP_SERVER_ERROR, reason, message, { cause: details.cause });
+    if (details.requiredCapabilities !== undefined) this.requiredCapabilities = details.requiredCapabilities;
     this.url = details.url;
     this.tool = details.tool;
     this.rpcCode = details.rpcCode;
@@ -52,6 +57,23 @@ export class McpServerError extends ReasonedError<McpServerErrorReason> {
 
   override toJSON(): { code: string; message: string; reason: McpServerErrorReason; tool?: string } {
     return { code: this.code, message: this.message, reason: this.reason, tool: this.tool };
+  }
+}
+
+/**
+ * A remote tool answered that it needs input only its caller's client can give (MCP 2026-07-28 `input_required`:
+ * a person's answer, a model completion, the client's roots), and the caller has no way to give it (no
+ * `onInputRequest` handler). A refusal (`rejected`) that carries what was asked, checked (input-requests.ts), and
+ * the server's state for the retry: whoever can answer retries the call with `inputResponses` and that state.
+ */
+export class McpInputRequiredError extends McpServerError {
+  constructor(
+    message: string,
+    readonly inputRequests: Record<string, InputRequestMessage>,
+    readonly requestState: string | undefined,
+    details: { url?: string; tool?: string } = {},
+  ) {
+    super('rejected', message, details);
   }
 }
 

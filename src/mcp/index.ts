@@ -5,17 +5,18 @@
  * const toolbox = await mcp.tools({ url, auth: mcp.headers({ Authorization: Secret.concat('Bearer ', key) }) });
  * const sum = await callTool(toolbox.add, { x: 19, y: 23 });
  * await mcp.call({ url, auth: mcp.oauth('github'), tool: 'get_issue', arguments: { number: 1 } });
- * await mcp.serve({ double }, async (url) => handToSomeone(url));
+ * await mcp.serve({ double, readme: defineResource({ uri, name, read }) }, async (url) => handToSomeone(url));
  * ```
  */
 import { headers, oauth } from './auth.js';
-import { call, tools } from './client-api.js';
+import { call, catalog, tools } from './client-api.js';
 import { sharedMcpClientPool } from './connection.js';
 import { serve } from './serve.js';
 
 export const mcp = Object.freeze({
   tools,
   call,
+  catalog,
   headers,
   oauth,
   serve,
@@ -27,6 +28,7 @@ export const mcp = Object.freeze({
 export { Secret, REDACTED, redactSecrets, seal, unseal, isSealed, sealingKey, keyFilePath, subakoHome, type SealOptions } from '../common/index.js';
 export {
   McpServerError,
+  McpInputRequiredError,
   McpAuthError,
   CallError,
   SealError,
@@ -38,12 +40,33 @@ export {
   type McpAuthErrorReason,
 } from './errors.js';
 export { headers, oauth, isAuth, setAccessTokenSource, type Auth, type HeadersAuth, type OAuthAuth, type AccessTokenSource } from './auth.js';
-export { tools, call, getMetadata, callTool, type ServerOptions, type DirectCall, type ToolMetadata } from './client-api.js';
+export { tools, call, catalog, getMetadata, callTool, type ServerOptions, type DirectCall, type ToolMetadata } from './client-api.js';
+export { RemoteCatalog } from './remote-catalog.js';
+export {
+  CatalogNotFoundError, CatalogCursorError, EMPTY_CATALOG, MAX_COMPLETION_VALUES, CATALOG_NOT_FOUND, CATALOG_BAD_CURSOR,
+  type Catalog, type CatalogCapabilities, type CatalogPage, type CatalogRequestContext, type CacheHint, type CompletionRef,
+  type CompletionRequest, type CompletionResult, type GetPromptResult, type PromptArgumentEntry, type PromptEntry, type PromptMessage,
+  type ReadResourceResult, type ResourceContents, type ResourceEntry, type ResourceTemplateEntry,
+} from './catalog.js';
+export { isRelayableUri, MAX_URI_CHARS } from './catalog-entries.js';
+export {
+  defineResource, definePrompt, isCatalogDefinition, PromptArgumentError,
+  type DefineResourceOptions, type DefineResourceTemplateOptions, type DefinePromptOptions, type DefinedResource, type DefinedResourceTemplate,
+  type DefinedPrompt, type CatalogDefinition, type Completer, type ResourceBody,
+} from './define-catalog.js';
+export { staticCatalog, pageOf } from './static-catalog.js';
+export { type ServedToolbox } from './served.js';
+export { callThroughInput, describeInputRequests, MAX_INPUT_ROUNDS, type InputHandler } from './input-rounds.js';
+export {
+  ToolInputRequiredError, acceptedInputKinds, checkInputRequests, elicitsForms, formElicitation, inputKindOf, MAX_INPUT_REQUESTS,
+  MAX_REQUEST_STATE_CHARS, type CheckedInputRequests, type Elicitation, type InputRequestMessage,
+} from './input-requests.js';
+export { parseTraceparent, traceparentOf, TRACEPARENT } from './trace-context.js';
 export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connection.js';
 export { defineTool, isToolName, TOOL_NAME_RULE, type DefineToolOptions } from './define-tool.js';
 export { createToolboxHandler, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES } from './endpoint-admission.js';
-export { CALL_REFUSED_RPC_CODE, INVALID_PARAMS_RPC_CODE, ToolCallRefusedError, ToolInputRequiredError, elicitsForms, type Elicitation } from './toolbox-server.js';
+export { CALL_REFUSED_RPC_CODE, INVALID_PARAMS_RPC_CODE, ToolCallRefusedError } from './toolbox-server.js';
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
 export { serve, listenRouter, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';

@@ -2,10 +2,21 @@
  * A tool of a remote MCP server as a value: it carries the server's name, description and schemas, and holds
  * only its descriptor (URL + auth). Calling it validates the arguments against the input schema before
  * anything is sent, then goes through the shared connection for that descriptor.
+ *
+ * A server that answers `input_required` (MCP 2026-07-28) is answered through the toolbox's `onInputRequest`
+ * handler, round after round (input-rounds.ts); without one the call fails with McpInputRequiredError, which says
+ * what was asked. A call that continues such a round for someone else (`ctx.resume`, the session's input relay)
+ * sends their answers and the server's state back with it. The request's trace context goes in its `_meta`.
+ *
+ * The tool's outputSchema is checked here, on the bounded engine, once the call is complete: the SDK's own check
+ * would refuse an `input_required` answer for carrying no structured content.
  */
-import type { CallToolResult, JsonSchema, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
+import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
+import type { CallToolResult, InputKinds, JsonSchema, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
 import type { McpClientPool, Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
+import { callThroughInput, requestMeta, type InputHandler, type ToolCallParams } from './input-rounds.js';
+import { boundedOutputValidator } from './output-validator.js';
 import { normalizeResult } from './result.js';
 
 /** A tool as `tools/list` describes it. */
@@ -46,8 +57,14 @@ export class RemoteTool implements Tool {
   readonly #descriptor: Descriptor;
   readonly #pool: McpClientPool;
   readonly #listed: ListedTool;
+  /** The listing as the SDK client is given it: the output schema is checked here, not there. */
+  readonly #definition: ListedTool;
+  readonly #onInput: InputHandler | undefined;
+  readonly #inputKinds: InputKinds | undefined;
+  #outputCheck: ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined;
 
-  constructor(listed: ListedTool, descriptor: Descriptor, pool: McpClientPool) {
+  /** `onInput` answers the server's input requests, of the kinds `inputKinds` says (declared to the server). */
+  constructor(listed: ListedTool, descriptor: Descriptor, pool: McpClientPool, onInput?: InputHandler, inputKinds?: InputKinds) {
     this.name = listed.name;
     if (listed.description !== undefined) this.description = listed.description;
     this.inputSchema = listed.inputSchema;
@@ -57,7 +74,32 @@ export class RemoteTool implements Tool {
     this.#descriptor = descriptor;
     this.#pool = pool;
     this.#listed = listed;
+    const { outputSchema: _checkedHere, ...definition } = listed;
+    this.#definition = definition;
+    this.#onInput = onInput;
+    this.#inputKinds = inputKinds;
     Object.freeze(this);
+  }
+
+  /** The output schema's check, compiled once; an unusable schema refuses the call before anything is sent, as the SDK would. */
+  #outputChecker(): ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined {
+    const schema = this.#listed.outputSchema;
+    if (schema === undefined || this.#outputCheck !== undefined) return this.#outputCheck;
+    try {
+      this.#outputCheck = boundedOutputValidator.getValidator(schema as never);
+    } catch (err) {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool '${this.name}' has an invalid outputSchema: ${(err instanceof Error ? err.message : String(err)).slice(0, 200)}`);
+    }
+    return this.#outputCheck;
+  }
+
+  /** The complete result, its structured content checked against the output schema as the SDK would. */
+  #checkOutput(result: CallToolResult, check: ((value: unknown) => { valid: boolean; errorMessage?: string }) | undefined): CallToolResult {
+    if (check === undefined || result.isError) return result;
+    if (result.structuredContent === undefined) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `Tool ${this.name} has an output schema but did not return structured content`);
+    const checked = check(result.structuredContent);
+    if (!checked.valid) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Structured content does not match the tool's output schema: ${checked.errorMessage}`);
+    return result;
   }
 
   /**
@@ -70,25 +112,32 @@ export class RemoteTool implements Tool {
     assertArguments(this, args);
     const started = performance.now();
     const listed = this.#listed;
+    const first: ToolCallParams = {
+      name: listed.name, arguments: args,
+      // The kinds of input this call can take back: its own handler's, or those its caller passes on.
+      ...requestMeta(ctx.traceparent, this.#onInput !== undefined ? this.#inputKinds : ctx.inputKinds),
+      ...(ctx.resume ? { inputResponses: ctx.resume.responses, ...(ctx.resume.requestState !== undefined ? { requestState: ctx.resume.requestState } : {}) } : {}),
+    };
     const result = await this.#pool.use(
       this.#descriptor,
       { operation: `call tool "${this.name}"`, tool: this.name, signal: ctx.signal },
-      async (client) =>
-        normalizeResult(
-          await client.callTool(
-            { name: listed.name, arguments: args },
-            {
-              signal: ctx.signal,
-              // A caller's remaining deadline (a session call that waited for a turn) shortens the pool's.
-              timeout: ctx.timeoutMs === undefined ? this.#pool.timeoutMs : Math.max(1, Math.min(this.#pool.timeoutMs, Math.floor(ctx.timeoutMs))),
-              // The definition from our listing: the SDK uses it for header mirroring and output validation
-              // even on a connection made after the listing.
-              toolDefinition: listed as never,
-              // The server's progress is relayed as it comes; the SDK asks for it only when we pass onprogress.
-              ...(ctx.progress ? { onprogress: relayProgress(ctx.progress) } : {}),
-            },
-          ),
-        ),
+      async (client) => {
+        const check = this.#outputChecker();
+        const send = (params: ToolCallParams) => client.callTool(params as never, {
+          signal: ctx.signal,
+          // A caller's remaining deadline (a session call that waited for a turn) shortens the pool's.
+          timeout: ctx.timeoutMs === undefined ? this.#pool.timeoutMs : Math.max(1, Math.min(this.#pool.timeoutMs, Math.floor(ctx.timeoutMs))),
+          // The definition from our listing: the SDK uses it for header mirroring even on a connection made
+          // after the listing.
+          toolDefinition: this.#definition as never,
+          // An input request comes back to us: answered by our handler, or passed to whoever can.
+          allowInputRequired: true,
+          // The server's progress is relayed as it comes; the SDK asks for it only when we pass onprogress.
+          ...(ctx.progress ? { onprogress: relayProgress(ctx.progress) } : {}),
+        });
+        const answer = await callThroughInput(send, first, this.#onInput, { tool: this.name, url: this.#descriptor.url, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        return this.#checkOutput(normalizeResult(answer), check);
+      },
     );
     ctx.report?.({ status: result.isError ? 'tool_error' : 'ok', durationMs: performance.now() - started });
     return result;

@@ -11,7 +11,7 @@
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Toolbox } from '../tool.js';
+import type { ServedToolbox } from './served.js';
 import { CapabilityRouter, routerFor } from './capability-router.js';
 import { createToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
 
@@ -97,15 +97,22 @@ function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The serve was aborted', 'AbortError');
 }
 
-export async function serve<T>(toolbox: Toolbox, subscriber: Subscriber<T>, options: ServeOptions = {}): Promise<T> {
+export async function serve<T>(toolbox: ServedToolbox, subscriber: Subscriber<T>, options: ServeOptions = {}): Promise<T> {
   if (options.signal?.aborted) throw abortReason(options.signal);
   if (options.router && !options.baseUrl) throw new TypeError('serve on an existing router needs its baseUrl');
-  const mount: Mount = options.router
-    ? { router: options.router, baseUrl: options.baseUrl!.replace(/\/+$/, ''), close: async () => undefined }
-    : options.server
-      ? mountOnServer(options.server, options)
-      : await startOwnServer(options);
+  // Made before anything listens: a toolbox it refuses leaves no server behind.
   const handler = createToolboxHandler(toolbox, options);
+  let mount: Mount;
+  try {
+    mount = options.router
+      ? { router: options.router, baseUrl: options.baseUrl!.replace(/\/+$/, ''), close: async () => undefined }
+      : options.server
+        ? mountOnServer(options.server, options)
+        : await startOwnServer(options);
+  } catch (err) {
+    await handler.close();
+    throw err;
+  }
   const capability = mount.router.mint(handler);
   const lifetime = new AbortController();
   const forwardAbort = () => lifetime.abort(abortReason(options.signal!));

@@ -1,12 +1,14 @@
 /**
- * A Toolbox served as an MCP endpoint over Streamable HTTP, independent of where it is mounted: `serve` puts
+ * A Toolbox (and the resources, templates and prompts beside its tools: served.ts) served as an MCP endpoint over Streamable HTTP, independent of where it is mounted: `serve` puts
  * it behind a capability URL, the platform server mounts one per session. Composed of three parts, each in
  * its own file: the MCP server of the toolbox (toolbox-server.ts), the one gate every request passes first —
  * Origin, body size, batch size (endpoint-admission.ts) — and two faces onto them: the web-standard one
  * (`handler(request)`, here) and `handler.handleNode(req, res)` for node:http (node-adapter.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Toolbox } from '../tool.js';
+import type { Catalog } from './catalog.js';
+import { partitionServed, type ServedToolbox } from './served.js';
+import { staticCatalog } from './static-catalog.js';
 import {
   BODY_TOO_LARGE, BodyReadError, DEFAULT_MAX_BATCH_MESSAGES, DEFAULT_MAX_BODY_BYTES, admitRequest, refusalBody,
   type AdmissionSettings, type BodyText, type Refusal,
@@ -20,8 +22,15 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
   instructions?: string;
   /** Largest request body accepted, in bytes (default 4 MiB); larger ones get 413. */
   maxBodyBytes?: number;
-  /** Tools per `tools/list` page (default 100). */
+  /** Tools (and resources, templates, prompts) per listing page (default 100). */
   pageSize?: number;
+  /**
+   * Resources, resource templates and prompts served beside the tools, from something that is not a definition
+   * (a remote server's, a session's). Definitions can instead be entries of the toolbox, not both.
+   */
+  catalog?: Catalog;
+  /** The caching hints `tools/list` answers with (the SDK's defaults, 0 ms and private, when absent). */
+  toolsCache?: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
   maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
@@ -65,7 +74,12 @@ function refusalResponse(refusal: Refusal): Response {
   });
 }
 
-export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOptions = {}): ToolboxHandler {
+export function createToolboxHandler(served: ServedToolbox, options: ToolboxHandlerOptions = {}): ToolboxHandler {
+  const { toolbox, definitions } = partitionServed(served);
+  if (definitions.length > 0 && options.catalog !== undefined) {
+    throw new TypeError('give resources and prompts either as entries of the toolbox (defineResource, definePrompt) or as the catalog option, not both');
+  }
+  const catalog = options.catalog ?? (definitions.length > 0 ? staticCatalog(definitions, options.pageSize) : undefined);
   const settings: AdmissionSettings = {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     maxBatchMessages: Math.max(1, options.maxBatchMessages ?? DEFAULT_MAX_BATCH_MESSAGES),
@@ -74,6 +88,7 @@ export function createToolboxHandler(toolbox: Toolbox, options: ToolboxHandlerOp
   };
   const mcp = toolboxServer(toolbox, {
     serverInfo: options.serverInfo, instructions: options.instructions, pageSize: options.pageSize,
+    ...(catalog !== undefined ? { catalog } : {}), ...(options.toolsCache !== undefined ? { toolsCache: options.toolsCache } : {}),
     maxBodyBytes: settings.maxBodyBytes, report: settings.report,
   });
 

@@ -17,13 +17,21 @@
  * A `tools/call` with a `progressToken` gives the tool a `ctx.progress` whose reports reach the client as
  * `notifications/progress` (progress-sender.ts); without one, tools get no reporter.
  *
- * A 2026-07-28 `tools/call` whose client declared form elicitation gives the tool `ctx.input`; a tool that needs
- * a person's answer rejects with ToolInputRequiredError and the client is answered `input_required` with those
- * elicitations and the tool's `requestState`. The retried request's answers and echoed state reach the tool as
- * they came (`ctx.input.responses`, `.requestState`): the tool verifies them, this file only carries them.
+ * A 2026-07-28 `tools/call` gives the tool `ctx.input` (what its client declared it can answer: `accepts`); a tool
+ * that needs the client's input rejects with ToolInputRequiredError and the client is answered `input_required`
+ * with those input requests and the tool's `requestState`. The retried request's answers and echoed state reach
+ * the tool as they came (`ctx.input.responses`, `.requestState`): the tool verifies them, this file only carries
+ * them. A request's `_meta.traceparent`, when a valid one, reaches the tool as `ctx.traceparent`.
+ *
+ * Resources, resource templates and prompts come from the server's catalog (catalog-handlers.ts); `tools/list`
+ * answers with the caching hints it was given (`toolsCache`).
  */
 import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
 import type { CallToolResult, CallerInput, Toolbox } from '../tool.js';
+import { EMPTY_CATALOG, type Catalog } from './catalog.js';
+import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
+import { acceptedInputKinds, ToolInputRequiredError } from './input-requests.js';
+import { traceparentOf } from './trace-context.js';
 import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
@@ -50,36 +58,15 @@ export class ToolCallRefusedError extends SubakoError {
   }
 }
 
-/** One form elicitation a tool asks the client's person for: a message and the flat schema of the answer. */
-export interface Elicitation {
-  message: string;
-  requestedSchema: { type: 'object'; properties: Record<string, Record<string, unknown>>; required?: string[] };
-}
-
-/**
- * Thrown by a tool, when its caller can ask (`ctx.input.canElicit`), to ask the client's person first: the
- * endpoint answers `input_required` with these elicitations (keyed) and `requestState`, which the client echoes
- * on its retry. Never thrown to a caller without `ctx.input`.
- */
-export class ToolInputRequiredError extends SubakoError {
-  constructor(message: string, readonly elicitations: Record<string, Elicitation>, readonly requestState: string) {
-    super('input_required', message);
-  }
-}
-
-/** Whether request capabilities declare form elicitation (an empty `elicitation` object means form, as the spec says). */
-export function elicitsForms(capabilities: unknown): boolean {
-  const elicitation = (capabilities as { elicitation?: unknown } | null | undefined)?.elicitation;
-  if (typeof elicitation !== 'object' || elicitation === null) return false;
-  const modes = Object.keys(elicitation);
-  return modes.length === 0 || modes.includes('form');
-}
-
 export interface ToolboxServerOptions {
   serverInfo?: { name: string; version: string };
   instructions?: string;
   /** Tools per `tools/list` page (default 100). */
   pageSize?: number;
+  /** Resources, resource templates and prompts served beside the tools (none by default). */
+  catalog?: Catalog;
+  /** The caching hints `tools/list` answers with (the SDK's defaults, 0 ms and private, when absent). */
+  toolsCache?: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -118,9 +105,12 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
     };
   });
 
+  const catalog = options.catalog ?? EMPTY_CATALOG;
+  const toolsCache = options.toolsCache ?? {};
+
   const factory = () => {
     const server = new Server(serverInfo, {
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, ...catalogCapabilities(catalog) },
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     });
     server.setRequestHandler('tools/list', async (request) => {
@@ -131,8 +121,9 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       }
       const page = descriptors.slice(offset, offset + pageSize);
       const next = offset + pageSize < descriptors.length ? encodeCursor(offset + pageSize) : undefined;
-      return { tools: page as never, ...(next !== undefined ? { nextCursor: next } : {}) };
+      return { tools: page as never, ...toolsCache, ...(next !== undefined ? { nextCursor: next } : {}) };
     });
+    registerCatalog(server, catalog, report);
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
       const tool = byName.get(name);
@@ -146,16 +137,17 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         // Each source checks arguments its own way: defineTool and remote tools against the schema before
         // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
         // too would change what a function's own validation says, and keep refused calls out of the call log.
+        const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
         const meta = request.params._meta ?? ctx.mcpReq._meta;
         result = await tool.call(args, {
           signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...inputOf(ctx.mcpReq),
+          ...(traceparent !== undefined ? { traceparent } : {}),
           ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
         });
       } catch (err) {
         if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
         if (err instanceof ToolInputRequiredError) {
-          const inputRequests = Object.fromEntries(Object.entries(err.elicitations).map(([key, e]) => [key, inputRequired.elicit(e as never)]));
-          return inputRequired({ inputRequests, requestState: err.requestState }) as never;
+          return inputRequired({ inputRequests: err.inputRequests as never, requestState: err.requestState }) as never;
         }
         // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
         report(err instanceof Error ? err : new Error(String(err)));
@@ -196,9 +188,11 @@ function inputOf(request: { envelope?: Record<string, unknown>; inputResponses?:
   const capabilities = request.envelope?.['io.modelcontextprotocol/clientCapabilities'];
   if (capabilities === undefined) return {};
   const state = request.requestState();
+  const accepts = acceptedInputKinds(capabilities);
   return {
     input: {
-      canElicit: elicitsForms(capabilities),
+      canElicit: accepts.form,
+      accepts,
       ...(request.inputResponses ? { responses: request.inputResponses } : {}),
       ...(typeof state === 'string' ? { requestState: state } : {}),
     },

@@ -27,7 +27,7 @@ import { VolumeQuotas } from './volumes/index.js';
 import { ApiKeys } from './api-keys.js';
 import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './calls/index.js';
 import { CallLog } from './calls/index.js';
-import { Approvals } from './calls/index.js';
+import { Approvals, InputRelay } from './calls/index.js';
 import { ValidationError } from '../errors.js';
 import { newId } from './ids.js';
 import { checkSealingKey } from './store/index.js';
@@ -155,6 +155,11 @@ export class Platform {
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
       remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, admission: this.admission, approvals: this.approvals, clock: this.clock,
       privateDestinations: options.privateDestinations ?? 'deny',
+      // Input a remote tool asks its client for, passed through sessions: its state sealed, a continuation of an approved
+      // call spent once, as an elicited approval is.
+      inputRelay: new InputRelay({ key: options.sealingKey, clock: this.clock, spendOnce: (id, expiresAt) => store.redeemApproval(id, expiresAt) }),
+      sealingKey: options.sealingKey,
+      report: (error) => this.log.child({ component: 'sessions' }).warn({ err: error }, error.message),
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));
     this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));

@@ -1,9 +1,12 @@
 /**
- * What the platform needs to use a remote MCP server: its tools as a Toolbox, given the URL and the headers
- * a vault credential supplies. The real implementation is mcp/'s client toolbox; the platform sees only this.
+ * What the platform needs to use a remote MCP server, given the URL and the headers a vault credential supplies:
+ * its tools as a Toolbox, and its resources, resource templates and prompts as a Catalog. The real
+ * implementation is mcp/'s client; the platform sees only this.
  */
+import type { Catalog } from '../mcp/index.js';
 import type { Toolbox } from '../tool.js';
 
 export interface RemoteMcp {
   tools(url: string, headers: Record<string, string>): Promise<Toolbox>;
+  catalog(url: string, headers: Record<string, string>): Promise<Catalog>;
 }

@@ -1,6 +1,6 @@
 /**
  * Each session's MCP endpoint: the session's tools as the platform built them (each call logged and admitted
- * there: see platform/agent-toolbox.ts), served over Streamable HTTP for both protocol eras by mcp/'s toolbox
+ * there: see platform/agent-toolbox.ts), and its remote servers' resources and prompts, served over Streamable HTTP for both protocol eras by mcp/'s toolbox
  * handler. This file only adapts: handlers are kept per session, rebuilt when the session's toolbox is
  * (remote tool lists refresh), and dropped when the session goes. A handler replaced by a rebuild is closed
  * once the requests it is serving have been answered: closing it at once would abort them.
@@ -33,6 +33,8 @@ export class SessionMcpEndpoints {
       const handler = createToolboxHandler(box.entry('mcp'), {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
+        // The agent's remote servers' resources, templates and prompts, named per server, beside the tools.
+        catalog: box.catalog, toolsCache: box.listHint,
       });
       served = { box, handler, inFlight: 0, retired: false };
       this.served.set(session.id, served);

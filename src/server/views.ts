@@ -85,6 +85,7 @@ export function callView(rec: CallRecord, agentId?: string): CallView {
     id: rec.id, session_id: rec.sessionId, ...(agentId !== undefined ? { agent_id: agentId } : {}), via: rec.via, tool: rec.tool, arguments: rec.arguments, outcome: rec.outcome,
     crash: rec.crash, model: rec.model, stderr_tail: rec.stderrTail, egress: rec.egress, duration_ms: rec.durationMs,
     started_at: rec.startedAt, worker: rec.worker ?? null, ...(rec.approval ? { approval: approvalDecisionView(rec.approval) } : {}),
+    ...(rec.traceparent !== undefined ? { traceparent: rec.traceparent } : {}),
     ...(rec.leaseLapsed ? { lease_lapsed: { marked_as: rec.leaseLapsed.markedAs, note: rec.leaseLapsed.note } } : {}),
   };
 }

@@ -20,6 +20,7 @@ import { SubakoServer } from '../../src/server/index.js';
 import { packBundle } from '../../src/package/index.js';
 import type { FunctionCallContext } from '../../src/function/index.js';
 import { makeApi, probePackageDir, tempDir, type Api } from '../server/helpers/harness.js';
+import { EMPTY_CATALOG } from '../../src/mcp/index.js';
 
 const CALLS = 100;
 
@@ -60,7 +61,7 @@ describe('a session\'s tool is composed once; a call recomputes nothing of its s
     stackLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 200;
     platform = await Platform.open({
-      dataDir, runtime, remote: { tools: async () => ({}) }, sealingKey: Buffer.alloc(32, 3), store: countingStore as SqliteStore,
+      dataDir, runtime, remote: { tools: async () => ({}), catalog: async () => EMPTY_CATALOG }, sealingKey: Buffer.alloc(32, 3), store: countingStore as SqliteStore,
     });
     server = await SubakoServer.start({ platform, port: 0 });
     api = makeApi(server.url, (await bootstrapIfFresh(platform, null))!.apiKey);

@@ -38,7 +38,7 @@ describe('calls dispatched to workers over NATS', () => {
     writeFileSync(caFile, makeTestCa().ca);
     https = await startHttps((req, res) => {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ authorized: req.headers.authorization === SECRET }));
+      res.end(JSON.stringify({ authorized: req.headers.authorization === SECRET, traceparent: req.headers.traceparent ?? null }));
     });
     bus = await connectShared();
     watch = watchBus(bus, prefix, TEST_KEY.SUBAKO_SECRET_KEY, { calls: true });
@@ -111,11 +111,27 @@ describe('calls dispatched to workers over NATS', () => {
     const called = await serve.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'http', arguments: { request: { url: `${origin}/x` } } });
     assert.equal(called.status, 200, JSON.stringify(called.body));
     const answer = JSON.parse(called.body.result.content[0].text);
-    assert.deepEqual(JSON.parse(answer.ok.body.text), { authorized: true });
+    assert.equal(JSON.parse(answer.ok.body.text).authorized, true);
     const during = seen().slice(before);
     assert.ok(during.some((m) => m.subject === `${prefix}.calls` && m.opened?.body.egress?.credentials?.length === 1), 'the call crossed the bus, its credential inside the sealed call');
     const token = SECRET.slice('Bearer '.length);
     for (const message of during) assert.ok(!message.data.includes(token), `the secret is in the clear on ${message.subject}`);
+  });
+
+  it('a request\'s traceparent travels with the call to its worker, and out on the guest\'s HTTP request', async () => {
+    const trace = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const session = await probeSession({ allow: [`localhost:${https.port}`] });
+    const client = new Client({ name: 'nats-test', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(session.mcp.capability_url)));
+    const before = seen().length;
+    try {
+      const result = await client.callTool({ name: 'http', arguments: { request: { url: `https://localhost:${https.port}/t` } }, _meta: { traceparent: trace } });
+      const answer = JSON.parse((result.content as { text: string }[])[0].text);
+      assert.equal(JSON.parse(answer.ok.body.text).traceparent, trace);
+    } finally {
+      await client.close();
+    }
+    assert.ok(seen().slice(before).some((m) => m.subject === `${prefix}.calls` && m.opened?.body.traceparent === trace), 'the trace context crossed the bus with the call');
   });
 
   it('a client going away mid-call cancels the run on its worker, which answers `cancelled` at once', async () => {

@@ -17,13 +17,16 @@
 import { systemClock, type Clock } from '../../common/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import type { FunctionCallContext } from '../../function/index.js';
-import { requiresTask } from '../../mcp/index.js';
+import { requiresTask, type Catalog } from '../../mcp/index.js';
 import { compilePolicy } from '../../egress/index.js';
 import { composeTool, type CallToolResult, type Tool, type ToolInterceptor, type Toolbox } from '../../tool.js';
 import type { CallLog, SessionCallContext } from './call-log.js';
 import type { CallAdmission } from './call-admission.js';
 import { admissionStep } from './admission-step.js';
 import { approvalStep } from './approval-step.js';
+import { inputRelayStep } from './input-relay-step.js';
+import type { InputRelay } from './input-relay.js';
+import { MAX_SESSION_TTL_MS, SessionCatalog, type CatalogSource } from './session-catalog.js';
 import type { Approvals, Approver } from './approvals.js';
 import type { PackageService } from '../packages.js';
 import type { PackageRuntime } from '../package-runtime.js';
@@ -55,6 +58,10 @@ export interface AgentToolbox {
   secrets: string[];
   /** Sources and tools left out, with why (a remote server that did not answer, a tool the naming rule could not name). */
   warnings: string[];
+  /** The resources, resource templates and prompts of the agent's remote servers, named per server (session-catalog.ts). */
+  catalog: Catalog;
+  /** The caching hints a listing of these tools carries: private to the session, as long as the toolbox is kept at most. */
+  listHint: { ttlMs: number; cacheScope: 'private' };
 }
 
 export interface SessionToolboxDeps {
@@ -76,6 +83,12 @@ export interface SessionToolboxDeps {
   clock?: Clock;
   /** Whether packages may reach loopback and private addresses (the server's local-development setting). */
   privateDestinations?: 'deny' | 'allow';
+  /** Passes what a remote tool asks its client for to the session's client (input-relay.ts). */
+  inputRelay: InputRelay;
+  /** The platform's sealing key (the cursors of a session's resource listings). */
+  sealingKey: Buffer;
+  /** Hears what a session's client is not told (a remote server left out of its resources or prompts). */
+  report?: (error: Error) => void;
 }
 
 const REMOTE_TOOLBOX_TTL_MS = 60_000;
@@ -116,6 +129,9 @@ export class SessionToolboxes {
       for (const value of Object.values(credential.headers)) addSecret(secrets, value);
     }
     const sources: { source: string; tools: Tool[] }[] = [];
+    const catalogSources: CatalogSource[] = [];
+    /** The agent's name of each remote tool's server, for what the input relay tells the client's person. */
+    const serverOf = new Map<Tool, string>();
     const warnings: string[] = [];
     const needApproval = new Map<Tool, Approver>();
     // What every call of the session mounts is resolved once, here: the skills, the volumes, the egress policy.
@@ -131,8 +147,12 @@ export class SessionToolboxes {
     }
     for (const server of spec.mcp_servers) {
       try {
-        const { tools, headerValues, taskOnly, approval } = await this.remoteTools(server);
-        for (const value of headerValues) addSecret(secrets, value);
+        const headers = await this.remoteHeaders(server);
+        for (const value of Object.values(headers)) addSecret(secrets, value);
+        // Opened on the session's first request for resources or prompts, with the same credential as its tools.
+        catalogSources.push({ name: server.name, open: () => this.deps.remote.catalog(server.url, headers) });
+        const { tools, taskOnly, approval } = await this.remoteTools(server, headers);
+        for (const tool of tools) serverOf.set(tool, server.name);
         for (const [tool, approver] of approval) needApproval.set(tool, approver);
         for (const name of taskOnly) warnings.push(taskOnlyWarning(server.name, name));
         sources.push({ source: server.name, tools });
@@ -152,14 +172,17 @@ export class SessionToolboxes {
       for (const t of s.tools) if (!byName.has(t.name)) byName.set(t.name, t);
       bySource.set(s.source, byName);
     }
-    const { calls, admission, approvals } = this.deps;
+    const { calls, admission, approvals, inputRelay } = this.deps;
     for (const { source, tool, name } of naming.published) {
       const original = bySource.get(source)?.get(tool);
       if (!original) continue;
       const approver = needApproval.get(original);
-      // The call log outermost (it records what the others decide), then approval, then admission, then the tool.
+      const server = serverOf.get(original);
+      // The call log outermost (it records what the others decide), then, for a remote tool, the input relay (it sees a
+      // retry before the approval does), then approval, then admission, then the tool.
       const steps: ToolInterceptor<SessionCallContext>[] = [
         calls.step(scope, name),
+        ...(server !== undefined ? [inputRelayStep(inputRelay, scope, name, server, approver !== undefined)] : []),
         ...(approver ? [approvalStep(approvals.gate(approver), scope, name)] : []),
         admissionStep(admission, scope, name, original, calls.callTimeoutMs),
       ];
@@ -167,7 +190,11 @@ export class SessionToolboxes {
       // defineProperty: a tool named "__proto__" is a tool like any other, not the record's prototype.
       Object.defineProperty(tools, name, { value: composed, enumerable: true });
     }
-    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings };
+    const catalog = new SessionCatalog({
+      sessionId: session.id, sources: catalogSources, sourceNames: [...spec.tools.map((g) => g.package), ...spec.mcp_servers.map((s) => s.name)], key: this.deps.sealingKey,
+      ...(this.deps.report ? { report: this.deps.report } : {}),
+    });
+    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings, catalog, listHint: { ttlMs: MAX_SESSION_TTL_MS, cacheScope: 'private' } };
   }
 
   private get limits(): CallLimits {
@@ -228,13 +255,7 @@ export class SessionToolboxes {
    * The server's tools its policy lets the session see (all but `deny`; `approval` holds those that need one, with
    * who approves them), and the names of those left out because they run only as tasks.
    */
-  private async remoteTools(server: AgentRemoteServer): Promise<{ tools: Tool[]; headerValues: string[]; taskOnly: string[]; approval: Map<Tool, Approver> }> {
-    let headers: Record<string, string> = {};
-    if (server.credential) {
-      const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
-      if (!credential) throw new Error(`vault ${server.credential.vault_id} holds no credential for ${new URL(server.url).origin}`);
-      headers = credential.headers;
-    }
+  private async remoteTools(server: AgentRemoteServer, headers: Record<string, string>): Promise<{ tools: Tool[]; taskOnly: string[]; approval: Map<Tool, Approver> }> {
     const box = await this.deps.remote.tools(server.url, headers);
     const policies = new Map(server.tools.map((t) => [t.name, t.policy]));
     const policy = (tool: Tool) => policies.get(tool.name) ?? server.default_policy;
@@ -246,7 +267,15 @@ export class SessionToolboxes {
       if (policy(tool) === 'require_approval') approval.set(tool, 'operator');
       else if (policy(tool) === 'require_user_approval') approval.set(tool, 'user');
     }
-    return { tools, headerValues: Object.values(headers), taskOnly, approval };
+    return { tools, taskOnly, approval };
+  }
+
+  /** The headers a server's vault credential supplies (none without one). */
+  private async remoteHeaders(server: AgentRemoteServer): Promise<Record<string, string>> {
+    if (!server.credential) return {};
+    const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
+    if (!credential) throw new Error(`vault ${server.credential.vault_id} holds no credential for ${new URL(server.url).origin}`);
+    return credential.headers;
   }
 }
 

@@ -14,6 +14,12 @@ import { cancelledCall, didNotRun, type CallNotRun, type CallScope, type Session
 export function approvalStep(gate: ApprovalGate, scope: CallScope, name: string): ToolInterceptor<SessionCallContext> {
   return (next) => async (args, ctx) => {
     const call = ctx.call!;
+    // A continuation the input relay resumed (or refused) is the call that was approved before it ran, if at all:
+    // its approval stands, it is not asked again.
+    if (ctx.resumed !== undefined) {
+      call.approval = ctx.resumed.approval;
+      return next(args, ctx);
+    }
     // Throws before anything is recorded when the client's person is to be asked, or too many calls are held.
     const plan = await gate.plan(scope.session.id, name, args, { callId: call.id, input: ctx.input, secrets: scope.secrets, signal: ctx.signal });
     if (plan.kind === 'redeem') {

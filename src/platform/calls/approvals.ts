@@ -43,7 +43,7 @@
  */
 import { createHash } from 'node:crypto';
 import { seal, unseal, SealError, systemClock, type Clock } from '../../common/index.js';
-import { ToolInputRequiredError, type Elicitation } from '../../mcp/index.js';
+import { ToolInputRequiredError, formElicitation, type Elicitation } from '../../mcp/index.js';
 import type { CallerInput } from '../../tool.js';
 import { approvalMessage, nestingDepth, showArguments } from './approval-view.js';
 import { CallRefusedError, RETRY_AFTER_MS } from './call-admission.js';
@@ -255,7 +255,7 @@ export class Approvals {
       },
     };
     const sealed = seal(JSON.stringify(state), { key: this.options.key, context: stateContext(sessionId) });
-    return new ToolInputRequiredError(`the call to ${tool} needs a person's approval`, { [APPROVAL_INPUT_KEY]: elicitation }, sealed);
+    return new ToolInputRequiredError(`the call to ${tool} needs a person's approval`, { [APPROVAL_INPUT_KEY]: formElicitation(elicitation) }, sealed);
   }
 
   /** The retry: the state must open for this session and name this call, in time and unused; then the answer counts. */

@@ -21,11 +21,13 @@
  * it (a denial, a deadline passed in the queue, a stop) throws CallNotRun with the call's result and report; the
  * call log writes every ending in one place (`ending`): the tool's own report, `invalid_arguments` when a checked
  * source (a remote MCP tool, a TypeScript tool) refused the arguments before any I/O, `cancelled` when the caller
- * went away, and a crash with reason `stopped` when the session or agent was deleted under the call.
+ * went away, a crash with reason `stopped` when the session or agent was deleted under the call, and
+ * `input_required` when the tool's remote server asked the client for input and the client was asked (the input
+ * relay: the round is recorded, and the retry is a call of its own).
  */
 import { CallCancelledError, type CallReport, type CallToolResult, type ToolCall, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
-import { CallError } from '../../mcp/index.js';
+import { CallError, ToolInputRequiredError, describeInputRequests } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
 import { cutToBytes, redactArguments, redactText, systemClock, type Clock, type Logger } from '../../common/index.js';
 import { loggedModel } from './call-preview.js';
@@ -53,6 +55,11 @@ export interface SessionCallContext extends ToolCallContext {
   onRecord?: (logged: LoggedCall) => void;
   /** The call as the call log holds it, for the steps inside the log; set by the call log. */
   call?: CallInFlight;
+  /**
+   * Set by the input relay on a call that continues one whose tool asked its client for input (or whose state it
+   * refused): the call's approval, when it had one before it ran, stands and is not asked again.
+   */
+  resumed?: { approval?: CallApproval };
   /**
    * The REST call's Idempotency-Key header as it came, checked here (checkIdempotencyKey) like an MCP call's
    * `_meta` field (`ctx.meta`).
@@ -236,13 +243,15 @@ export class CallLog {
     const call = new CallInFlight({
       sessionId: session.id, via: ctx.via ?? 'library', tool: name, arguments: redactArguments(args, secrets),
       outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
+      ...(ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {}),
     }, (record) => this.logStart(record, session.agentId), keyed?.callId);
     this.inFlight += 1;
     try {
       let report: LoggedReport | null = null;
       let ending: Ending;
       try {
-        const result = await next(args, { ...ctx, call, report: (r) => { report = r; } });
+        // What only the steps inside may say of a call (a continuation, and its approval) is never taken from a caller.
+        const result = await next(args, { ...ctx, call, report: (r) => { report = r; }, resumed: undefined, resume: undefined });
         ending = { result, report, ran: true };
       } catch (err) {
         // Nothing was recorded (a refused turn, a person to ask first, the database out of reach): nothing ran,
@@ -285,6 +294,15 @@ export class CallLog {
   /** How a call that threw once recorded ends: the one place each kind of ending is decided. */
   private ending(err: unknown, name: string, report: LoggedReport | null, call: CallInFlight, signal: AbortSignal | undefined, secrets: readonly string[]): Ending {
     if (err instanceof CallNotRun) return { result: err.result, report: err.report, rejection: err.refusal, ran: false };
+    if (err instanceof ToolInputRequiredError) {
+      // The tool's server asked the client for input, and the client is asked: this round ends here, the call goes on
+      // in the client's retry. The log keeps what was asked, as a line.
+      const asked = `The tool ${name} asked its client for input: ${describeInputRequests(err.inputRequests)}.`;
+      return {
+        result: { content: [{ type: 'text', text: asked }] },
+        report: { status: 'input_required', durationMs: performance.now() - (call.runningSince ?? call.arrived) }, rejection: err, ran: true,
+      };
+    }
     const elapsed = performance.now() - (call.runningSince ?? call.arrived);
     const message = redactText(err instanceof Error ? err.message : String(err), secrets);
     if (call.runningSince === null) {
@@ -430,10 +448,13 @@ function outcomeOf(report: LoggedReport | null, result: CallToolResult): Exclude
 /**
  * Whether a call ran its tool, so that its idempotency key holds its outcome: it had its turn, and the tool did
  * not refuse its arguments before any I/O nor fail for the database's sake before it did anything (a function
- * call's vault credentials are read as it starts). A call that never ran frees its key: a retry runs it.
+ * call's vault credentials are read as it starts). A call that never ran frees its key: a retry runs it. A round
+ * that ended `input_required` frees it too: the call goes on in the client's retry (which may carry the same key),
+ * and the key holds the outcome that retry comes to, not the question.
  */
 function ranItsTool(call: CallInFlight, record: CallRecord): boolean {
-  return call.runningSince !== null && record.outcome !== 'invalid_arguments' && record.crash?.reason !== 'store_unavailable';
+  return call.runningSince !== null && record.outcome !== 'invalid_arguments' && record.outcome !== 'input_required'
+    && record.crash?.reason !== 'store_unavailable';
 }
 
 /** The idempotency key an MCP call's `_meta` carries, checked; undefined when it carries none. */

@@ -1,7 +1,7 @@
 /**
  * platform/calls/: the session pipeline — a session's toolbox (its tools, named so no source takes another's
  * name), and what the platform adds to every call: approval, admission (fair turns at the workers), the call
- * log and its live feed.
+ * log and its live feed, input requests relayed to the client; and the session's resources and prompts.
  */
 export { SessionToolboxes, type AgentToolbox, type SessionTool } from './agent-toolbox.js';
 export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './approval-view.js';
@@ -12,3 +12,6 @@ export { CallLog, type LoggedCall, type SessionCallContext } from './call-log.js
 export { CALL_KEY_TTL_MS, IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, checkIdempotencyKey } from './call-keys.js';
 export { CallKeyInProgressError, CallKeyInvalidError, CallKeyReusedError, CallNotStartedError, MAX_IDEMPOTENCY_KEY_CHARS } from './call-refusals.js';
 export { SOURCE_SEPARATOR, overlappingSource } from './tool-names.js';
+export { InputRelay, DEFAULT_INPUT_WINDOW_MS, inputNeededResult, unanswerable } from './input-relay.js';
+export { SessionCatalog, MAX_LISTED_PER_SERVER, MAX_SESSION_TTL_MS, type CatalogSource } from './session-catalog.js';
+export { SESSION_RESOURCE_SCHEME, sessionResourceUri, parseSessionResourceUri } from './resource-uris.js';

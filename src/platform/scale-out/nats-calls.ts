@@ -96,6 +96,8 @@ export interface CallRequest {
   writeBudgetBytes?: number;
   /** The caller wants progress: the worker sends the guest's progress reports as they come. */
   progress?: true;
+  /** The W3C trace context of the request that made the call (the guest's HTTP requests carry it). */
+  traceparent?: string;
 }
 
 /** Bodies of the worker's messages on a call's inbox, by kind. */

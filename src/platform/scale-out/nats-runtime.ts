@@ -175,6 +175,7 @@ export class NatsRuntime implements PackageRuntime {
         const timeoutMs = callDeadlineMs(ctx.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx?.timeoutMs);
         const request = this.request(pkg, info.name, args, ctx, timeoutMs);
         if (callCtx?.progress) request.progress = true;
+        if (callCtx?.traceparent !== undefined) request.traceparent = callCtx.traceparent;
         const answer = await this.dispatch(request, callCtx?.signal, callCtx?.progress);
         written = answer.writtenBytes;
         // Whatever the worker's outcome says, the record names the worker that took the call, as it said when it did.

@@ -31,6 +31,7 @@ import { readReplicaPresence, type ReplicaPresence, type WorkerPresence } from '
 import { PRESENCE_EVERY_MS, REPLICA_LAPSE_MS, PresenceChannel } from './nats-presence.js';
 import { SUBAKO_VERSION } from '../../version.js';
 import { LoadedPackages, type PackageKey } from '../loaded-packages.js';
+import { parseTraceparent } from '../../mcp/index.js';
 
 export interface NatsWorkerOptions {
   nc: NatsConnection;
@@ -306,6 +307,7 @@ export class NatsWorker {
       volumeBudget: { bytes: Math.min(request.writeBudgetBytes ?? ownBudget, ownBudget), settle: (bytes) => { written ??= bytes; } },
       signal,
       ...(request.progress ? { progress } : {}),
+      ...traceOf(request.traceparent),
     };
     const outcome = await this.host.call(loaded, request.tool, request.arguments, ctx);
     return { outcome, writtenBytes: written ?? 0 };
@@ -353,4 +355,10 @@ function requestProblem(request: CallRequest): string | null {
   if (typeof request.tool !== 'string') return 'no tool';
   if (typeof request.arguments !== 'object' || request.arguments === null || Array.isArray(request.arguments)) return 'arguments that are not an object';
   return null;
+}
+
+/** A call's trace context, checked again on the worker: the bus is sealed, but a header is only ever made of a valid one. */
+function traceOf(value: string | undefined): { traceparent?: string } {
+  const traceparent = parseTraceparent(value);
+  return traceparent !== undefined ? { traceparent } : {};
 }

@@ -253,4 +253,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX call_keys_expiry ON call_keys(expires_at);
     `,
   },
+  {
+    version: 9,
+    description: 'calls: the W3C trace context of the request that made each call',
+    sql: `
+      ALTER TABLE calls ADD COLUMN traceparent TEXT;
+    `,
+  },
 ];

@@ -242,7 +242,8 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   // ---- calls: the call log writes on every call, through the database's `write` (batched on SQLite)
   async addCall(rec: CallRecord): Promise<void> {
     await this.db.write(this.sql.calls.insert, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments), rec.outcome, jsonOrNull(rec.crash),
-      json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null, rec.instanceId ?? null]);
+      json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null, rec.traceparent ?? null,
+      rec.instanceId ?? null]);
   }
   async finishCall(rec: CallRecord): Promise<CallEndWrite> {
     const { calls } = this.sql;

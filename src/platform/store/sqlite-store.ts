@@ -22,7 +22,7 @@ export class SqliteStore extends SqlStore<SqliteDatabase> {
     this.db.runNow(this.sql.instances.dropAll);
   }
 
-  /** The schema version the database is at (the number of migrations run). */
+  /** The schema version the database is at (the highest migration run). */
   schemaVersion(): number {
     return this.db.schemaVersion();
   }

@@ -142,7 +142,7 @@ export function statementsFor(d: Dialect) {
       // The lease epoch a call begins under is the database's word, read as the call is recorded (NULL: its
       // process holds no live lease just now).
       insert: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id,
-        lease_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${liveEpoch(d, '?')})`,
+        traceparent, lease_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${liveEpoch(d, '?')})`,
       // Fenced: only a call still running, whose process holds the very lease it began under (a call of no
       // process, recorded in-process without one, has none to check). Anything else takes the slow way (sql-store.ts).
       finish: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, worker_id = ?, worker_host = ?

@@ -117,6 +117,7 @@ export function toCall(row: Row): CallRecord {
     ...(row.instance_id === null || row.instance_id === undefined ? {} : { instanceId: s(row.instance_id) }),
     ...(row.lease_lapsed === null || row.lease_lapsed === undefined ? {} : { leaseLapsed: j<LeaseLapse>(row.lease_lapsed) }),
     ...(row.worker_id === null || row.worker_id === undefined ? {} : { worker: { id: s(row.worker_id), host: s(row.worker_host ?? '') } }),
+    ...(row.traceparent === null || row.traceparent === undefined ? {} : { traceparent: s(row.traceparent) }),
   };
 }
 export function toCallKey(row: Row): CallKeyRecord {

@@ -154,12 +154,14 @@ export interface SessionRecord {
  * `cancelled`: the caller went away and the call was stopped. `invalid_arguments`: a checked source (a remote
  * MCP tool, a TypeScript tool) refused the arguments before any I/O; nothing ran. `denied`: the tool needs a
  * person's approval and the call did not get it (refused, nobody decided by the deadline, or the approval it
- * carried was replayed, altered or forged); nothing ran. `unknown`: the call was cut off mid-way and whether
+ * carried was replayed, altered or forged); nothing ran. `input_required`: the tool's remote server asked the
+ * client for input (MCP 2026-07-28) and the client was passed the question; the call goes on in its retry, a call of
+ * its own. `unknown`: the call was cut off mid-way and whether
  * the tool ran to its end is not known — the process running it stopped (or lost its lease) before its end was
  * recorded, or its worker stopped answering mid-call; `crash.reason` is `interrupted` and its message says what
  * to do (check the tool's effects before calling it again).
  */
-export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied' | 'unknown';
+export type CallOutcome = 'running' | 'ok' | 'tool_error' | 'crash' | 'cancelled' | 'invalid_arguments' | 'denied' | 'input_required' | 'unknown';
 
 /**
  * A call's end written after the lease of the process running it had lapsed (lease fencing: sql-store.ts
@@ -228,6 +230,8 @@ export interface CallRecord {
    * tools, and calls no worker took.
    */
   worker?: CallWorker;
+  /** The W3C trace context of the request that made the call (`_meta.traceparent`), when it carried a valid one. */
+  traceparent?: string;
 }
 
 /**

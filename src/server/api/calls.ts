@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CallApprovalView } from './approvals.js';
 import { jsonObject, timestamp } from './shared.js';
 
-export const CallOutcome = z.enum(['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'unknown']);
+export const CallOutcome = z.enum(['running', 'ok', 'tool_error', 'crash', 'cancelled', 'invalid_arguments', 'denied', 'input_required', 'unknown']);
 export type CallOutcome = z.infer<typeof CallOutcome>;
 
 export const CallInput = z.strictObject({ tool: z.string().min(1).max(256), arguments: jsonObject.optional() });
@@ -46,6 +46,7 @@ export const CallView = z.object({
       + "null for a call that ran in the server's own sandbox, a remote MCP or TypeScript tool, a call no worker took, and one still running.",
   ),
   approval: CallApprovalView.optional(),
+  traceparent: z.string().optional().describe('The W3C trace context the request that made the call carried (MCP `_meta.traceparent`), when a valid one.'),
   lease_lapsed: z.object({
     marked_as: z.object({ outcome: CallOutcome, crash: CallCrash.nullable() }).nullable()
       .describe('What another server marked the call as while the lease was lapsed (unknown), or null when none had.'),

@@ -1,0 +1,77 @@
+/**
+ * A catalog's requests on an SDK server: `resources/list`, `resources/templates/list`, `resources/read`,
+ * `prompts/list`, `prompts/get` and `completion/complete`, each registered only when the catalog declares what
+ * it answers (so a server without resources answers `resources/list` as an unknown method, as MCP says).
+ *
+ * How a catalog's failures are answered: a resource no one has is the SDK's ResourceNotFoundError (-32602 with
+ * the URI), an unknown prompt or reference, a bad cursor and a missing prompt argument are invalid params, an
+ * upstream server's JSON-RPC refusal keeps its meaning (invalid params stays invalid params), and anything else
+ * is an internal error whose message is ours (a subako error's) or a generic one, reported either way.
+ */
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
+import { SubakoError } from '../errors.js';
+import { CatalogCursorError, CatalogNotFoundError, type Catalog, type CatalogRequestContext, type CompletionRequest } from './catalog.js';
+import { PromptArgumentError } from './define-catalog.js';
+import { McpServerError } from './errors.js';
+import { traceparentOf } from './trace-context.js';
+
+interface HandlerContext {
+  mcpReq: { signal: AbortSignal; _meta?: unknown };
+}
+
+function requestContext(ctx: HandlerContext, params: { _meta?: unknown } | undefined): CatalogRequestContext {
+  const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(params?._meta);
+  return { signal: ctx.mcpReq.signal, ...(traceparent !== undefined ? { traceparent } : {}) };
+}
+
+/** A catalog failure as the JSON-RPC error the client reads. */
+export function catalogFailure(err: unknown, report: (error: Error) => void): Error {
+  if (err instanceof ProtocolError) return err;
+  if (err instanceof CatalogNotFoundError) {
+    return err.what === 'resource' ? new ResourceNotFoundError(err.key, err.message) : new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
+  }
+  if (err instanceof CatalogCursorError || err instanceof PromptArgumentError) return new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
+  report(err instanceof Error ? err : new Error(String(err)));
+  if (err instanceof McpServerError && err.reason === 'rejected' && (err.rpcCode === ProtocolErrorCode.InvalidParams || err.rpcCode === ProtocolErrorCode.ResourceNotFound)) {
+    return new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
+  }
+  if (err instanceof SubakoError) return new ProtocolError(ProtocolErrorCode.InternalError, err.message);
+  return new ProtocolError(ProtocolErrorCode.InternalError, 'the request failed on the server (it is logged there)');
+}
+
+/** The capabilities a catalog adds to a server's. */
+export function catalogCapabilities(catalog: Catalog): Record<string, object> {
+  const { resources, prompts, completions } = catalog.capabilities;
+  return { ...(resources ? { resources: {} } : {}), ...(prompts ? { prompts: {} } : {}), ...(completions ? { completions: {} } : {}) };
+}
+
+export function registerCatalog(server: Server, catalog: Catalog, report: (error: Error) => void): void {
+  const guard = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      throw catalogFailure(err, report);
+    }
+  };
+  const { resources, prompts, completions } = catalog.capabilities;
+  if (resources) {
+    server.setRequestHandler('resources/list', (request, ctx) =>
+      guard(() => catalog.listResources(request.params?.cursor, requestContext(ctx, request.params))) as never);
+    server.setRequestHandler('resources/templates/list', (request, ctx) =>
+      guard(() => catalog.listResourceTemplates(request.params?.cursor, requestContext(ctx, request.params))) as never);
+    server.setRequestHandler('resources/read', (request, ctx) =>
+      guard(() => catalog.readResource(request.params.uri, requestContext(ctx, request.params))) as never);
+  }
+  if (prompts) {
+    server.setRequestHandler('prompts/list', (request, ctx) =>
+      guard(() => catalog.listPrompts(request.params?.cursor, requestContext(ctx, request.params))) as never);
+    server.setRequestHandler('prompts/get', (request, ctx) =>
+      guard(() => catalog.getPrompt(request.params.name, (request.params.arguments ?? {}) as Record<string, string>, requestContext(ctx, request.params))) as never);
+  }
+  if (completions) {
+    server.setRequestHandler('completion/complete', (request, ctx) => guard(() => {
+      const { ref, argument, context } = request.params as unknown as CompletionRequest;
+      return catalog.complete({ ref, argument, ...(context ? { context } : {}) }, requestContext(ctx, request.params));
+    }) as never);
+  }
+}
