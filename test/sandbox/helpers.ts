@@ -63,8 +63,11 @@ export async function runToEnd(
   return finished;
 }
 
-/** Resolves once `predicate` holds, checking every few milliseconds (fails the test after `ms`). */
-export async function until(predicate: () => boolean, ms = 5000): Promise<void> {
+/**
+ * Resolves once `predicate` holds, checking every few milliseconds; fails the test after `ms`, a hang guard
+ * generous for a machine other work loads (a worker replaced under load took over 5 s).
+ */
+export async function until(predicate: () => boolean, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
   while (!predicate()) {
     if (Date.now() > end) throw new Error('condition not reached in time');
