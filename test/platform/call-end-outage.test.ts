@@ -17,6 +17,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { startPostgresInstance, type PostgresInstance } from '../helpers/postgres-instance.js';
 import { TEST_KEY, makeApi, tempDir, type Api } from '../server/helpers/harness.js';
 import { serveCountingUpstream, type CountingUpstream } from '../server/helpers/counting-upstream.js';
+import { eventually } from '../helpers/eventually.js';
 
 describe('PostgreSQL down mid-call: one outcome, kept until it lands, and an idempotent retry answered it', () => {
   let pg: PostgresInstance;
@@ -45,17 +46,6 @@ describe('PostgreSQL down mid-call: one outcome, kept until it lands, and an ide
     await upstream?.stop();
     pg?.destroy();
   });
-
-  /** Asks until `done` holds of the answer, for a generous while (the database restarting answers 503 meanwhile). */
-  async function until(ask: () => Promise<{ status: number; body: any }>, done: (answer: { status: number; body: any }) => boolean) {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const answer = await ask();
-      if (done(answer)) return answer;
-      if (Date.now() > deadline) throw new Error(`still ${answer.status} ${JSON.stringify(answer.body)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 
   it('the caller gets the outcome, the record lands once the database is back, a retry never runs the tool again', async () => {
     const agent = await api.call('POST', '/v1/agents', { name: 'ledger-agent', mcp_servers: [{ name: 'ledger', url: upstream.url, default_policy: 'allow' }] });
@@ -97,7 +87,8 @@ describe('PostgreSQL down mid-call: one outcome, kept until it lands, and an ide
 
     pg.start();
     // The held end lands by itself: the record is the outcome the caller got, once.
-    const landed = await until(() => api.call('GET', `/v1/calls/${callId}`), (a) => a.status === 200 && a.body.outcome !== 'running');
+    // The database restarting answers 503 meanwhile.
+    const landed = await eventually('the call\'s end lands', () => api.call('GET', `/v1/calls/${callId}`), (a) => a.status === 200 && a.body.outcome !== 'running', { everyMs: 100 });
     assert.equal(landed.body.outcome, 'ok');
     assert.deepEqual(landed.body.model, answered.body.call.model);
     assert.equal(landed.body.lease_lapsed, undefined, 'the lease held (the outage was shorter than it)');

@@ -18,6 +18,7 @@ import { startPostgresInstance, type PostgresInstance } from '../helpers/postgre
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { TEST_KEY, makeApi, tempDir, type Api } from '../server/helpers/harness.js';
 import { serveCountingUpstream, type CountingUpstream } from '../server/helpers/counting-upstream.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** The shortest lease a replica takes: the other marks a partitioned one's calls within seconds. */
 const LEASE_MS = 1_000;
@@ -59,13 +60,8 @@ describe('a lease that lapses on a live replica does not lose a real outcome', (
 
   /** Asks `api` for the call until `done` holds of its record, for a generous while. */
   async function untilRecord(api: Api, callId: string, done: (call: any) => boolean): Promise<any> {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const answer = await api.call('GET', `/v1/calls/${callId}`);
-      if (answer.status === 200 && done(answer.body)) return answer.body;
-      if (Date.now() > deadline) throw new Error(`the call is still ${answer.status} ${JSON.stringify(answer.body)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const answer = await eventually(`call ${callId}'s record changes`, () => api.call('GET', `/v1/calls/${callId}`), (a) => a.status === 200 && done(a.body), { everyMs: 100 });
+    return answer.body;
   }
 
   it('the other replica marks the call unknown meanwhile; the real outcome lands over it, the lapse noted; a retry gets it', async () => {

@@ -18,6 +18,7 @@ import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 import type { PackageRecord } from '../../src/platform/store/index.js';
 import type { Tool } from '../../src/tool.js';
 import { fixture } from '../helpers/paths.js';
+import { until } from '../helpers/eventually.js';
 
 const ECHO = readFileSync(fixture('c', 'mcp', 'echo.wasm'));
 /** The echo module with a custom section of its own: the same code, distinct bytes (and digest). */
@@ -37,14 +38,6 @@ function packageDir(version: string, module: Buffer): string {
   writeFileSync(join(dir, 'subako-package.json'), JSON.stringify({ abi: 1, name: 'echo', description: 'Echoes.', version }));
   writeFileSync(join(dir, 'module.wasm'), module);
   return dir;
-}
-
-/** Waits (generously) for a condition the sandbox reaches asynchronously. */
-async function until(what: string, condition: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 60_000; !condition();) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe('the in-process runtime, when a package version is deleted', () => {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fixture } from '../helpers/paths.js';
 import type { ModuleHandle, RunHandle, RunLimits, RunRequest, RunResult, Sandbox } from '../../src/sandbox/types.js';
+import { eventually } from '../helpers/eventually.js';
 
 export const MIB = 1024 * 1024;
 
@@ -63,16 +64,9 @@ export async function runToEnd(
   return finished;
 }
 
-/**
- * Resolves once `predicate` holds, checking every few milliseconds; fails the test after `ms`, a hang guard
- * generous for a machine other work loads (a worker replaced under load took over 5 s).
- */
-export async function until(predicate: () => boolean, ms = 60_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > end) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+/** Resolves once `predicate` holds (test/helpers/eventually.ts: a generous ceiling, a hang guard). */
+export async function until(predicate: () => boolean, ms?: number): Promise<void> {
+  await eventually('the sandbox reaches the state awaited', predicate, (held) => held, { ms, everyMs: 5 });
 }
 
 export const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
