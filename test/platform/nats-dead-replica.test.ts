@@ -13,6 +13,7 @@ import { packBundle } from '../../src/package/index.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { SHARED_NATS_URL, freePort, removeBuckets, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
+import { eventually } from '../helpers/eventually.js';
 
 const DEADLINE_MS = 120_000;
 /** Well inside the deadline: a cancellation that only came with the deadline would not make it. */
@@ -33,15 +34,9 @@ describe('a replica killed mid-call', () => {
   let metricsUrl: string;
 
   const metrics = async (): Promise<string> => (await fetch(metricsUrl)).text();
-  const until = async (what: string, check: (text: string) => boolean): Promise<string> => {
-    const deadline = Date.now() + CEILING_MS;
-    for (;;) {
-      const text = await metrics();
-      if (check(text)) return text;
-      if (Date.now() > deadline) throw new Error(`${what} did not come within ${CEILING_MS} ms:\n${text.split('\n').filter((l) => l.startsWith('subako_')).join('\n')}\n${worker.stderr()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const until = (what: string, check: (text: string) => boolean): Promise<string> =>
+    eventually(what, async () => (await metrics()).split('\n').filter((l) => l.startsWith('subako_')).join('\n'), check, { ms: CEILING_MS, everyMs: 50 })
+      .catch((err: Error) => { throw new Error(`${err.message}\n${worker.stderr()}`); });
   /** A replica of its own (its own SQLite), the probe pushed, a session of an agent that has it. */
   const replica = async (): Promise<{ serve: ChildServer; sessionId: string }> => {
     const dataDir = tempDir();

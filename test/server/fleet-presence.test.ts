@@ -15,6 +15,7 @@ import { packBundle } from '../../src/package/index.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { SHARED_NATS_URL, removeBuckets, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
 import { makeApi, probePackageDir, tempDir, TEST_KEY, type Api } from './helpers/harness.js';
+import { eventually } from '../helpers/eventually.js';
 
 /** Far above any wait that works; a call waiting out its deadline (60 s) would pass it. */
 const CEILING_MS = 30_000;
@@ -38,15 +39,7 @@ describe('the fleet a replica knows', () => {
   };
   const health = async (): Promise<any> => (await fetch(`${api.url}/v1/health`)).json();
   /** Asks `/v1/health` until `check` holds, within the ceiling. */
-  const healthUntil = async (check: (report: any) => boolean): Promise<any> => {
-    const deadline = Date.now() + CEILING_MS;
-    for (;;) {
-      const report = await health();
-      if (check(report)) return report;
-      if (Date.now() > deadline) throw new Error(`health never came to hold: ${JSON.stringify(report)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
+  const healthUntil = (check: (report: any) => boolean): Promise<any> => eventually('the health report holds', health, check, { ms: CEILING_MS, everyMs: 50 });
   const startWorker = async (): Promise<ChildWorker> => {
     const worker = await spawnWorker({ url: SHARED_NATS_URL, prefix, volumesDir: join(dataDir, 'volumes'), pool: 2, env: TEST_KEY, repoRoot: REPO_ROOT });
     workers.push(worker);
