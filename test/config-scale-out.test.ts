@@ -10,7 +10,7 @@ import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { Secret } from '../src/common/index.js';
 import { defaultServerConfig, defaultWorkerConfig, resolveServerConfig, resolveWorkerConfig } from '../src/config.js';
-import { ValidationError } from '../src/errors.js';
+import { problemsOf } from './helpers/validation.js';
 import { natsSubjects } from '../src/platform/index.js';
 import { REPO_ROOT } from './helpers/paths.js';
 
@@ -18,16 +18,6 @@ const serverDefaults = defaultServerConfig('/home/someone');
 const workerDefaults = { ...defaultWorkerConfig('/home/someone', 4), dataDir: '/home/someone/.subako/worker' };
 const PASSWORD = 'nats-pass-never-shown';
 const natsUrl = (host: string) => `nats://subako:${PASSWORD}@${host}:4222`;
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (err) {
-    assert.ok(err instanceof ValidationError, String(err));
-    return err.problems.map((p) => p.message);
-  }
-  assert.fail('expected a ValidationError');
-}
 
 describe('configuration: scale-out on subako serve', () => {
   test('absent by default: calls run in process, under <data-dir>/volumes, prefix subako', () => {

@@ -15,7 +15,7 @@ import { defaultsOf, resolveSettings } from '../src/config.js';
 import { nonEmptyText, wholeNumber } from '../src/setting-kinds.js';
 import { SETTINGS, SETTINGS_COMMANDS, fileKey, flagName, settingsOf, type SettingDeclaration, type SettingsCommand } from '../src/settings.js';
 import { addSettingOptions, settingFlags, settingHelp } from '../src/cli/setting-options.js';
-import { ValidationError } from '../src/errors.js';
+import { problemsOf } from './helpers/validation.js';
 import { REPO_ROOT } from './helpers/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'subako-settings-'));
@@ -32,16 +32,6 @@ function subako(args: string[], env: NodeJS.ProcessEnv = cleanEnv()): { status: 
 }
 
 const oneSpaced = (text: string): string => text.replace(/\s+/g, ' ');
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run();
-  } catch (err) {
-    assert.ok(err instanceof ValidationError, String(err));
-    return err.problems.map((p) => p.message);
-  }
-  assert.fail('expected a ValidationError');
-}
 
 describe('the settings table', () => {
   test('within each command, every setting has its own name, flag and variable; variables are SUBAKO_ ones', () => {
