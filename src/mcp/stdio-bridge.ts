@@ -19,7 +19,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { StringDecoder } from 'node:string_decoder';
+import { STDIO_DEFAULT_MAX_BUFFER_SIZE, parseJSONRPCMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { redactSecretsDeep, type Secret } from '../common/index.js';
 import type { Auth } from './auth.js';
 import { BoundedTransport } from './bounded-transport.js';
@@ -30,6 +31,8 @@ import { RESUMPTION, requestIdOf } from './resuming-transport.js';
 
 /** The JSON-RPC error code of a request the bridge could not deliver (the implementation-defined range). */
 export const BRIDGE_FAILED_RPC_CODE = -32000;
+/** The longest line held from the client: the SDK's own cap on a stdio message (10 MiB). */
+const MAX_LINE_BYTES = STDIO_DEFAULT_MAX_BUFFER_SIZE;
 /** JSON-RPC's code for a line that is not a message. */
 const PARSE_ERROR_RPC_CODE = -32700;
 
@@ -118,23 +121,39 @@ export async function bridgeStdio(options: StdioBridgeOptions): Promise<StdioBri
   };
 
   // Lines are split here, not by the SDK's ReadBuffer, which skips a line that is not JSON: JSON-RPC answers it.
+  // A decoder, so a character split between two chunks stays whole; a line is held up to the SDK's stdio cap,
+  // past it the rest of the line is dropped as it comes and the line answered with a parse error.
+  const decoder = new StringDecoder('utf8');
   let pending = '';
+  let overlong = false;
+  const refuseLine = (why: string): void => {
+    log(`subako mcp stdio: a line on standard input ${why}; it was answered with a parse error`);
+    toClient({ jsonrpc: '2.0', id: null, error: { code: PARSE_ERROR_RPC_CODE, message: `parse error: the line ${why}` } } as unknown as JSONRPCMessage);
+  };
   function onData(chunk: Buffer): void {
-    pending += chunk.toString('utf8');
+    pending += decoder.write(chunk);
     let end: number;
     while ((end = pending.indexOf('\n')) >= 0) {
       const line = pending.slice(0, end).replace(/\r$/, '');
       pending = pending.slice(end + 1);
+      if (overlong) {
+        overlong = false;
+        refuseLine(`passed ${MAX_LINE_BYTES} bytes`);
+        continue;
+      }
       if (line.trim() === '') continue;
       let message: JSONRPCMessage;
       try {
         message = parseJSONRPCMessage(JSON.parse(line));
       } catch {
-        log('subako mcp stdio: a line on standard input is not a JSON-RPC message; it was answered with a parse error');
-        toClient({ jsonrpc: '2.0', id: null, error: { code: PARSE_ERROR_RPC_CODE, message: 'parse error: the line is not a JSON-RPC message' } } as unknown as JSONRPCMessage);
+        refuseLine('is not a JSON-RPC message');
         continue;
       }
       void toServer(message);
+    }
+    if (Buffer.byteLength(pending) > MAX_LINE_BYTES) {
+      overlong = true;
+      pending = '';
     }
   }
 

@@ -94,13 +94,18 @@ describe('subako mcp stdio', () => {
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} })}\n`);
       child.stdin.write('this is not json\n');
+      // A line past the cap is not held whole (it is dropped as it comes) and is answered once.
+      const chunk = 'x'.repeat(1024 * 1024);
+      for (let i = 0; i < 12; i++) child.stdin.write(chunk);
+      child.stdin.write('\n');
       child.stdin.end();
       assert.equal(await exited, 0, stderr);
       const error = answers.find((answer) => (answer as { id?: unknown }).id === 7) as { error: { code: number; message: string } };
       assert.equal(error.error.code, -32000);
       assert.ok(error.error.message.length > 0 && !error.error.message.includes('\n'), error.error.message);
-      const parseError = answers.find((answer) => (answer as { id?: unknown }).id === null) as { error: { code: number } };
-      assert.equal(parseError.error.code, -32700);
+      const parseErrors = answers.filter((answer) => (answer as { id?: unknown }).id === null) as Array<{ error: { code: number; message: string } }>;
+      assert.deepEqual(parseErrors.map((answer) => answer.error.code), [-32700, -32700]);
+      assert.match(parseErrors[1].error.message, /passed 10485760 bytes/);
       for (const text of [JSON.stringify(answers), stderr]) assert.ok(!text.includes('capability-path-s3cret'), text);
     } finally {
       child.kill('SIGKILL');
