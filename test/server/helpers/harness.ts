@@ -34,7 +34,11 @@ export function makeApi(url: string, apiKey: string): Api {
           (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
         }
       }
-      const response = await fetch(`${url}${path}`, init);
+      const response = await fetch(`${url}${path}`, init).catch((error: unknown) => {
+        // undici says only "fetch failed"; the cause (a reset, a refused connection) is what a reader needs.
+        const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message} (${(error.cause as NodeJS.ErrnoException).code ?? error.cause.name})` : '';
+        throw new Error(`${method} ${path} failed${cause}`, { cause: error });
+      });
       const text = await response.text();
       let parsed: unknown = text;
       try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
