@@ -149,12 +149,8 @@ export class SealedBus {
 
   publish(subject: string, kind: BusKind, header: { c: string; n?: number; ttlMs: number }, body: unknown, reply?: string): void {
     const data = sealEnvelope(this.key, subject, { k: kind, c: header.c, n: header.n ?? 0, e: Date.now() + header.ttlMs }, body);
-    this.sent += data.length;
     this.nc.publish(subject, data, reply === undefined ? undefined : { reply });
   }
-
-  /** Bytes this side has put on the bus (sealed messages), for the bench's bytes per call. */
-  sent = 0;
 
   /** The most one message may carry on the server this connection is on now (it says so when connecting). */
   get maxPayload(): number {
