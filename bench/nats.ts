@@ -55,6 +55,10 @@ async function rate(tool: Tool, seconds: number): Promise<number> {
   return done / seconds;
 }
 
+const MiB = 1024 * 1024;
+/** Calls counted for the bytes rows. */
+const BYTES_CALLS = 20;
+
 export async function natsBench(): Promise<Row[]> {
   const url = process.env.SUBAKO_BENCH_NATS_URL ?? 'nats://127.0.0.1:4222';
   const scratch = mkdtempSync(join(tmpdir(), 'subako-bench-nats-'));
@@ -62,7 +66,8 @@ export async function natsBench(): Promise<Row[]> {
   const key = randomBytes(32);
   const pkgDir = join(scratch, 'echo');
   const volumes = join(scratch, 'volumes');
-  const tmpDir = join(volumes, 'sessions', 'bench', 'tmp');
+  // A session's tmp in the one shape a worker mounts (nats-calls.ts): another is refused, not run.
+  const tmpDir = join(volumes, 'sessions', `ses_${'0'.repeat(28)}`, 'tmp');
   mkdirSync(pkgDir);
   mkdirSync(tmpDir, { recursive: true });
   writeFileSync(join(pkgDir, 'subako-package.json'), JSON.stringify({ abi: 1, name: 'echo', description: 'Echo.', version: '1.0.0' }));
@@ -86,7 +91,8 @@ export async function natsBench(): Promise<Row[]> {
   rows.push({ name: 'in process: calls/s, 8 in flight', value: localRate, unit: 'calls/s' });
   const workers: NatsWorker[] = [];
   for (const count of [1, 2]) {
-    const worker = new NatsWorker({ nc, prefix, blobs, pool: 2, volumesDir: volumes, dataDir: join(scratch, `worker-${count}`), sealingKey: key, name: `bench-${count}` });
+    // A guest may answer more than the 1 MiB default here: the bytes rows echo 1 MiB of arguments.
+    const worker = new NatsWorker({ nc, prefix, blobs, pool: 2, volumesDir: volumes, dataDir: join(scratch, `worker-${count}`), sealingKey: key, name: `bench-${count}`, limits: { stdoutBytes: 8 * MiB } });
     await worker.start();
     workers.push(worker);
     const resendsBefore = runtime.stats().noResponders;
@@ -103,6 +109,17 @@ export async function natsBench(): Promise<Row[]> {
       // One call at a time: a worker that offers its slot again before it answers is never found full.
       rows.push({ name: 'NATS: sends that met no free worker, 1 at a time', value: resends, unit: 'sends' });
     }
+  }
+  // What a call puts on the bus, both ways (the replica and the workers share this connection): its claim, its
+  // body's pieces when large, the worker's answers; presences are a few hundred bytes a second besides.
+  for (const [label, args] of [['small arguments', { hello: 'world' }], ['1 MiB arguments', { text: 'x'.repeat(MiB) }]] as const) {
+    const answer = await overNats.call(args);
+    if (answer.isError) throw new Error(`the ${label} call failed: ${JSON.stringify(answer).slice(0, 300)}`);
+    const before = nc.stats().outBytes;
+    for (let i = 0; i < BYTES_CALLS; i++) await overNats.call(args);
+    const perCall = (nc.stats().outBytes - before) / BYTES_CALLS;
+    const argumentBytes = Buffer.byteLength(JSON.stringify(args));
+    rows.push({ name: `NATS: bytes on the bus per call, ${label} (echoed)`, value: perCall, unit: 'bytes', against: { name: 'arguments + answer', value: 2 * argumentBytes, ratio: perCall / (2 * argumentBytes) } });
   }
   for (const worker of workers) await worker.close();
   await blobs.destroy();

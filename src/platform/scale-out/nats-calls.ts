@@ -7,7 +7,8 @@
  *   replica ──call──▶ <prefix>.calls (queue group "workers", one subscription per free slot, max 1 message)
  *   worker  ──accepted (its inbox for this call)──▶ the call's reply inbox, named inside the sealed call
  *   replica ──start (run, or do not: another worker took it)──▶ the worker's inbox for the call
- *   worker  ──alive every HEARTBEAT_MS, progress, then outcome──▶ the call's reply inbox, numbered 1, 2, …
+ *   replica ──body, in pieces, when the arguments are too large for the call (nats-body.ts)──▶ the same inbox
+ *   worker  ──alive every HEARTBEAT_MS, progress, then outcome (its pieces first when large)──▶ the call's reply inbox, numbered 1, 2, …
  *   replica ──cancel──▶ the worker's inbox for the call (only the worker that runs it hears it)
  *   replica ──each call record it writes──▶ <prefix>.events (every other replica's live stream; nats-events.ts)
  *   worker  ──its presence every PRESENCE_EVERY_MS──▶ <prefix>.fleet.workers (the replicas' view of the fleet; nats-fleet.ts)
@@ -23,6 +24,7 @@ import type { CallLimits } from '../../config.js';
 import { NATS_PREFIX_RULE, isNatsPrefix } from '../../setting-kinds.js';
 import type { CallWorker } from '../../tool.js';
 import { CrashReason, renderCrash, type EgressGrant, type FunctionCallOutcome } from '../../function/index.js';
+import { DEFAULT_MAX_PAYLOAD, type DeclaredBody } from './nats-body.js';
 import { BusDrops, openEnvelope, sealEnvelope, type BusKind, type EnvelopeHeader } from './nats-envelope.js';
 
 /** How often a worker says a call it runs is still running. */
@@ -39,7 +41,7 @@ export const START_WAIT_MS = 5_000;
  * The protocol's version, in the call's body and in every presence: replicas and workers of one deployment run
  * the same; a replica sends calls only while a worker of its protocol is live (nats-fleet.ts).
  */
-export const PROTOCOL = 3;
+export const PROTOCOL = 4;
 
 export interface NatsSubjects {
   calls: string;
@@ -85,7 +87,10 @@ export interface CallRequest {
   timeoutMs: number;
   package: { name: string; version: string; digest: string };
   tool: string;
-  arguments: Record<string, unknown>;
+  /** The arguments, when small enough to travel in the call; otherwise `body` declares them and they follow `start`. */
+  arguments?: Record<string, unknown>;
+  /** The arguments as JSON, declared here and sent in pieces to the worker that took the call (nats-body.ts). */
+  body?: DeclaredBody;
   /** Relative to the volumes root, in the one shape each kind has (volumeFromWire). */
   tmp: string;
   data?: string;
@@ -106,14 +111,19 @@ export interface WorkerBodies {
   accepted: { worker: string; host: string; inbox: string };
   alive: Record<string, never>;
   progress: { done: number; total?: number; message?: string };
-  outcome: { outcome: FunctionCallOutcome; writtenBytes: number };
+  /** The outcome, or (when too large for one message) the declaration of the `outcome_part` pieces sent before it. */
+  outcome: { outcome: FunctionCallOutcome; writtenBytes: number } | { body: DeclaredBody };
+  /** A piece of an outcome too large for one message: bytes, not JSON (RAW_KINDS). */
+  outcome_part: { bytes: Buffer };
+  /** Every slot of this worker is taken: the call was heard just before the worker stopped listening; ask again. */
+  busy: Record<string, never>;
   /** The call was not run: it could not be read, or the worker failed before running it. */
   refused: { message: string };
 }
 
 export type WorkerKind = keyof WorkerBodies;
 export type WorkerMessage = { [K in WorkerKind]: { kind: K } & WorkerBodies[K] }[WorkerKind];
-export const WORKER_KINDS: readonly WorkerKind[] = ['accepted', 'alive', 'progress', 'outcome', 'refused'];
+export const WORKER_KINDS: readonly WorkerKind[] = ['accepted', 'busy', 'alive', 'progress', 'outcome_part', 'outcome', 'refused'];
 
 /** The body of a `start`: run the call, or let it go (another worker took it first). */
 export interface StartBody {
@@ -140,6 +150,11 @@ export class SealedBus {
   publish(subject: string, kind: BusKind, header: { c: string; n?: number; ttlMs: number }, body: unknown, reply?: string): void {
     const data = sealEnvelope(this.key, subject, { k: kind, c: header.c, n: header.n ?? 0, e: Date.now() + header.ttlMs }, body);
     this.nc.publish(subject, data, reply === undefined ? undefined : { reply });
+  }
+
+  /** The most one message may carry on the server this connection is on now (it says so when connecting). */
+  get maxPayload(): number {
+    return this.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
   }
 
   /** The message's header and body when it opens as one of `kinds`; null (counted) otherwise. */

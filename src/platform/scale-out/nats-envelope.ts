@@ -38,15 +38,27 @@ export const BUS_SENDERS = {
   replica_presence: 'replica',
   /** worker → the workers' presence subject: this worker is alive, its slots and its version (nats-fleet.ts). */
   worker_presence: 'worker',
+  /** replica → a worker's inbox for one call: one piece of a call's arguments too large to travel in the call (nats-body.ts). */
+  body: 'replica',
   /** worker → a call's inbox: taken; here is where to say start or cancel. */
   accepted: 'worker',
+  /** worker → a call's inbox: this worker's slots are all taken (it heard the call before it could stop listening); ask again. */
+  busy: 'worker',
   alive: 'worker',
   progress: 'worker',
+  /** worker → a call's inbox: one piece of an outcome too large to travel in one message (nats-body.ts). */
+  outcome_part: 'worker',
   outcome: 'worker',
   refused: 'worker',
 } as const satisfies Record<string, BusRole>;
 
 export type BusKind = keyof typeof BUS_SENDERS;
+
+/**
+ * The kinds whose body is bytes, sealed as they are rather than as JSON: the pieces of a large call or outcome,
+ * which would grow by a third as base64 (or up to double as an escaped JSON string) on a bus sized in bytes.
+ */
+export const RAW_KINDS: ReadonlySet<BusKind> = new Set<BusKind>(['body', 'outcome_part']);
 
 export interface EnvelopeHeader {
   v: 1;
@@ -83,13 +95,14 @@ function additionalData(subject: string, header: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(subject, 'utf8'), Buffer.from([0]), header]);
 }
 
-/** Seals `body` for `subject`; `header.r` is the kind's sender, set here. */
+/** Seals `body` for `subject` (bytes for RAW_KINDS, JSON for the rest); `header.r` is the kind's sender, set here. */
 export function sealEnvelope(key: Buffer, subject: string, header: Omit<EnvelopeHeader, 'v' | 'r'>, body: unknown): Uint8Array {
   const head = Buffer.from(JSON.stringify({ v: VERSION, k: header.k, r: BUS_SENDERS[header.k], c: header.c, n: header.n, e: header.e } satisfies EnvelopeHeader), 'utf8');
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(additionalData(subject, head));
-  const sealed = Buffer.concat([cipher.update(JSON.stringify(body), 'utf8'), cipher.final()]);
+  const plain = RAW_KINDS.has(header.k) ? (body as Uint8Array) : Buffer.from(JSON.stringify(body), 'utf8');
+  const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
   const out = Buffer.allocUnsafe(3 + head.length + IV_BYTES + TAG_BYTES + sealed.length);
   out[0] = VERSION;
   out.writeUInt16BE(head.length, 1);
@@ -129,6 +142,7 @@ export function openEnvelope<T>(key: Buffer, subject: string, data: Uint8Array, 
   // Authentic, so the header is the sender's own: a kind this receiver does not take is out of place, not forged.
   if (!kinds.includes(header.k)) return { ok: false, reason: 'unexpected' };
   if (header.e < now - MAX_CLOCK_SKEW_MS || header.e > now + MAX_LIFETIME_MS + MAX_CLOCK_SKEW_MS) return { ok: false, reason: 'expired' };
+  if (RAW_KINDS.has(header.k)) return { ok: true, header, body: plain as T };
   try {
     return { ok: true, header, body: JSON.parse(plain.toString('utf8')) as T };
   } catch {

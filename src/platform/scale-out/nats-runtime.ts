@@ -27,7 +27,8 @@ import {
 } from './nats-calls.js';
 import { fleetSummary, noWorkerReason, readWorkerPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
 import { PRESENCE_EVERY_MS, PresenceChannel } from './nats-presence.js';
-import { BusDrops, busKey, type BusDropReason } from './nats-envelope.js';
+import { BusDrops, RAW_KINDS, busKey, type BusDropReason } from './nats-envelope.js';
+import { BodyAssembly, declaredProblem, partBytes, splitBody, travelsInline } from './nats-body.js';
 import { DispatchCounters, type NatsCallResult, type NatsDispatchStats } from './nats-dispatch-stats.js';
 import type { InspectedPackage, PackageRuntime, RuntimeHealth, StoredPackageRef } from '../package-runtime.js';
 
@@ -173,10 +174,10 @@ export class NatsRuntime implements PackageRuntime {
       let written = 0;
       const running = (async () => {
         const timeoutMs = callDeadlineMs(ctx.limits?.callTimeoutMs ?? this.limits.callTimeoutMs, callCtx?.timeoutMs);
-        const request = this.request(pkg, info.name, args, ctx, timeoutMs);
+        const { request, parts } = this.request(pkg, info.name, args, ctx, timeoutMs);
         if (callCtx?.progress) request.progress = true;
         if (callCtx?.traceparent !== undefined) request.traceparent = callCtx.traceparent;
-        const answer = await this.dispatch(request, callCtx?.signal, callCtx?.progress);
+        const answer = await this.dispatch(request, parts, callCtx?.signal, callCtx?.progress);
         written = answer.writtenBytes;
         // Whatever the worker's outcome says, the record names the worker that took the call, as it said when it did.
         return { ...answer.outcome, worker: answer.worker };
@@ -191,7 +192,18 @@ export class NatsRuntime implements PackageRuntime {
     });
   }
 
-  private request(pkg: StoredPackageRef, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext, timeoutMs: number): Omit<CallRequest, 'replyTo'> {
+  /**
+   * The call as it travels, and the pieces of its arguments when they are too large to travel in it: then the
+   * call declares them and they go, once, to the worker that takes it (nats-body.ts).
+   */
+  private request(pkg: StoredPackageRef, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext, timeoutMs: number): { request: Omit<CallRequest, 'replyTo'>; parts: Buffer[] } {
+    const json = Buffer.from(JSON.stringify(args), 'utf8');
+    const maxPayload = this.bus.maxPayload;
+    const split = travelsInline(json.length, maxPayload) ? null : splitBody(json, partBytes(maxPayload));
+    return { request: { ...this.claim(pkg, tool, ctx, timeoutMs), ...(split ? { body: split.declared } : { arguments: args }) }, parts: split?.parts ?? [] };
+  }
+
+  private claim(pkg: StoredPackageRef, tool: string, ctx: FunctionCallContext, timeoutMs: number): Omit<CallRequest, 'replyTo'> {
     const { volumesRoot } = this.options;
     return {
       v: PROTOCOL,
@@ -200,7 +212,6 @@ export class NatsRuntime implements PackageRuntime {
       timeoutMs,
       package: { name: pkg.name, version: pkg.version, digest: pkg.digest },
       tool,
-      arguments: args,
       tmp: volumeOnWire(volumesRoot, ctx.tmpDir),
       ...(ctx.dataDir ? { data: volumeOnWire(volumesRoot, ctx.dataDir) } : {}),
       ...(ctx.skillsDir ? { skills: volumeOnWire(volumesRoot, ctx.skillsDir) } : {}),
@@ -212,7 +223,7 @@ export class NatsRuntime implements PackageRuntime {
   }
 
   /** Sends one call and waits for its outcome; never throws for the bus's sake: a failure is an outcome. */
-  private async dispatch(request: Omit<CallRequest, 'replyTo'>, signal?: AbortSignal, progress?: ProgressReporter): Promise<Answer> {
+  private async dispatch(request: Omit<CallRequest, 'replyTo'>, parts: Buffer[], signal?: AbortSignal, progress?: ProgressReporter): Promise<Answer> {
     const started = Date.now();
     const deadline = started + request.timeoutMs;
     const elapsed = (): number => Date.now() - started;
@@ -272,7 +283,7 @@ export class NatsRuntime implements PackageRuntime {
         if (first === 'aborted') return end('cancelled', cancelled());
         if (first === 'timeout' && !this.connected) return end('unavailable', notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back'));
         if (first === 'timeout') return end('unavailable', notRun(`no worker took the call within its deadline (${deadline - started} ms)`));
-        if (first === 'no_responders') {
+        if (first === 'no_responders' || (typeof first === 'object' && first.kind === 'busy')) {
           this.counters.noWorkerFree();
           // Every worker gone while the call waited for a free slot: it ends now, not at its deadline.
           const gone = this.fleetProblem() === null ? null : await this.noWorkerRunning(signal);
@@ -296,8 +307,18 @@ export class NatsRuntime implements PackageRuntime {
         workerInbox = first.inbox;
         this.counters.accepted(worker, (performance.now() - sent) / 1000);
         this.bus.publish(workerInbox, 'start', { c: callId, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: true } satisfies StartBody);
+        // The arguments too large for the call go now, once, to this worker only.
+        parts.forEach((part, i) => this.bus.publish(workerInbox!, 'body', { c: callId, n: i + 1, ttlMs: MESSAGE_TTL_MS }, part));
         break;
       }
+      /** The pieces of an outcome too large for one message, as they come before the `outcome` that declares them. */
+      const outcomeParts = new BodyAssembly();
+      const lostOutcome = (why: string): Answer => ({
+        outcome: notRunOutcome(CrashReason.interrupted,
+          `the call ran on ${ranOn?.id ?? 'a worker'}, but its outcome did not arrive whole over the bus (${why}); the call is not retried, as a tool may have had side effects`,
+          elapsed()),
+        writtenBytes: 0,
+      });
       // Taken: the worker cuts the run to the deadline itself; its heartbeats say it is still there.
       for (;;) {
         let next = await read(INTERRUPTED_AFTER_MS);
@@ -318,7 +339,19 @@ export class NatsRuntime implements PackageRuntime {
         }
         if (next === 'no_responders') continue;
         if (next.kind === 'progress') progress?.(next.done, next.total, next.message);
-        if (next.kind === 'outcome') return end('outcome', { outcome: next.outcome, writtenBytes: next.writtenBytes });
+        if (next.kind === 'outcome_part') {
+          const added = outcomeParts.add(next.bytes);
+          if (added.state === 'refused') { cancel(); return end('interrupted', lostOutcome(added.why)); }
+        }
+        if (next.kind === 'outcome') {
+          if (!('body' in next)) return end('outcome', { outcome: next.outcome, writtenBytes: next.writtenBytes });
+          const problem = declaredProblem(next.body);
+          const whole = problem === null ? outcomeParts.finish(next.body) : { state: 'refused' as const, why: problem };
+          if (whole.state === 'refused') return end('interrupted', lostOutcome(whole.why));
+          if (whole.state !== 'whole') return end('interrupted', lostOutcome('its pieces did not end'));
+          const answer = parseOutcome(whole.body);
+          return answer === null ? end('interrupted', lostOutcome('its pieces are not an outcome')) : end('outcome', answer);
+        }
         if (next.kind === 'refused') return end('refused', notRun(next.message));
       }
     } finally {
@@ -355,6 +388,17 @@ interface Answer {
   outcome: FunctionCallOutcome;
   writtenBytes: number;
   worker?: WorkerIdentity;
+}
+
+/** An outcome assembled from its pieces, when it is one. */
+function parseOutcome(body: Buffer): { outcome: FunctionCallOutcome; writtenBytes: number } | null {
+  try {
+    const value = JSON.parse(body.toString('utf8')) as { outcome?: FunctionCallOutcome; writtenBytes?: number };
+    if (typeof value?.outcome !== 'object' || value.outcome === null || typeof value.writtenBytes !== 'number') return null;
+    return { outcome: value.outcome, writtenBytes: value.writtenBytes };
+  } catch {
+    return null;
+  }
 }
 
 /** A round trip to the server, given up after `ms` (a connection going away may never answer). */
@@ -418,7 +462,7 @@ class ReplyRouter {
     }
     const opened = this.bus.open<WorkerBodies[keyof WorkerBodies]>(msg, WORKER_KINDS);
     if (opened === null) return;
-    const message = { kind: opened.header.k, ...opened.body } as WorkerMessage;
+    const message = (RAW_KINDS.has(opened.header.k) ? { kind: opened.header.k, bytes: opened.body } : { kind: opened.header.k, ...opened.body }) as WorkerMessage;
     if (queue === undefined || queue.callId !== opened.header.c) {
       // The call ended here (a late heartbeat, or a worker that took it after it was given up): not run there.
       if (message.kind === 'accepted' && typeof message.inbox === 'string') {
@@ -456,6 +500,10 @@ class ReplyQueue {
    * worker that has the call. A second worker's `accepted` passes, for the dispatcher to turn that worker away.
    */
   take(message: WorkerMessage, n: number): BusDropReason | null {
+    if (message.kind === 'busy') {
+      // A busy worker answers a claim it heard as it filled up; once a worker has the call, none is busy for it.
+      return this.chosen === null ? (this.push(message), null) : 'unexpected';
+    }
     if (message.kind === 'accepted') {
       if (n !== 1) return 'unexpected';
       if (message.inbox === this.chosen) return 'replayed';

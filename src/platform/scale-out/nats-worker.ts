@@ -3,10 +3,12 @@
  * sandbox pool (the same FunctionHost as `subako serve`), performs the call's egress, and answers (wire
  * protocol: nats-calls.ts).
  *
- * Flow control: the worker holds one queue subscription per free slot, each for a single message (the NATS
- * server stops delivering to it after one: UNSUB with a maximum), and subscribes again when the slot frees.
- * A worker at capacity has no subscription left, so the server never hands it more; a call that no worker can
- * take is answered "no responders" at once rather than queued without bound. Chosen over JetStream pull
+ * Flow control: the worker holds one queue subscription for its whole life, and answers `busy` to a call it
+ * hears with every slot taken; the replica then offers the call again (to a worker the server picks anew), with
+ * a short pause, until its deadline. One subscription rather than one per free slot, each for one message and
+ * made again when its call ended: that was a SUB and an UNSUB, two writes and two changes of the server's
+ * subscription table, on every call. A call is never queued without bound: nothing waits on the bus, the
+ * replica holds it. With no worker at all, the server answers "no responders" at once. Chosen over JetStream pull
  * consumers with max ack pending because a call is a request that someone waits for: it must not outlive its
  * deadline in a stream, nor be redelivered after a worker died mid-call (calls are never retried), and core
  * NATS adds no storage round trip to each call.
@@ -27,6 +29,7 @@ import {
   type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,
 } from './nats-calls.js';
 import { BusDrops, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
+import { BodyAssembly, declaredProblem, partBytes, splitBody, travelsInline, type DeclaredBody } from './nats-body.js';
 import { readReplicaPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
 import { PRESENCE_EVERY_MS, REPLICA_LAPSE_MS, PresenceChannel } from './nats-presence.js';
 import { SUBAKO_VERSION } from '../../version.js';
@@ -76,6 +79,56 @@ interface CallInbox {
   replica: string;
   started: ((run: boolean) => void) | null;
   cancel: AbortController;
+  /** The call's arguments, when they follow `start` in pieces (nats-body.ts); null when they came in the call. */
+  body: BodyInbox | null;
+}
+
+/** How long a worker waits for the next piece of a call's arguments before it refuses the call (the pieces follow `start` at once). */
+const BODY_PIECE_WAIT_MS = START_WAIT_MS;
+
+/** A call's arguments as their pieces arrive on its inbox, numbered from 1, until whole or refused. */
+class BodyInbox {
+  private readonly assembly: BodyAssembly;
+  private next = 1;
+  private timer: NodeJS.Timeout | undefined;
+  private settle!: (result: Buffer | Error) => void;
+  readonly result = new Promise<Buffer | Error>((resolve) => { this.settle = resolve; });
+  settled = false;
+
+  constructor(readonly declared: DeclaredBody) {
+    this.assembly = new BodyAssembly(declared);
+  }
+
+  /** Starts counting the wait for the next piece (from `start` on); each piece counts it again. */
+  wait(): void {
+    clearTimeout(this.timer);
+    if (this.settled) return;
+    this.timer = setTimeout(() => this.end(new Error(
+      `its arguments did not arrive whole (${this.assembly.receivedBytes} of ${this.declared.bytes} bytes, nothing more for ${BODY_PIECE_WAIT_MS / 1000} s)`)), BODY_PIECE_WAIT_MS);
+  }
+
+  /** A piece numbered `n`: a replay (dropped), out of order (refused: the bus delivers one sender's messages in order) or the next one. */
+  piece(n: number, bytes: Uint8Array): BusDropReason | null {
+    if (this.settled) return 'unexpected';
+    if (n < this.next) return 'replayed';
+    if (n > this.next) {
+      this.end(new Error(`its arguments arrived out of order (piece ${n} where ${this.next} was due)`));
+      return 'unexpected';
+    }
+    this.next += 1;
+    const added = this.assembly.add(bytes);
+    if (added.state === 'refused') this.end(new Error(`its arguments were refused: ${added.why}`));
+    else if (added.state === 'whole') this.end(added.body);
+    else this.wait();
+    return null;
+  }
+
+  end(result: Buffer | Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.settle(result);
+  }
 }
 
 /** A NATS subject a reply may go to: tokens of printable characters, no wildcard. */
@@ -97,7 +150,8 @@ export class NatsWorker {
   private nextCall = 0;
   private readonly inboxes = new Map<string, CallInbox>();
   private readonly loaded: LoadedPackages;
-  private readonly slots = new Set<Subscription>();
+  /** The one queue subscription this worker takes calls on. */
+  private callsSub: Subscription | null = null;
   private readonly calls = new Set<Promise<void>>();
   private inboxSub: Subscription | null = null;
   private closing = false;
@@ -134,7 +188,7 @@ export class NatsWorker {
   async start(): Promise<void> {
     await this.packages.init();
     this.inboxSub = this.options.nc.subscribe(`${this.inbox}.*`, { callback: (err, msg) => { if (!err) this.onInbox(msg); } });
-    for (let slot = 0; slot < this.options.pool; slot++) this.offerSlot();
+    this.callsSub = this.options.nc.subscribe(this.subjects.calls, { queue: WORKER_QUEUE, callback: (err, msg) => { if (!err) this.onCall(msg); } });
     this.presence.start();
     this.replicaWatch = setInterval(() => void this.cancelCallsOfGoneReplicas(), PRESENCE_EVERY_MS);
     this.replicaWatch.unref();
@@ -168,9 +222,16 @@ export class NatsWorker {
   /** A `start` or `cancel` from the replica, for a call this worker took (anything else is dropped). */
   private onInbox(msg: Msg): void {
     const call = this.inboxes.get(msg.subject);
-    const opened = this.bus.open<StartBody | Record<string, never>>(msg, ['start', 'cancel']);
+    const opened = this.bus.open<StartBody | Record<string, never> | Uint8Array>(msg, ['start', 'cancel', 'body']);
     if (opened === null) return;
-    if (call === undefined) return this.bus.drops.drop('unexpected', msg.subject);
+    // A message for another call on this call's subject was sealed for that call's inbox: it did not open. The id must agree too.
+    if (call === undefined || call.callId !== opened.header.c) return this.bus.drops.drop('unexpected', msg.subject);
+    if (opened.header.k === 'body') {
+      // Pieces count only once the call was started; one before `start` is out of place.
+      const drop = call.body === null || call.started !== null ? 'unexpected' : call.body.piece(opened.header.n, opened.body as Uint8Array);
+      if (drop !== null) this.bus.drops.drop(drop, msg.subject);
+      return;
+    }
     if (opened.header.k === 'cancel') {
       call.cancel.abort();
       return;
@@ -179,44 +240,47 @@ export class NatsWorker {
     // A second start for the same call is a replay: the first one decided.
     if (started === null) return this.bus.drops.drop('replayed', msg.subject);
     call.started = null;
-    started((opened.body as StartBody).run === true);
+    const run = (opened.body as StartBody).run === true;
+    if (run) call.body?.wait();
+    started(run);
   }
 
-  /** One free slot: a queue subscription for exactly one call. */
-  private offerSlot(): void {
-    if (this.closing || this.options.nc.isClosed()) return;
-    const sub = this.options.nc.subscribe(this.subjects.calls, {
-      queue: WORKER_QUEUE,
-      max: 1,
-      callback: (err, msg) => {
-        this.slots.delete(sub);
-        if (err) return;
-        // The slot is offered again once, as soon as the call no longer needs it: before its last answer
-        // goes out (take's `free`), or when take ends, whichever is first.
-        let offered = false;
-        this.inFlight += 1;
-        const free = (): void => {
-          if (offered) return;
-          offered = true;
-          this.inFlight -= 1;
-          this.offerSlot();
-        };
-        const call = this.take(msg, free).finally(() => {
-          this.calls.delete(call);
-          free();
-        });
-        this.calls.add(call);
-      },
+  /**
+   * A call heard on the queue subscription: taken while a slot is free; with every slot taken, answered `busy`
+   * (when it opens and names where to answer), and the replica offers it again.
+   */
+  private onCall(msg: Msg): void {
+    if (this.closing) return;
+    if (this.inFlight >= this.options.pool) return this.answerBusy(msg);
+    // The slot is free again once, as soon as the call no longer needs it: before its last answer goes out
+    // (take's `free`), or when take ends, whichever is first.
+    let freed = false;
+    this.inFlight += 1;
+    const free = (): void => {
+      if (freed) return;
+      freed = true;
+      this.inFlight -= 1;
+    };
+    const call = this.take(msg, free).finally(() => {
+      this.calls.delete(call);
+      free();
     });
-    this.slots.add(sub);
+    this.calls.add(call);
+  }
+
+  private answerBusy(msg: Msg): void {
+    const opened = this.bus.open<CallRequest>(msg, ['call']);
+    if (opened === null) return;
+    const request = opened.body;
+    if (request?.callId !== opened.header.c || typeof request.replyTo !== 'string' || !REPLY_SUBJECT.test(request.replyTo)) return this.bus.drops.drop('malformed', msg.subject);
+    this.bus.publish(request.replyTo, 'busy', { c: request.callId, n: 1, ttlMs: MESSAGE_TTL_MS }, {});
   }
 
   /**
    * Takes one call: opens it (a message that does not open, or a call id already taken, is dropped unanswered),
    * says `accepted` with the inbox for this call, waits for the replica's `start`, runs it and answers.
-   * `free` offers its slot again: called just before the outcome (or a refusal after the run) is published, so
-   * the new subscription reaches the server ahead of the answer on this connection, and a caller that sends its
-   * next call on hearing the answer finds the slot there rather than "no responders" and a pause.
+   * `free` gives its slot back: called just before the outcome (or a refusal after the run) is published, so a
+   * caller that sends its next call on hearing the answer finds the slot free rather than `busy` and a pause.
    */
   private async take(msg: Msg, free: () => void): Promise<void> {
     const opened = this.bus.open<CallRequest>(msg, ['call']);
@@ -239,7 +303,9 @@ export class NatsWorker {
     }
     const deadline = Date.now() + request.timeoutMs;
     const subject = `${this.inbox}.${(this.nextCall += 1).toString(36)}`;
-    const inbox: CallInbox = { callId: request.callId, replica: request.replica, started: null, cancel: new AbortController() };
+    const inbox: CallInbox = {
+      callId: request.callId, replica: request.replica, started: null, cancel: new AbortController(), body: request.body ? new BodyInbox(request.body) : null,
+    };
     // The call itself shows its replica alive now (it may not have announced itself to this worker yet).
     this.presence.table.touch({ v: PROTOCOL, id: request.replica }, Date.now());
     const started = new Promise<boolean>((resolve) => { inbox.started = resolve; });
@@ -253,12 +319,25 @@ export class NatsWorker {
       borrowing.catch(() => undefined);
       if (!(await this.waitForStart(started, Math.min(START_WAIT_MS, request.timeoutMs)))) return;
       heartbeat = setInterval(() => reply('alive', {}), HEARTBEAT_MS);
+      const args = inbox.body ? await this.receiveBody(inbox.body, inbox.cancel.signal) : request.arguments!;
       const { loaded } = await borrowing;
-      const { outcome, writtenBytes } = await this.run(request, loaded, deadline, inbox.cancel.signal, (done, total, message) => reply('progress', { done, total, message }));
+      const { outcome, writtenBytes } = await this.run(request, args, loaded, deadline, inbox.cancel.signal, (done, total, message) => reply('progress', { done, total, message }));
       // The run is over and its sandbox worker free: the slot can take the next call.
       clearInterval(heartbeat);
       free();
-      reply('outcome', { outcome, writtenBytes });
+      // An outcome too large for one message goes in pieces, then the outcome that declares them (nats-body.ts).
+      const answer = { outcome, writtenBytes };
+      const json = Buffer.from(JSON.stringify(answer), 'utf8');
+      const maxPayload = this.bus.maxPayload;
+      if (travelsInline(json.length, maxPayload, Infinity)) reply('outcome', answer);
+      else {
+        const { declared, parts } = splitBody(json, partBytes(maxPayload));
+        for (const part of parts) {
+          if (this.options.nc.isClosed()) break;
+          this.bus.publish(request.replyTo, 'outcome_part', { c: request.callId, n: (sequence += 1), ttlMs: MESSAGE_TTL_MS }, part);
+        }
+        reply('outcome', { body: declared });
+      }
       this.answered++;
       this.count(outcome.status);
     } catch (err) {
@@ -286,8 +365,25 @@ export class NatsWorker {
     return run;
   }
 
+  /** A call's arguments from their pieces; throws (the call is refused: it did not run) when they do not arrive whole. */
+  private async receiveBody(body: BodyInbox, signal: AbortSignal): Promise<Record<string, unknown>> {
+    const onAbort = (): void => body.end(new Error('it was cancelled while its arguments arrived'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const result = await body.result;
+    signal.removeEventListener('abort', onAbort);
+    if (result instanceof Error) throw result;
+    let args: unknown;
+    try {
+      args = JSON.parse(result.toString('utf8'));
+    } catch {
+      throw new Error('its arguments are not JSON');
+    }
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new Error('its arguments are not an object');
+    return args as Record<string, unknown>;
+  }
+
   private async run(
-    request: CallRequest, loaded: LoadedPackage, deadline: number, signal: AbortSignal, progress: (done: number, total?: number, message?: string) => void,
+    request: CallRequest, args: Record<string, unknown>, loaded: LoadedPackage, deadline: number, signal: AbortSignal, progress: (done: number, total?: number, message?: string) => void,
   ): Promise<{ outcome: FunctionCallOutcome; writtenBytes: number }> {
     const { volumesDir } = this.options;
     const tmpDir = volumeFromWire(volumesDir, 'tmp', request.tmp);
@@ -309,7 +405,7 @@ export class NatsWorker {
       ...(request.progress ? { progress } : {}),
       ...traceOf(request.traceparent),
     };
-    const outcome = await this.host.call(loaded, request.tool, request.arguments, ctx);
+    const outcome = await this.host.call(loaded, request.tool, args, ctx);
     return { outcome, writtenBytes: written ?? 0 };
   }
 
@@ -329,8 +425,8 @@ export class NatsWorker {
    */
   async close(): Promise<void> {
     this.closing = true;
-    for (const sub of this.slots) sub.unsubscribe();
-    this.slots.clear();
+    this.callsSub?.unsubscribe();
+    this.callsSub = null;
     await this.presence.leave();
     await Promise.allSettled([...this.calls]);
     if (this.replicaWatch) clearInterval(this.replicaWatch);
@@ -353,6 +449,10 @@ function requestProblem(request: CallRequest): string | null {
   const pkg = request.package as Partial<CallRequest['package']> | undefined;
   if (typeof pkg?.digest !== 'string' || typeof pkg.name !== 'string' || typeof pkg.version !== 'string') return 'no package';
   if (typeof request.tool !== 'string') return 'no tool';
+  if (request.body !== undefined) {
+    if (request.arguments !== undefined) return 'both arguments and a body';
+    return declaredProblem(request.body);
+  }
   if (typeof request.arguments !== 'object' || request.arguments === null || Array.isArray(request.arguments)) return 'arguments that are not an object';
   return null;
 }
