@@ -226,19 +226,16 @@ export class CallLog {
    * `Tool.call` does (CallError, CallCancelledError). A call with an idempotency key runs once per key.
    */
   step(scope: CallScope, name: string): ToolInterceptor<SessionCallContext> {
-    return (next) => async (args, ctx) => {
+    return (next) => (args, ctx) => {
+      // The call's span is around everything the call log does with it, a retry answered from its key included.
       const span = CallSpan.start(name, scope.session, ctx.via ?? 'library', ctx.traceparent);
-      return span.run(async () => {
-        try {
-          const key = ctx.idempotencyKey !== undefined ? checkIdempotencyKey(ctx.idempotencyKey, 'the Idempotency-Key header') : metaKey(ctx.meta);
-          if (key === undefined) return await this.run(scope, name, next, args, ctx, span);
-          const keyed: KeyedCall = { sessionId: scope.session.id, key, tool: name, requestHash: this.keys.requestHash(name, args) };
-          return await this.keys.call(keyed, this.callTimeoutMs, ctx.signal,
-            (callId, ended) => this.run(scope, name, next, args, ctx, span, { ...keyed, callId, ended }),
-            (replay) => this.replayed(replay, ctx, span));
-        } finally {
-          span.end();
-        }
+      return span.around(async () => {
+        const key = ctx.idempotencyKey !== undefined ? checkIdempotencyKey(ctx.idempotencyKey, 'the Idempotency-Key header') : metaKey(ctx.meta);
+        if (key === undefined) return this.run(scope, name, next, args, ctx, span);
+        const keyed: KeyedCall = { sessionId: scope.session.id, key, tool: name, requestHash: this.keys.requestHash(name, args) };
+        return this.keys.call(keyed, this.callTimeoutMs, ctx.signal,
+          (callId, ended) => this.run(scope, name, next, args, ctx, span, { ...keyed, callId, ended }),
+          (replay) => this.replayed(replay, ctx, span));
       });
     };
   }

@@ -24,9 +24,13 @@ export class CallSpan {
     return this.traced.traceparent;
   }
 
-  /** Runs the call in the span, so the log lines written meanwhile carry its ids. */
-  run<T>(work: () => Promise<T>): Promise<T> {
-    return inSpan(this.traced, work);
+  /** Runs the call in the span, so the log lines written meanwhile carry its ids; the span ends with it. */
+  async around<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await inSpan(this.traced, work);
+    } finally {
+      this.traced.span.end();
+    }
   }
 
   /** The call as recorded at its end. */
@@ -44,9 +48,5 @@ export class CallSpan {
     const code = (err as { code?: unknown } | null)?.code;
     this.traced.span.setAttribute('subako.call.outcome', 'not_recorded');
     markFailed(this.traced.span, typeof code === 'string' ? code : 'refused');
-  }
-
-  end(): void {
-    this.traced.span.end();
   }
 }
