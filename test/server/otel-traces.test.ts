@@ -11,11 +11,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
@@ -23,30 +21,15 @@ import { packBundle } from '../../src/package/index.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { serveMcpServer } from '../mcp/helpers/servers.js';
 import { eventually } from '../helpers/eventually.js';
+import { SPAN_KIND, spanUnder, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { probePackageDir, spawnServe, tempDir, type ChildServer } from './helpers/harness.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
 const TRACE = `00-${TRACE_ID}-${CLIENT_SPAN}-01`;
 
-/** A span as the OTLP/JSON encoding carries it (ids in hex), with its resource's service name. */
-interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes: Record<string, unknown>;
-  status?: { code?: number };
-  service: unknown;
-}
-const SPAN_KIND = { internal: 1, server: 2, client: 3 };
-
 let server: ChildServer;
-let receiver: HttpServer;
-const received: ReceivedSpan[] = [];
-/** What the receiver was sent that it could not read: none expected. */
-const unreadable: string[] = [];
+let receiver: OtlpReceiver;
 let egress: HttpsServer;
 let egressPort: number;
 let upstream: { url: string; stop(): Promise<void> };
@@ -55,30 +38,6 @@ const metaSeen: unknown[] = [];
 let sessionId: string;
 let agentId: string;
 let client: Client;
-
-/** OTLP's attribute list as a record of plain values. */
-function attributesOf(list: { key: string; value: Record<string, unknown> }[] | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const { key, value } of list ?? []) {
-    const [kind] = Object.keys(value);
-    out[key] = kind === 'intValue' ? Number(value[kind]) : value[kind];
-  }
-  return out;
-}
-
-/** An ExportTraceServiceRequest (OTLP/JSON) as the spans it carries. */
-function spansOf(body: unknown): ReceivedSpan[] {
-  const spans: ReceivedSpan[] = [];
-  for (const rs of (body as { resourceSpans: { resource?: { attributes?: never }; scopeSpans: { spans: Record<string, never>[] }[] }[] }).resourceSpans) {
-    const service = attributesOf(rs.resource?.attributes)['service.name'];
-    for (const ss of rs.scopeSpans) {
-      for (const s of ss.spans) {
-        spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId || undefined, name: s.name, kind: s.kind, attributes: attributesOf(s.attributes), status: s.status, service });
-      }
-    }
-  }
-  return spans;
-}
 
 function traced(): McpServer {
   const s = new McpServer({ name: 'traced', version: '1.0.0' });
@@ -90,28 +49,7 @@ function traced(): McpServer {
 }
 
 before(async () => {
-  receiver = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      try {
-        assert.equal(req.method, 'POST');
-        assert.equal(req.url, '/v1/traces');
-        assert.match(String(req.headers['content-type']), /^application\/json/);
-        const raw = Buffer.concat(chunks);
-        const text = (req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
-        received.push(...spansOf(JSON.parse(text)));
-        res.setHeader('content-type', 'application/json');
-        res.end('{}');
-      } catch (err) {
-        unreadable.push(String(err));
-        res.statusCode = 400;
-        res.end();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const receiverPort = (receiver.address() as AddressInfo).port;
+  receiver = await startOtlpReceiver();
 
   const ca = makeTestCa();
   const caFile = join(tempDir('subako-otel-ca-'), 'ca.pem');
@@ -126,7 +64,7 @@ before(async () => {
   server = await spawnServe(tempDir(), undefined, ['--allow-private-destinations'], {
     env: {
       NODE_EXTRA_CA_CERTS: caFile,
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${receiverPort}`,
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
       OTEL_SERVICE_NAME: 'subako-under-test',
       // Batches go out every 100 ms rather than every 5 s: the test waits for them.
       OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -152,28 +90,23 @@ after(async () => {
     await server.exited;
   }
   await upstream?.stop();
-  for (const s of [egress, receiver]) {
-    if (!s) continue;
-    s.closeAllConnections();
-    await new Promise((resolve) => s.close(resolve));
+  await receiver?.close();
+  if (egress) {
+    egress.closeAllConnections();
+    await new Promise((resolve) => egress.close(resolve));
   }
 });
 
-/** The one received span named `name` whose parent is `parent`. */
-function spanUnder(name: string, parent: string): ReceivedSpan {
-  const found = received.filter((s) => s.name === name && s.parentSpanId === parent);
-  assert.equal(found.length, 1, `one span ${name} under ${parent}: ${JSON.stringify(received.map((s) => [s.name, s.spanId, s.parentSpanId]))}`);
-  return found[0];
-}
+const spans = (): ReceivedSpan[] => receiver.spans;
 
 describe('a call is a trace exported over OTLP/HTTP', () => {
   it('the call, its guest\'s run and its egress request, linked under the client\'s traceparent, and the request carries its span', async () => {
     const result = await client.callTool({ name: 'http', arguments: { request: { url: `https://localhost:${egressPort}/traced` } }, _meta: { traceparent: TRACE } });
     assert.equal(result.isError, undefined, JSON.stringify(result));
-    await eventually('the call\'s three spans are exported', () => received.length, () =>
-      received.some((s) => s.name === 'tools/call http') && received.some((s) => s.name === 'guest run http') && received.some((s) => s.name === 'GET'));
+    await eventually('the call\'s three spans are exported', () => spans().length, () =>
+      spans().some((s) => s.name === 'tools/call http') && spans().some((s) => s.name === 'guest run http') && spans().some((s) => s.name === 'GET'));
 
-    const call = spanUnder('tools/call http', CLIENT_SPAN);
+    const call = spanUnder(spans(), 'tools/call http', CLIENT_SPAN);
     assert.equal(call.traceId, TRACE_ID);
     assert.equal(call.kind, SPAN_KIND.server);
     assert.equal(call.service, 'subako-under-test');
@@ -183,12 +116,12 @@ describe('a call is a trace exported over OTLP/HTTP', () => {
     assert.equal(call.attributes['subako.call.outcome'], 'ok');
     assert.match(String(call.attributes['subako.call.id']), /^call_/);
 
-    const run = spanUnder('guest run http', call.spanId);
+    const run = spanUnder(spans(), 'guest run http', call.spanId);
     assert.equal(run.traceId, TRACE_ID);
     assert.equal(run.attributes['subako.package'], 'probe');
     assert.equal(run.attributes['subako.call.outcome'], 'ok');
 
-    const request = spanUnder('GET', run.spanId);
+    const request = spanUnder(spans(), 'GET', run.spanId);
     assert.equal(request.traceId, TRACE_ID);
     assert.equal(request.kind, SPAN_KIND.client);
     assert.equal(request.attributes['http.response.status_code'], 200);
@@ -211,12 +144,12 @@ describe('a call is a trace exported over OTLP/HTTP', () => {
     metaSeen.length = 0;
     const result = await client.callTool({ name: 'ping', arguments: {}, _meta: { traceparent: TRACE } });
     assert.equal((result.content as { text: string }[])[0].text, 'pong');
-    await eventually('the ping call\'s spans are exported', () => received.filter((s) => s.name === 'tools/call ping').length, (n) => n === 2);
+    await eventually('the ping call\'s spans are exported', () => spans().filter((s) => s.name === 'tools/call ping').length, (n) => n === 2);
 
-    const call = spanUnder('tools/call ping', CLIENT_SPAN);
+    const call = spanUnder(spans(), 'tools/call ping', CLIENT_SPAN);
     assert.equal(call.kind, SPAN_KIND.server);
     assert.equal(call.attributes['subako.call.outcome'], 'ok');
-    const request = spanUnder('tools/call ping', call.spanId);
+    const request = spanUnder(spans(), 'tools/call ping', call.spanId);
     assert.equal(request.traceId, TRACE_ID);
     assert.equal(request.kind, SPAN_KIND.client);
     assert.equal(request.attributes['mcp.method.name'], 'tools/call');
@@ -227,12 +160,12 @@ describe('a call is a trace exported over OTLP/HTTP', () => {
   it('a call without a traceparent starts a trace of its own, and what it sends on belongs to it', async () => {
     metaSeen.length = 0;
     await client.callTool({ name: 'ping', arguments: {} });
-    await eventually('the untraced ping\'s spans are exported', () => received.filter((s) => s.name === 'tools/call ping' && s.traceId !== TRACE_ID).length, (n) => n === 2);
-    const call = received.find((s) => s.name === 'tools/call ping' && s.traceId !== TRACE_ID && s.parentSpanId === undefined)!;
+    await eventually('the untraced ping\'s spans are exported', () => spans().filter((s) => s.name === 'tools/call ping' && s.traceId !== TRACE_ID).length, (n) => n === 2);
+    const call = spans().find((s) => s.name === 'tools/call ping' && s.traceId !== TRACE_ID && s.parentSpanId === undefined)!;
     assert.ok(call, 'the call span is a root');
-    const request = spanUnder('tools/call ping', call.spanId);
+    const request = spanUnder(spans(), 'tools/call ping', call.spanId);
     assert.equal(request.traceId, call.traceId);
     assert.deepEqual(metaSeen, [`00-${call.traceId}-${request.spanId}-01`]);
-    assert.deepEqual(unreadable, []);
+    assert.deepEqual(receiver.unreadable, []);
   });
 });
