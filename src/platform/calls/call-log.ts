@@ -24,6 +24,9 @@
  * went away, a crash with reason `stopped` when the session or agent was deleted under the call, and
  * `input_required` when the tool's remote server asked the client for input and the client was asked (the input
  * relay: the round is recorded, and the retry is a call of its own).
+ *
+ * Each call is a span too (call-span.ts), around all of the above: under the client's trace context, which the
+ * record keeps, while the steps and the tool inside run under the span's own.
  */
 import { CallCancelledError, type CallReport, type CallToolResult, type ToolCall, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
