@@ -36,16 +36,18 @@
  *                                           http-only-where-http-lives
  *   wasi/      anything above it            the layer order
  *   wasm/      everything else              wasm-knows-nothing-else (not even Node's builtins, nor common/)
+ *   telemetry/ everything above it          the layer order, only-the-root-starts-traces (the spans are made
+ *                                           through common/'s trace.ts, with OpenTelemetry's API only)
  *   common/    everything above it          the layer order
  *
  * Outside modules are confined as rooms are: the SQL drivers to platform/store/, the NATS client to
  * platform/scale-out/ and the NATS blob store, HTTP (node:http, node:https, node:http2, undici) to the rooms
- * where HTTP lives, the MCP SDK to mcp/. Each rule says one thing and leaves to the others what they say, so
+ * where HTTP lives, the MCP SDK to mcp/, OpenTelemetry's SDK and exporter to telemetry/. Each rule says one thing and leaves to the others what they say, so
  * an import that breaks one rule is reported by that rule. (A module loaded through
  * `createRequire(...)(name)` is out of dependency-cruiser's sight: egress/'s undici and function/'s sharp
  * are loaded that way, each in a room allowed to.)
  */
-const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'common'];
+const ROOMS = ['cli', 'devkit', 'server', 'platform', 'mcp', 'function', 'package', 'egress', 'sandbox', 'wasi', 'wasm', 'telemetry', 'common'];
 const LEAVES = '^src/(tool|errors|config|settings|setting-kinds|call-limits|version)[.]ts$';
 const TOP = '^src/(index|app)[.]ts$';
 const LIBRARY_FACE = '^src/index[.]ts$';
@@ -216,6 +218,20 @@ module.exports = {
       severity: 'error',
       from: { pathNot: '^src/mcp/' },
       to: { path: npmPackage('@modelcontextprotocol/[^/]+') },
+    },
+    {
+      name: 'otel-sdk-only-in-telemetry',
+      comment: 'OpenTelemetry\'s SDK and exporter are set up in telemetry/ only: every other room makes spans with the API (@opentelemetry/api, through common/\'s trace.ts)',
+      severity: 'error',
+      from: { pathNot: '^src/telemetry/' },
+      to: { path: npmPackage('@opentelemetry/(?!api/|api$)[^/]+') },
+    },
+    {
+      name: 'only-the-root-starts-traces',
+      comment: 'the process\'s traces are started once, by the composition root at serve/worker start: no room imports telemetry/',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/telemetry/', ROOT] },
+      to: { path: '^src/telemetry/' },
     },
     {
       name: 'enter-through-the-face',

@@ -4,14 +4,16 @@
  * runtime (and so the sandbox process), remote MCP servers through mcp/'s client, the platform on its data
  * directory, the first-start bootstrap, and the HTTP server, which is handed the platform and builds none of
  * it. It starts a worker node too (`startWorker`): the NATS connection, the bus's key check, the package
- * bundles' store, the `NatsWorker` and its metrics listener. Only `cli/serve.ts` and `cli/worker.ts` (the
+ * bundles' store, the `NatsWorker` and its metrics listener. Both start the process's traces (telemetry/: exported
+ * over OTLP when the environment names an endpoint) first and close them last. Only `cli/serve.ts` and `cli/worker.ts` (the
  * program's edge, which parse and call) and tests import it; no room does (.dependency-cruiser.cjs).
  */
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE, waysToSet, type CallLimits, type ServerConfig, type WorkerConfig } from './config.js';
-import { createLogger, sealingKey, withoutUndefined } from './common/index.js';
+import { createLogger, sealingKey, withoutUndefined, type Logger } from './common/index.js';
+import { startTraces, type Traces } from './telemetry/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
 import { catalog, headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
@@ -68,6 +70,8 @@ export interface StartOptions {
 
 export interface Started {
   server: SubakoServer;
+  /** The process's traces: exported over OTLP when the environment names an endpoint; close after the server. */
+  traces: Traces;
   firstStart: FirstStart | null;
   /** The connections to remote MCP servers that sessions' tools share. */
   remotePool: McpClientPool;
@@ -123,6 +127,17 @@ export async function startServer(options: StartOptions): Promise<Started> {
   const env = options.env ?? process.env;
   // One logger for the platform, the bus and the sandbox's crashes: JSON lines on stderr.
   const logger = options.logger ?? createLogger();
+  const traces = startTraces(env, 'subako');
+  if (traces.exportingTo !== null) logger.info({ component: 'traces' }, `traces are exported over OTLP/HTTP to ${traces.exportingTo}`);
+  try {
+    return await startServerTraced(options, env, logger, traces);
+  } catch (err) {
+    await traces.close();
+    throw err;
+  }
+}
+
+async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, logger: Logger, traces: Traces): Promise<Started> {
   // The key file sits beside the data it protects unless SUBAKO_SECRET_KEY supplies the key.
   const key = sealingKey({ ...env, SUBAKO_HOME: options.dataDir });
   const instanceLeaseMs = options.instanceLeaseMs;
@@ -206,7 +221,7 @@ export async function startServer(options: StartOptions): Promise<Started> {
   // The first start's admin key is made only once the listener is up: a start that fails before (the port
   // taken) has created nothing, and the next start prints the key.
   try {
-    return { server, firstStart: await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir), remotePool };
+    return { server, traces, firstStart: await bootstrapIfFresh(platform, options.examplesDir === undefined ? null : options.examplesDir), remotePool };
   } catch (err) {
     await server.close(0);
     throw err;
@@ -236,9 +251,19 @@ export interface StartedWorker {
  * part way closes what it opened.
  */
 export async function startWorker(config: WorkerConfig, options: { env?: NodeJS.ProcessEnv; log: (line: string) => void }): Promise<StartedWorker> {
-  const key = workerSealingKey(options.env ?? process.env);
+  const env = options.env ?? process.env;
+  const key = workerSealingKey(env);
   const subjects = natsSubjects(config.natsPrefix);
-  const nc = await connectNats(config.nats.reveal(), 'subako-worker');
+  // The guest runs (and their egress requests) a worker does for a call are spans under the replica's call span.
+  const traces = startTraces(env, 'subako-worker');
+  let nc: Awaited<ReturnType<typeof connectNats>>;
+  try {
+    nc = await connectNats(config.nats.reveal(), 'subako-worker');
+  } catch (err) {
+    await traces.close();
+    throw err;
+  }
+  if (traces.exportingTo !== null) options.log(`traces are exported over OTLP/HTTP to ${traces.exportingTo}`);
   let worker: NatsWorker | undefined;
   try {
     await checkBusKey(nc, config.natsPrefix, busKey(key, config.natsPrefix), { create: false });
@@ -257,11 +282,13 @@ export async function startWorker(config: WorkerConfig, options: { env?: NodeJS.
         await metrics?.close();
         await running.close();
         await nc.close();
+        await traces.close();
       },
     };
   } catch (err) {
     await worker?.close();
     await nc.close();
+    await traces.close();
     throw err;
   }
 }

@@ -111,8 +111,9 @@ export interface ToolCallContext {
    */
   inputKinds?: InputKinds;
   /**
-   * The W3C trace context of the request that made the call (`_meta.traceparent`), already checked to be one:
-   * a tool passes it on to whatever it calls (a remote server's request `_meta`, a package's HTTP requests).
+   * The W3C trace context the call runs under, already checked to be one: the request's `_meta.traceparent`, or,
+   * inside a session's call, the call's span (common/trace.ts). A tool starts its own spans under it and passes
+   * theirs on to whatever it calls (a remote server's request `_meta`, a package's HTTP requests).
    */
   traceparent?: string;
   /**

@@ -51,7 +51,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       // The database is named by its kind only: its URL may hold a password.
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${config.dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
-      await untilStopped(ctx, log, () => server.close(), {
+      // The traces go last: the spans of the calls the stop waited for are sent before the process exits.
+      await untilStopped(ctx, log, () => server.close().finally(() => started.traces.close()), {
         // The server's own bound, plus a grace for a stop that hangs past it.
         ms: server.shutdownCeilingMs + SHUTDOWN_GRACE_MS,
         pending: () => {

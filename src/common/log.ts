@@ -9,8 +9,11 @@
  * busy server a write per line was a tenth of the process's CPU. The buffer goes out when it holds 8 KiB,
  * every 250 ms, at exit, and at once after a line at `error` or above (errors are read now, and the lines
  * before them come first, in order). A process killed with SIGKILL loses at most the last 250 ms of info lines.
+ *
+ * While traces are exported (telemetry/), a line written in a span's work carries `trace_id` and `span_id`.
  */
 import { pino, type DestinationStream } from 'pino';
+import { traceFields } from './trace.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type LogFields = Record<string, unknown>;
@@ -62,7 +65,11 @@ function bufferedStderr(): DestinationStream {
 /** Errors go under `err` (pino's serializer keeps type, message, stack and code). */
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
-    { level: options.level ?? defaultLogLevel(), base: { name: 'subako' }, serializers: { err: pino.stdSerializers.err } },
+    {
+      level: options.level ?? defaultLogLevel(), base: { name: 'subako' }, serializers: { err: pino.stdSerializers.err },
+      // A line written while a call's span is recorded carries its trace_id and span_id: the trace it belongs to.
+      mixin: traceFields,
+    },
     options.destination ?? bufferedStderr(),
   );
 }

@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { RunContext } from '../sandbox/index.js';
+import { markFailed, SpanKind, startSpan, type Traced } from '../common/index.js';
 import { DEFAULT_HTTPS_PORT, matchesAllowlist, type AllowEntry } from './allowlist.js';
 import type { HttpOk } from './answer.js';
 import { assertNoCredentialHeader, credentialForOrigin, originOfUrl, type CredentialPolicy } from './credentials.js';
@@ -32,7 +33,7 @@ export interface EgressSettings {
   /** Where connections come from; each is reused only for the same name, port, addresses, trust and authority. */
   connections: HttpsConnectionPool;
   log: EgressLogEntry[];
-  /** The call's trace context, sent as `traceparent` on each hop whose request has none of its own. */
+  /** The call's trace context: each hop is a span under it, sent as the hop's `traceparent` when its request has none of its own. */
   traceparent?: string;
 }
 
@@ -95,6 +96,7 @@ async function sendHop(
   settings: EgressSettings,
   signal: AbortSignal,
   entry: EgressLogEntry,
+  traceparent: string | undefined,
 ): Promise<IncomingResponse> {
   const port = hop.url.port === '' ? DEFAULT_HTTPS_PORT : Number(hop.url.port);
   if (!matchesAllowlist(hop.url.hostname, port, settings.allow)) {
@@ -109,7 +111,7 @@ async function sendHop(
   const headers: Record<string, string> = { ...hop.headers };
   if (body.contentType !== undefined && headers['content-type'] === undefined) headers['content-type'] = body.contentType;
   if (hop.body?.type === 'file') headers['content-length'] = String(body.length);
-  if (settings.traceparent !== undefined && headers.traceparent === undefined) headers.traceparent = settings.traceparent;
+  if (traceparent !== undefined && headers.traceparent === undefined) headers.traceparent = traceparent;
   Object.assign(headers, credential ?? {});
   const authority = credential ? [...CROSS_ORIGIN_DROPPED_HEADERS, ...Object.keys(credential)] : CROSS_ORIGIN_DROPPED_HEADERS;
   try {
@@ -167,6 +169,17 @@ function nextHop(hop: HopState, status: number, target: URL, firstOrigin: string
   return next;
 }
 
+/**
+ * A hop's span, as OpenTelemetry's HTTP client conventions name it: the method, and the URL as the egress log
+ * keeps it (no query, no credentials).
+ */
+function hopSpan(hop: HopState, traceparent: string | undefined): Traced {
+  const port = hop.url.port === '' ? DEFAULT_HTTPS_PORT : Number(hop.url.port);
+  return startSpan(hop.method, traceparent, {
+    'http.request.method': hop.method, 'url.full': urlForLog(hop.url), 'server.address': hop.url.hostname, 'server.port': port,
+  }, SpanKind.CLIENT);
+}
+
 /** Performs the request; resolves with the `ok` answer or throws an EgressError. */
 export async function performHttpRequest(request: HttpRequest, settings: EgressSettings, run: RunContext): Promise<HttpOk> {
   if (request.body?.type === 'file') resolveVolumePath(request.body.path, settings.volume);
@@ -188,11 +201,14 @@ export async function performHttpRequest(request: HttpRequest, settings: EgressS
     for (let redirects = 0; ; redirects++) {
       const entry: EgressLogEntry = { method: hop.method, url: urlForLog(hop.url), bytesIn: 0, bytesOut: 0, durationMs: 0 };
       const started = performance.now();
+      // Each hop is a request of its own, a child of the guest's run: the server hears this span as its parent.
+      const span = hopSpan(hop, settings.traceparent);
       let response: IncomingResponse | undefined;
       try {
         if (deadline.signal.aborted) throw deadline.signal.reason;
-        response = await sendHop(hop, settings, deadline.signal, entry);
+        response = await sendHop(hop, settings, deadline.signal, entry, span.traceparent);
         entry.status = response.status;
+        span.span.setAttribute('http.response.status_code', response.status);
         const location = response.headers.location;
         const target = Array.isArray(location) ? location[0] : location;
         if (request.followRedirects && REDIRECT_STATUSES.has(response.status) && typeof target === 'string') {
@@ -214,8 +230,10 @@ export async function performHttpRequest(request: HttpRequest, settings: EgressS
       } catch (error) {
         const failure = classify(error, deadline.signal, hostLabel(hop.url));
         entry.error = failure.kind;
+        markFailed(span.span, failure.kind);
         throw failure;
       } finally {
+        span.span.end();
         response?.dispose();
         entry.durationMs = Math.round(performance.now() - started);
         settings.log.push(entry);

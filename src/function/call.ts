@@ -6,6 +6,7 @@ import type { CallLimits } from '../config.js';
 import { tailText, type ModuleHandle, type Sandbox, type BridgeHandler } from '../sandbox/index.js';
 import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
+import { inSpan, markFailed, startSpan } from '../common/index.js';
 import { buildRequest, freshId } from './protocol.js';
 import { ProgressRelay } from './progress-relay.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
@@ -21,7 +22,38 @@ export interface CallRuntime {
   connections: HttpsConnectionPool;
 }
 
+/**
+ * The call as a span of its own, the guest's run, under the call's trace context: the guest's egress requests
+ * are its children (they go out under its `traceparent`).
+ */
 export async function callFunctionTool(
+  runtime: CallRuntime,
+  module: ModuleHandle,
+  source: PackageSource,
+  toolName: string,
+  args: Record<string, unknown>,
+  ctx: FunctionCallContext,
+  limits: CallLimits,
+): Promise<FunctionCallOutcome> {
+  const run = startSpan(`guest run ${toolName}`, ctx.traceparent, { 'subako.package': source.name, 'subako.package.version': source.version, 'subako.tool': toolName });
+  try {
+    const outcome = await inSpan(run, () => runFunctionTool(runtime, module, source, toolName, args,
+      run.traceparent !== undefined ? { ...ctx, traceparent: run.traceparent } : ctx, limits));
+    run.span.setAttributes({ 'subako.call.outcome': outcome.status, 'subako.egress.requests': outcome.egress.length });
+    if (outcome.crash) {
+      run.span.setAttribute('subako.call.crash_reason', outcome.crash.reason);
+      markFailed(run.span, outcome.crash.reason);
+    }
+    return outcome;
+  } catch (err) {
+    markFailed(run.span, err instanceof Error ? err.name : 'error');
+    throw err;
+  } finally {
+    run.span.end();
+  }
+}
+
+async function runFunctionTool(
   runtime: CallRuntime,
   module: ModuleHandle,
   source: PackageSource,

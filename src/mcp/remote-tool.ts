@@ -18,6 +18,8 @@ import { assertArguments } from './call-arguments.js';
 import { callThroughInput, requestMeta, type InputHandler, type ToolCallParams } from './input-rounds.js';
 import { boundedOutputValidator } from './output-validator.js';
 import { normalizeResult } from './result.js';
+import { upstreamSpan } from './upstream-span.js';
+import { markFailed } from '../common/index.js';
 
 /** A tool as `tools/list` describes it. */
 export interface ListedTool {
@@ -110,12 +112,27 @@ export class RemoteTool implements Tool {
    */
   async call(args: Record<string, unknown>, ctx: ToolCallContext = {}): Promise<CallToolResult> {
     assertArguments(this, args);
-    const started = performance.now();
     const listed = this.#listed;
+    const upstream = upstreamSpan('tools/call', listed.name, this.#descriptor.url, ctx.traceparent);
+    try {
+      const result = await this.#send(listed, args, ctx, upstream.traceparent);
+      if (result.isError) markFailed(upstream.span, 'tool_error');
+      return result;
+    } catch (err) {
+      markFailed(upstream.span, err instanceof Error ? err.name : 'error', err instanceof Error ? err.message : undefined);
+      throw err;
+    } finally {
+      upstream.span.end();
+    }
+  }
+
+  /** The call sent, `traceparent` (the request's span) in its `_meta`. */
+  async #send(listed: ListedTool, args: Record<string, unknown>, ctx: ToolCallContext, traceparent: string | undefined): Promise<CallToolResult> {
+    const started = performance.now();
     const first: ToolCallParams = {
       name: listed.name, arguments: args,
       // The kinds of input this call can take back: its own handler's, or those its caller passes on.
-      ...requestMeta(ctx.traceparent, this.#onInput !== undefined ? this.#inputKinds : ctx.inputKinds),
+      ...requestMeta(traceparent, this.#onInput !== undefined ? this.#inputKinds : ctx.inputKinds),
       ...(ctx.resume ? { inputResponses: ctx.resume.responses, ...(ctx.resume.requestState !== undefined ? { requestState: ctx.resume.requestState } : {}) } : {}),
     };
     const result = await this.#pool.use(

@@ -24,6 +24,9 @@
  * went away, a crash with reason `stopped` when the session or agent was deleted under the call, and
  * `input_required` when the tool's remote server asked the client for input and the client was asked (the input
  * relay: the round is recorded, and the retry is a call of its own).
+ *
+ * Each call is a span too (call-span.ts), around all of the above: under the client's trace context, which the
+ * record keeps, while the steps and the tool inside run under the span's own.
  */
 import { CallCancelledError, type CallReport, type CallToolResult, type ToolCall, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
@@ -37,6 +40,7 @@ import { CallEvents } from './call-events.js';
 import { CallKeys, IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, checkIdempotencyKey, type FirstCallEnd, type KeyedCall, type Replay } from './call-keys.js';
 import { CallOutbox, type PendingEnd } from './call-outbox.js';
 import { CallNotStartedError } from './call-refusals.js';
+import { CallSpan } from './call-span.js';
 
 export interface LoggedCall {
   record: CallRecord;
@@ -225,19 +229,23 @@ export class CallLog {
    * `Tool.call` does (CallError, CallCancelledError). A call with an idempotency key runs once per key.
    */
   step(scope: CallScope, name: string): ToolInterceptor<SessionCallContext> {
-    return (next) => async (args, ctx) => {
-      const key = ctx.idempotencyKey !== undefined ? checkIdempotencyKey(ctx.idempotencyKey, 'the Idempotency-Key header') : metaKey(ctx.meta);
-      if (key === undefined) return this.run(scope, name, next, args, ctx);
-      const keyed: KeyedCall = { sessionId: scope.session.id, key, tool: name, requestHash: this.keys.requestHash(name, args) };
-      return this.keys.call(keyed, this.callTimeoutMs, ctx.signal,
-        (callId, ended) => this.run(scope, name, next, args, ctx, { ...keyed, callId, ended }),
-        (replay) => this.replayed(replay, ctx));
+    return (next) => (args, ctx) => {
+      // The call's span is around everything the call log does with it, a retry answered from its key included.
+      const span = CallSpan.start(name, scope.session, ctx.via ?? 'library', ctx.traceparent);
+      return span.around(async () => {
+        const key = ctx.idempotencyKey !== undefined ? checkIdempotencyKey(ctx.idempotencyKey, 'the Idempotency-Key header') : metaKey(ctx.meta);
+        if (key === undefined) return this.run(scope, name, next, args, ctx, span);
+        const keyed: KeyedCall = { sessionId: scope.session.id, key, tool: name, requestHash: this.keys.requestHash(name, args) };
+        return this.keys.call(keyed, this.callTimeoutMs, ctx.signal,
+          (callId, ended) => this.run(scope, name, next, args, ctx, span, { ...keyed, callId, ended }),
+          (replay) => this.replayed(replay, ctx, span));
+      });
     };
   }
 
   /** One call, recorded as it starts and as it ends; `keyed` when it is an idempotency key's first call. */
   private async run(
-    scope: CallScope, name: string, next: ToolCall<SessionCallContext>, args: Record<string, unknown>, ctx: SessionCallContext, keyed?: KeyedRun,
+    scope: CallScope, name: string, next: ToolCall<SessionCallContext>, args: Record<string, unknown>, ctx: SessionCallContext, span: CallSpan, keyed?: KeyedRun,
   ): Promise<CallToolResult> {
     const { session, secrets } = scope;
     const call = new CallInFlight({
@@ -251,18 +259,26 @@ export class CallLog {
       let ending: Ending;
       try {
         // What only the steps inside may say of a call (a continuation, and its approval) is never taken from a caller.
-        const result = await next(args, { ...ctx, call, report: (r) => { report = r; }, resumed: undefined, resume: undefined });
+        // What the call does runs under the call's span: the record keeps the caller's trace context, the tool gets the span's.
+        const traceparent = span.traceparent;
+        const result = await next(args, {
+          ...ctx, call, report: (r) => { report = r; }, resumed: undefined, resume: undefined, ...(traceparent !== undefined ? { traceparent } : {}),
+        });
         ending = { result, report, ran: true };
       } catch (err) {
         // Nothing was recorded (a refused turn, a person to ask first, the database out of reach): nothing ran,
         // nothing to end, and a key this call held is free again.
         if (!call.logged) {
+          span.refused(err);
           if (keyed) await this.freeUnrecorded(keyed);
           throw err instanceof StoreUnavailableError ? new CallNotStartedError({ cause: err }) : err;
         }
         ending = this.ending(err, name, report, call, ctx.signal, secrets);
       }
       const { record, result, rejection } = this.finish(call, ending, secrets);
+      span.recorded(record);
+      // Under the call's span: with traces exported, the line carries their trace_id and span_id.
+      this.log.debug({ callId: record.id, tool: name, session: session.id, outcome: record.outcome, durationMs: record.durationMs }, 'call ended');
       let key: PendingEnd['key'];
       if (keyed) {
         // Waiting retries hear at once; the store hears with the call's end, just below.
@@ -280,7 +296,8 @@ export class CallLog {
   }
 
   /** A retry answered the first call's outcome: the caller hears the record, and an MCP result names the call it replays. */
-  private replayed(replay: Replay, ctx: SessionCallContext): CallToolResult {
+  private replayed(replay: Replay, ctx: SessionCallContext, span: CallSpan): CallToolResult {
+    span.recorded(replay.record, true);
     ctx.onRecord?.({ ...replay, replayed: true });
     return { ...replay.result, _meta: { ...replay.result._meta, [REPLAYED_META_KEY]: replay.record.id } };
   }
