@@ -24,7 +24,7 @@ export const DefinitionPolicy = z.enum(['pin', 'follow']).describe(
 const Discovery = z.strictObject({
   mode: z.enum(['all', 'search']).optional().describe('all (default): tools/list shows every tool. search: it shows the entry tools and search_tools, which ' +
     'finds the others by words in their names, titles and descriptions (with a limit) and returns their definitions; every tool stays callable by name.'),
-  entry: z.array(z.string().min(1).max(128)).max(64).optional().describe('With mode search: the tools listed (their published names, e.g. "docs__search").'),
+  entry: z.array(z.string().min(1).max(128)).max(64).optional().describe('With mode search: the tools listed, by their published names (a tool\'s own name, or <source>__<tool> where names clash).'),
 });
 
 /** Which credential authenticates to a remote server: a vault and, optionally, one credential in it. */
