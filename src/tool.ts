@@ -160,9 +160,15 @@ export type ProgressReporter = (done: number, total?: number, message?: string) 
 
 export interface Tool {
   readonly name: string;
+  /** A name for people (MCP's `title`), as the source gave it. */
+  readonly title?: string;
   readonly description?: string;
   readonly inputSchema: JsonSchema;
   readonly outputSchema?: JsonSchema;
+  /** MCP's tool annotations (`readOnlyHint`, `destructiveHint`, …), as the source gave them: hints, never trusted. */
+  readonly annotations?: Record<string, unknown>;
+  /** MCP's icons (`{ src, mimeType?, sizes?, theme? }`), as the source gave them. */
+  readonly icons?: readonly Record<string, unknown>[];
   /** What the source says about itself (e.g. `{ kind: 'function', package, version }` or `{ kind: 'mcp', url }`). */
   readonly source?: { kind: string; [key: string]: unknown };
   /**
@@ -199,9 +205,12 @@ export function composeTool<C extends ToolCallContext = ToolCallContext>(
   const composed = call;
   return Object.freeze({
     name,
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
     ...(tool.description !== undefined ? { description: tool.description } : {}),
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+    ...(tool.icons !== undefined ? { icons: tool.icons } : {}),
     ...(tool.source !== undefined ? { source: tool.source } : {}),
     call: (args: Record<string, unknown>, ctx?: C) => composed(args, (ctx ?? {}) as C),
   });

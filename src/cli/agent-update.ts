@@ -31,8 +31,9 @@ export function agentInputWithPackage(spec: AgentSpecView, pkg: { name: string; 
       tools,
       skills: spec.skills.map((s) => ({ name: s.name, version: s.requested })),
       mcp_servers: spec.mcp_servers.map((m) => ({
-        name: m.name, url: m.url, credential: m.credential, default_policy: m.default_policy, tools: m.tools,
+        name: m.name, url: m.url, credential: m.credential, default_policy: m.default_policy, tools: m.tools, definitions: m.definitions,
       })),
+      discovery: spec.discovery,
     },
     added: !granted,
     previous: granted?.version ?? null,

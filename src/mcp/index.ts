@@ -66,7 +66,7 @@ export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connectio
 export { defineTool, isToolName, TOOL_NAME_RULE, type DefineToolOptions } from './define-tool.js';
 export { createToolboxHandler, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES } from './endpoint-admission.js';
-export { CALL_REFUSED_RPC_CODE, INVALID_PARAMS_RPC_CODE, ToolCallRefusedError } from './toolbox-server.js';
+export { CALL_REFUSED_RPC_CODE, INVALID_PARAMS_RPC_CODE, ToolCallRefusedError, toolDescriptor } from './toolbox-server.js';
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';
 export { serve, listenRouter, type ServeOptions, type Subscriber } from './serve.js';
 export { isOriginAllowed, type OriginPolicy } from './origin.js';

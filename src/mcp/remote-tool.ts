@@ -20,6 +20,7 @@ import { boundedOutputValidator } from './output-validator.js';
 import { normalizeResult } from './result.js';
 import { upstreamSpan } from './upstream-span.js';
 import { markFailed } from '../common/index.js';
+import { toolAnnotationsOf, toolIconsOf, toolTitleOf } from './tool-presentation.js';
 
 /** A tool as `tools/list` describes it. */
 export interface ListedTool {
@@ -29,6 +30,7 @@ export interface ListedTool {
   inputSchema: JsonSchema;
   outputSchema?: JsonSchema;
   annotations?: Record<string, unknown>;
+  icons?: Record<string, unknown>[];
   /** 2025-11-25's tasks: whether the tool runs as a task (`required`: only as one). Deleted in 2026-07-28. */
   execution?: { taskSupport?: unknown };
 }
@@ -52,9 +54,12 @@ export function requiresTask(tool: { source?: { kind: string; [key: string]: unk
 
 export class RemoteTool implements Tool {
   readonly name: string;
+  readonly title?: string;
   readonly description?: string;
   readonly inputSchema: JsonSchema;
   readonly outputSchema?: JsonSchema;
+  readonly annotations?: Record<string, unknown>;
+  readonly icons?: readonly Record<string, unknown>[];
   readonly source: { kind: 'mcp'; url: string; taskSupport?: TaskSupport };
   readonly #descriptor: Descriptor;
   readonly #pool: McpClientPool;
@@ -68,9 +73,15 @@ export class RemoteTool implements Tool {
   /** `onInput` answers the server's input requests, of the kinds `inputKinds` says (declared to the server). */
   constructor(listed: ListedTool, descriptor: Descriptor, pool: McpClientPool, onInput?: InputHandler, inputKinds?: InputKinds) {
     this.name = listed.name;
+    const title = toolTitleOf(listed.title);
+    if (title !== undefined) this.title = title;
     if (listed.description !== undefined) this.description = listed.description;
     this.inputSchema = listed.inputSchema;
     if (listed.outputSchema !== undefined) this.outputSchema = listed.outputSchema;
+    const annotations = toolAnnotationsOf(listed.annotations);
+    if (annotations !== undefined) this.annotations = Object.freeze(annotations);
+    const icons = toolIconsOf(listed.icons);
+    if (icons !== undefined) this.icons = Object.freeze(icons.map((icon) => Object.freeze(icon)));
     const taskSupport = taskSupportOf(listed);
     this.source = Object.freeze({ kind: 'mcp', url: descriptor.url, ...(taskSupport !== undefined ? { taskSupport } : {}) });
     this.#descriptor = descriptor;

@@ -31,6 +31,10 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
   catalog?: Catalog;
   /** The caching hints `tools/list` answers with (the SDK's defaults, 0 ms and private, when absent). */
   toolsCache?: { ttlMs?: number; cacheScope?: 'public' | 'private' };
+  /** The names `tools/list` shows (default: every tool); the others stay callable by name. */
+  listed?: readonly string[];
+  /** Names not served, each with why: a call to one is refused with that sentence. */
+  withheld?: ReadonlyMap<string, string>;
   /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
   maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
@@ -89,6 +93,7 @@ export function createToolboxHandler(served: ServedToolbox, options: ToolboxHand
   const mcp = toolboxServer(toolbox, {
     serverInfo: options.serverInfo, instructions: options.instructions, pageSize: options.pageSize,
     ...(catalog !== undefined ? { catalog } : {}), ...(options.toolsCache !== undefined ? { toolsCache: options.toolsCache } : {}),
+    ...(options.listed !== undefined ? { listed: options.listed } : {}), ...(options.withheld !== undefined ? { withheld: options.withheld } : {}),
     maxBodyBytes: settings.maxBodyBytes, report: settings.report,
   });
 

@@ -27,7 +27,7 @@
  * answers with the caching hints it was given (`toolsCache`).
  */
 import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
-import type { CallToolResult, CallerInput, Toolbox } from '../tool.js';
+import type { CallToolResult, CallerInput, Tool, Toolbox } from '../tool.js';
 import { EMPTY_CATALOG, type Catalog } from './catalog.js';
 import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
 import { acceptedInputKinds, ToolInputRequiredError } from './input-requests.js';
@@ -67,6 +67,16 @@ export interface ToolboxServerOptions {
   catalog?: Catalog;
   /** The caching hints `tools/list` answers with (the SDK's defaults, 0 ms and private, when absent). */
   toolsCache?: { ttlMs?: number; cacheScope?: 'public' | 'private' };
+  /**
+   * The names `tools/list` shows, in order (default: every tool). The others stay callable by name: a client finds
+   * them another way (a session's `search_tools`).
+   */
+  listed?: readonly string[];
+  /**
+   * Names that are not served, each with why (a pinned tool whose upstream definition changed): a call to one is
+   * refused with that sentence rather than "Unknown tool".
+   */
+  withheld?: ReadonlyMap<string, string>;
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -95,15 +105,8 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
   // A snapshot: the served tool set does not change under a client (the spec asks for a stable listing).
   const names = Object.keys(toolbox);
   const byName = new Map(names.map((name) => [name, toolbox[name]]));
-  const descriptors = names.map((name) => {
-    const tool = byName.get(name)!;
-    return {
-      name,
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
-      inputSchema: tool.inputSchema,
-      ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-    };
-  });
+  const descriptors = (options.listed ?? names).filter((name) => byName.has(name)).map((name) => toolDescriptor(name, byName.get(name)!));
+  const withheld = options.withheld ?? new Map<string, string>();
 
   const catalog = options.catalog ?? EMPTY_CATALOG;
   const toolsCache = options.toolsCache ?? {};
@@ -127,7 +130,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
       const tool = byName.get(name);
-      if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, withheld.get(name) ?? `Unknown tool: ${name}`);
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
       let result: CallToolResult;
       // Progress goes out as notifications related to this request, on its own response stream.
@@ -177,6 +180,19 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       return Promise.resolve(new Response(JSON.stringify(refused), { status: 400, headers: { 'content-type': 'application/json' } }));
     },
     close: () => sdk.close(),
+  };
+}
+
+/** A tool as `tools/list` shows it: its definition under its served name, its title, annotations and icons kept. */
+export function toolDescriptor(name: string, tool: Tool): Record<string, unknown> {
+  return {
+    name,
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+    ...(tool.icons !== undefined ? { icons: tool.icons } : {}),
   };
 }
 

@@ -7,11 +7,13 @@
 import { ValidationError, type Problem } from '../errors.js';
 import { isHttpsOrLoopback } from '../common/index.js';
 import { compilePolicy } from '../egress/index.js';
-import { NotFoundError } from './errors.js';
+import { ConflictError, NotFoundError, UpstreamError } from './errors.js';
+import { isToolName, TOOL_NAME_RULE } from '../mcp/index.js';
+import type { AgentDrift, ToolPinning } from './tool-pinning.js';
 import { newId, nowIso } from './ids.js';
 import { PACKAGE_NAME } from './packages.js';
 import { overlappingSource, SOURCE_SEPARATOR } from './calls/index.js';
-import { TOOL_POLICIES, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type ToolPolicy,
+import { DEFINITION_POLICIES, TOOL_POLICIES, type AgentDiscovery, type DefinitionPolicy, type ToolPin, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type ToolPolicy,
   type AgentStore, type PackageStore, type SessionStore, type SkillStore, type VaultStore } from './store/index.js';
 import { stopNoCalls, type StopCalls } from './sessions.js';
 import type { Volumes } from './volumes/index.js';
@@ -28,8 +30,15 @@ export interface AgentInput {
     credential?: { vault_id: string; credential_id?: string } | null;
     default_policy?: ToolPolicy;
     tools?: { name: string; policy: ToolPolicy }[];
+    /** `pin` (default): tool definitions pinned at publish, changes withheld until accepted; `follow`: served as listed. */
+    definitions?: DefinitionPolicy;
   }[];
+  /** How sessions offer the tools (default: every tool listed). */
+  discovery?: { mode?: 'all' | 'search'; entry?: string[] };
 }
+
+/** The most entry tools an agent whose discovery is `search` lists. */
+export const MAX_ENTRY_TOOLS = 64;
 
 export const SOURCE_NAME = PACKAGE_NAME;
 
@@ -42,24 +51,81 @@ export class AgentService {
     private readonly store: AgentServiceStore,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
+    /** Pins remote tool definitions as a version is published; without it (library use with no remote servers) none are. */
+    private readonly pinning?: ToolPinning,
   ) {}
 
+  /** Creates the agent's version 1, its `pin` servers' tool definitions pinned with it. */
   async create(input: AgentInput): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
     const spec = await this.resolve(input);
+    const pins = await this.pinsFor(spec);
     const now = nowIso();
     const agent: AgentRecord = { id: newId('agt'), name: spec.name, currentVersion: 1, createdAt: now, updatedAt: now };
     const version: AgentVersionRecord = { agentId: agent.id, version: 1, spec, createdAt: now };
-    await this.store.createAgent(agent, version);
+    await this.store.createAgent(agent, version, pins);
     return { agent, version };
   }
 
-  /** Publishes a new version from a full spec. */
+  /**
+   * Publishes a new version from a full spec. A `pin` server the current version already pinned (the same name and
+   * URL) keeps its pins — publishing is not accepting a change, that is acceptDrift's — the others are pinned as they
+   * list now.
+   */
   async update(id: string, input: AgentInput): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
     const agent = await this.get(id);
     const spec = await this.resolve(input);
-    const version: AgentVersionRecord = { agentId: id, version: agent.currentVersion + 1, spec, createdAt: nowIso() };
-    await this.store.publishAgentVersion(version);
+    const previous = await this.version(id, agent.currentVersion);
+    const keeps = (name: string): boolean => {
+      const before = previous.spec.mcp_servers.find((s) => s.name === name);
+      const now = spec.mcp_servers.find((s) => s.name === name);
+      return before !== undefined && now !== undefined && before.definitions === 'pin' && before.url === now.url;
+    };
+    const kept = spec.mcp_servers.some((s) => s.definitions === 'pin' && keeps(s.name))
+      ? (await this.store.getToolPins(id, previous.version)).filter((pin) => keeps(pin.server))
+      : [];
+    return this.publish(agent, spec, [...kept, ...(await this.pinsFor(spec, (name) => !keeps(name)))]);
+  }
+
+  /** What the current version's pinned servers list now against its pins. */
+  async drift(id: string): Promise<AgentDrift> {
+    const agent = await this.get(id);
+    const version = await this.version(id, agent.currentVersion);
+    return this.requirePinning().drift(id, version.version, version.spec, await this.store.getToolPins(id, version.version));
+  }
+
+  /**
+   * Publishes the next version with the current one's spec and the pins of what its servers list now — exactly the
+   * drift that was reviewed: `digest` must be the drift's, or the listing changed again since and nothing is published.
+   */
+  async acceptDrift(id: string, digest: string): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
+    const drift = await this.drift(id);
+    const unreachable = drift.servers.find((s) => s.status === 'unreachable');
+    if (unreachable) throw new UpstreamError(`remote MCP server ${unreachable.server} cannot be listed now (${unreachable.error ?? 'no answer'}); accept once it answers`, 'agent.pin_unreachable');
+    if (digest !== drift.digest) {
+      throw new ConflictError(`the tool definitions the remote servers list are not the ones reviewed (drift digest ${drift.digest}, not ${digest}); review the drift again and accept its digest`, 'drift_changed');
+    }
+    if (!drift.drifted) throw new ConflictError(`agent ${id} has no drift to accept: its remote servers list the definitions version ${drift.version} pinned`, 'no_drift');
+    const agent = await this.get(id);
+    if (agent.currentVersion !== drift.version) throw new ConflictError(`agent ${id} changed meanwhile (now at version ${agent.currentVersion}); review the drift again`);
+    const current = await this.version(id, drift.version);
+    return this.publish(agent, current.spec, drift.pins);
+  }
+
+  private async publish(agent: AgentRecord, spec: AgentSpec, pins: readonly ToolPin[]): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
+    const version: AgentVersionRecord = { agentId: agent.id, version: agent.currentVersion + 1, spec, createdAt: nowIso() };
+    await this.store.publishAgentVersion(version, pins);
     return { agent: { ...agent, name: spec.name, currentVersion: version.version, updatedAt: version.createdAt }, version };
+  }
+
+  /** The pins of the spec's `pin` servers that `fresh` picks (all by default), listed now. */
+  private pinsFor(spec: AgentSpec, fresh: (server: string) => boolean = () => true): Promise<ToolPin[]> {
+    if (!spec.mcp_servers.some((s) => s.definitions === 'pin' && fresh(s.name))) return Promise.resolve([]);
+    return this.requirePinning().pin(spec, fresh);
+  }
+
+  private requirePinning(): ToolPinning {
+    if (!this.pinning) throw new Error('this platform pins no remote tool definitions (no remote MCP client was given)');
+    return this.pinning;
   }
 
   async get(id: string): Promise<AgentRecord> {
@@ -105,7 +171,9 @@ export class AgentService {
   /** Checks an input against what exists and pins every "latest". Throws a ValidationError listing all problems. */
   private async resolve(input: AgentInput): Promise<AgentSpec> {
     const problems: Problem[] = [];
-    const spec: AgentSpec = { name: input.name.trim(), description: input.description ?? '', tools: [], skills: [], mcp_servers: [] };
+    const spec: AgentSpec = {
+      name: input.name.trim(), description: input.description ?? '', tools: [], skills: [], mcp_servers: [], discovery: discoveryOf(input.discovery, problems),
+    };
     if (spec.name.length === 0 || spec.name.length > 128) problems.push({ code: 'agent.name', message: 'name must be 1-128 characters' });
 
     const sourceNames = new Set<string>();
@@ -160,6 +228,10 @@ export class AgentService {
         }
       }
       const toolNames = new Set<string>();
+      const definitions = server.definitions ?? 'pin';
+      if (!(DEFINITION_POLICIES as readonly unknown[]).includes(definitions)) {
+        problems.push({ code: 'agent.definitions', message: `${where}.definitions: ${JSON.stringify(definitions)} is not a definitions policy; use pin (definitions pinned when published, a changed or added tool withheld until accepted) or follow (served as listed)` });
+      }
       if (server.default_policy !== undefined) checkPolicy(server.default_policy, `${where}.default_policy`, problems);
       for (const [index, tool] of (server.tools ?? []).entries()) {
         if (toolNames.has(tool.name)) problems.push({ code: 'agent.duplicate_tool_policy', message: `${where}: tool ${tool.name} has two policies` });
@@ -168,12 +240,29 @@ export class AgentService {
       }
       spec.mcp_servers.push({
         name: server.name, url: server.url, credential: credential ? { vault_id: credential.vault_id, ...(credential.credential_id ? { credential_id: credential.credential_id } : {}) } : null,
-        default_policy: server.default_policy ?? 'allow', tools: (server.tools ?? []).map((t) => ({ name: t.name, policy: t.policy })),
+        default_policy: server.default_policy ?? 'allow', tools: (server.tools ?? []).map((t) => ({ name: t.name, policy: t.policy })), definitions,
       });
     }
     if (problems.length > 0) throw new ValidationError(problems);
     return spec;
   }
+}
+
+/** An agent's discovery as published: `all` with no entry tools, or `search` with up to MAX_ENTRY_TOOLS distinct tool names. */
+function discoveryOf(input: AgentInput['discovery'], problems: Problem[]): AgentDiscovery {
+  const mode = input?.mode ?? 'all';
+  const entry = input?.entry ?? [];
+  if (mode !== 'all' && mode !== 'search') {
+    problems.push({ code: 'agent.discovery', message: `discovery.mode: ${JSON.stringify(mode)} is not a mode; use all (every tool listed) or search (entry tools and search_tools listed)` });
+  } else if (mode === 'all' && entry.length > 0) {
+    problems.push({ code: 'agent.discovery', message: 'discovery.entry: entry tools are listed only with mode "search"; set mode to search or leave entry out' });
+  }
+  if (entry.length > MAX_ENTRY_TOOLS) problems.push({ code: 'agent.discovery', message: `discovery.entry: at most ${MAX_ENTRY_TOOLS} entry tools (got ${entry.length})` });
+  for (const [i, name] of entry.entries()) {
+    if (!isToolName(name)) problems.push({ code: 'agent.discovery', message: `discovery.entry[${i}]: ${JSON.stringify(name)} is not a tool name (${TOOL_NAME_RULE})` });
+  }
+  if (new Set(entry).size !== entry.length) problems.push({ code: 'agent.discovery', message: 'discovery.entry: a tool is named twice' });
+  return { mode: mode === 'search' ? 'search' : 'all', entry: [...entry] };
 }
 
 interface NamedSource {

@@ -25,6 +25,7 @@ export {
 } from './calls/index.js';
 export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './calls/index.js';
 export type { AgentInput } from './agents.js';
+export type { AgentDrift, ServerDriftReport, DigestedDefinition } from './tool-pinning.js';
 export type { SessionInput } from './sessions.js';
 export type { CredentialInput } from './vaults.js';
 export type * from './store/index.js';

@@ -22,6 +22,7 @@ import { createLogger, systemClock, type Clock, type Logger, type Secret } from 
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { DEFAULT_BUNDLE_LIMITS, type BlobStore, type BundleLimits, ContentStore } from '../package/index.js';
 import { AgentService } from './agents.js';
+import { ToolPinning } from './tool-pinning.js';
 import { SessionToolboxes } from './calls/index.js';
 import { VolumeQuotas } from './volumes/index.js';
 import { ApiKeys } from './api-keys.js';
@@ -137,8 +138,9 @@ export class Platform {
         ...(agentId ? [this.admission.stopAgent(agentId)] : []),
       ]);
     };
-    this.agents = new AgentService(store, volumes, stopCalls);
     this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
+    // Remote tool definitions are pinned with each agent version, through the vault credentials sessions use.
+    this.agents = new AgentService(store, volumes, stopCalls, new ToolPinning(options.remote, this.vaults));
     // The embedded store has no other writer, so live sessions can be kept by token (sessions.ts).
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);

@@ -35,6 +35,8 @@ export class SessionMcpEndpoints {
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
         // The agent's remote servers' resources, templates and prompts, named per server, beside the tools.
         catalog: box.catalog, toolsCache: box.listHint,
+        // Discovery "search" lists the entry tools and search_tools; a pinned tool whose definition changed is refused with why.
+        withheld: box.withheld, ...(box.listed ? { listed: box.listed } : {}),
       });
       served = { box, handler, inFlight: 0, retired: false };
       this.served.set(session.id, served);

@@ -3,10 +3,10 @@
  * credential payloads exist only as hashes or sealed text and are not in any view). Each view is typed by
  * its answer's schema (server/api/), so a record and the schema the OpenAPI document shows cannot drift apart.
  */
-import type { AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
+import type { AgentDrift, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
 import type {
-  AgentCallView, AgentVersionView, AgentView, ApprovalView, CallApprovalView, CallView, HeldApprovalView, KeyView, PackageSummaryView, PackageView,
+  AgentCallView, AgentDriftView, AgentVersionView, AgentView, ApprovalView, CallApprovalView, CallView, HeldApprovalView, KeyView, PackageSummaryView, PackageView,
   Page as PageView, SessionEndpoints, SessionTool, SessionView, SkillView, VaultView,
 } from './api/index.js';
 
@@ -51,6 +51,10 @@ export function agentView(agent: AgentRecord, version?: AgentVersionRecord): Age
     id: agent.id, name: agent.name, version: agent.currentVersion, created_at: agent.createdAt, updated_at: agent.updatedAt,
     ...(version ? { spec: version.spec } : {}),
   };
+}
+
+export function driftView(drift: AgentDrift): AgentDriftView {
+  return { agent_id: drift.agentId, version: drift.version, drifted: drift.drifted, digest: drift.digest, servers: drift.servers };
 }
 
 export function agentVersionView(rec: AgentVersionRecord): AgentVersionView {
@@ -127,8 +131,11 @@ function sourceView(source: NonNullable<Tool['source']>): NonNullable<SessionToo
 
 export function toolView(name: string, tool: Tool): SessionTool {
   return {
-    name, ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: tool.inputSchema,
+    name, ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.description !== undefined ? { description: tool.description } : {}), inputSchema: tool.inputSchema,
     ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+    ...(tool.icons !== undefined ? { icons: tool.icons.map((icon) => ({ ...icon })) } : {}),
     ...(tool.source ? { source: sourceView(tool.source) } : {}),
     ...((tool as { requiresApproval?: boolean }).requiresApproval ? { requires_approval: true } : {}),
   };

@@ -13,7 +13,8 @@ describe('push --agent: the agent\'s next spec', () => {
       { package: 'other', requested: '2.0.0', version: '2.0.0', egress: { allow: [], grants: [] }, data: false },
     ],
     skills: [{ name: 'howto', requested: 'latest', version: '1' }],
-    mcp_servers: [{ name: 'gh', url: 'https://mcp.example.com', credential: { vault_id: 'vlt_1' }, default_policy: 'allow', tools: [{ name: 'rm', policy: 'deny' }] }],
+    mcp_servers: [{ name: 'gh', url: 'https://mcp.example.com', credential: { vault_id: 'vlt_1' }, default_policy: 'allow', tools: [{ name: 'rm', policy: 'deny' }], definitions: 'follow' }],
+    discovery: { mode: 'search', entry: ['gh__read'] },
   };
 
   test('the pushed package is pinned at its new version; its grants, and everything else, stay as requested', () => {
@@ -28,7 +29,8 @@ describe('push --agent: the agent\'s next spec', () => {
         { package: 'other', version: '2.0.0', egress: { allow: [], grants: [] }, data: false },
       ],
       skills: [{ name: 'howto', version: 'latest' }],
-      mcp_servers: [{ name: 'gh', url: 'https://mcp.example.com', credential: { vault_id: 'vlt_1' }, default_policy: 'allow', tools: [{ name: 'rm', policy: 'deny' }] }],
+      mcp_servers: [{ name: 'gh', url: 'https://mcp.example.com', credential: { vault_id: 'vlt_1' }, default_policy: 'allow', tools: [{ name: 'rm', policy: 'deny' }], definitions: 'follow' }],
+      discovery: { mode: 'search', entry: ['gh__read'] },
     });
   });
 

@@ -13,7 +13,7 @@ import { newId } from '../../src/platform/ids.js';
 import { SqliteStore } from '../../src/platform/store/sqlite-store.js';
 import type { AgentSpec, CallRecord } from '../../src/platform/store/store.js';
 
-const spec: AgentSpec = { name: 'agent', description: '', tools: [], skills: [], mcp_servers: [] };
+const spec: AgentSpec = { name: 'agent', description: '', tools: [], skills: [], mcp_servers: [], discovery: { mode: 'all', entry: [] } };
 
 async function withSession(): Promise<{ store: SqliteStore; path: string; sessionId: string }> {
   const path = join(mkdtempSync(join(tmpdir(), 'subako-store-writes-')), 'subako.db');

@@ -189,7 +189,8 @@ describe('remote MCP servers in an agent', () => {
   });
 
   it('an unreachable remote server leaves its tools out with a warning, and the rest still works', async () => {
-    const agent = (await s.call('POST', '/v1/agents', { name: 'partial', tools: [{ package: 'greet' }], mcp_servers: [{ name: 'gone', url: 'http://127.0.0.1:9/mcp' }] })).body;
+    // follow: a server whose definitions are pinned must answer when the agent is published (pinned-definitions.test.ts).
+    const agent = (await s.call('POST', '/v1/agents', { name: 'partial', tools: [{ package: 'greet' }], mcp_servers: [{ name: 'gone', url: 'http://127.0.0.1:9/mcp', definitions: 'follow' }] })).body;
     const session = (await s.call('POST', `/v1/agents/${agent.id}/sessions`, {})).body;
     const tools = (await s.call('GET', `/v1/sessions/${session.id}/tools`)).body;
     assert.deepEqual(tools.items.map((t: { name: string }) => t.name), ['greet']);

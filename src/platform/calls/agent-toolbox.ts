@@ -11,6 +11,11 @@
  * the skills, the egress policy and the session's vault credentials), made afresh for every call so
  * refreshed tokens are used, with the write budget the volumes' quotas leave the call reserved first.
  *
+ * A remote server whose definitions are pinned (`pin`, tool-pins.ts) has only the tools listed exactly as the
+ * session's agent version pinned them served; a changed one is withheld (its call refused with why), an added one
+ * not served at all, until an operator accepts them into a new agent version. An agent whose discovery is `search`
+ * lists its entry tools and `search_tools` (tool-search.ts); every served tool stays callable by name.
+ *
  * Toolboxes are cached per session; those with remote servers are rebuilt after a minute (remote tool lists
  * and OAuth tokens change), those without live until the session goes.
  */
@@ -34,6 +39,9 @@ import type { RemoteMcp } from '../remote-mcp.js';
 import type { SkillService } from '../skills.js';
 import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, AgentStore, PackageStore, SkillStore } from '../store/index.js';
 import { publishToolNames, type SourceTools } from './tool-names.js';
+import { compareWithPins, driftWarning, hasDrift, withheldMessage } from './tool-pins.js';
+import { SEARCH_TOOL_NAME, searchToolsTool } from './tool-search.js';
+import { remoteServerHeaders } from './remote-headers.js';
 import type { VaultService } from '../vaults.js';
 import type { Volumes } from '../volumes/index.js';
 import { NotFoundError } from '../errors.js';
@@ -60,12 +68,16 @@ export interface AgentToolbox {
   warnings: string[];
   /** The resources, resource templates and prompts of the agent's remote servers, named per server (session-catalog.ts). */
   catalog: Catalog;
+  /** Published names not served, each with why (a pinned tool whose upstream definition changed): a call is refused with it. */
+  withheld: ReadonlyMap<string, string>;
+  /** The names a listing shows (the agent's discovery is `search`: its entry tools and `search_tools`); absent: every tool. */
+  listed?: readonly string[];
   /** The caching hints a listing of these tools carries: private to the session, as long as the toolbox is kept at most. */
   listHint: { ttlMs: number; cacheScope: 'private' };
 }
 
 export interface SessionToolboxDeps {
-  store: Pick<AgentStore, 'getAgentVersion'> & Pick<PackageStore, 'getPackage'> & Pick<SkillStore, 'getSkill'>;
+  store: Pick<AgentStore, 'getAgentVersion' | 'getToolPins'> & Pick<PackageStore, 'getPackage'> & Pick<SkillStore, 'getSkill'>;
   packages: PackageService;
   skills: SkillService;
   runtime: PackageRuntime;
@@ -129,6 +141,10 @@ export class SessionToolboxes {
       for (const value of Object.values(credential.headers)) addSecret(secrets, value);
     }
     const sources: { source: string; tools: Tool[] }[] = [];
+    // Only a version with a pinned server reads its pins.
+    const pins = spec.mcp_servers.some((s) => s.definitions === 'pin') ? await this.deps.store.getToolPins(session.agentId, session.agentVersion) : [];
+    /** Remote tools named like the others but not served: their listed definition is not the pinned one. */
+    const withheldTools = new Map<Tool, { server: string; fields: string[] }>();
     const catalogSources: CatalogSource[] = [];
     /** The agent's name of each remote tool's server, for what the input relay tells the client's person. */
     const serverOf = new Map<Tool, string>();
@@ -151,7 +167,16 @@ export class SessionToolboxes {
         for (const value of Object.values(headers)) addSecret(secrets, value);
         // Opened on the session's first request for resources or prompts, with the same credential as its tools.
         catalogSources.push({ name: server.name, open: () => this.deps.remote.catalog(server.url, headers) });
-        const { tools, taskOnly, approval } = await this.remoteTools(server, headers);
+        const listed = await this.deps.remote.tools(server.url, headers);
+        let current = Object.values(listed);
+        if (server.definitions === 'pin') {
+          const drift = compareWithPins(server.name, pins, current);
+          if (hasDrift(drift)) warnings.push(driftWarning(server.name, drift, session.agentId));
+          // Named with the served ones (a withheld tool keeps its name), never an added one (it would rename others').
+          for (const changed of drift.changed) withheldTools.set(changed.tool, { server: server.name, fields: changed.fields });
+          current = [...drift.unchanged, ...drift.changed.map((c) => c.tool)];
+        }
+        const { tools, taskOnly, approval } = this.remoteTools(server, current);
         for (const tool of tools) serverOf.set(tool, server.name);
         for (const [tool, approver] of approval) needApproval.set(tool, approver);
         for (const name of taskOnly) warnings.push(taskOnlyWarning(server.name, name));
@@ -173,9 +198,15 @@ export class SessionToolboxes {
       bySource.set(s.source, byName);
     }
     const { calls, admission, approvals, inputRelay } = this.deps;
+    const withheld = new Map<string, string>();
     for (const { source, tool, name } of naming.published) {
       const original = bySource.get(source)?.get(tool);
       if (!original) continue;
+      const changed = withheldTools.get(original);
+      if (changed !== undefined) {
+        withheld.set(name, withheldMessage(name, changed.server, changed.fields, session.agentId));
+        continue;
+      }
       const approver = needApproval.get(original);
       const server = serverOf.get(original);
       // The call log outermost (it records what the others decide), then, for a remote tool, the input relay (it sees a
@@ -190,11 +221,22 @@ export class SessionToolboxes {
       // defineProperty: a tool named "__proto__" is a tool like any other, not the record's prototype.
       Object.defineProperty(tools, name, { value: composed, enumerable: true });
     }
+    let listed: string[] | undefined;
+    if (spec.discovery.mode === 'search') {
+      if (Object.prototype.hasOwnProperty.call(tools, SEARCH_TOOL_NAME)) {
+        warnings.push(`tool ${SEARCH_TOOL_NAME} is left out: the agent's discovery is "search", and that name is the session's own search tool`);
+        delete tools[SEARCH_TOOL_NAME];
+      }
+      const served = { ...tools };
+      const search = Object.freeze(composeTool(searchToolsTool(() => served), [calls.step(scope, SEARCH_TOOL_NAME)]));
+      Object.defineProperty(tools, SEARCH_TOOL_NAME, { value: search, enumerable: true });
+      listed = [...spec.discovery.entry.filter((name) => Object.prototype.hasOwnProperty.call(served, name)), SEARCH_TOOL_NAME];
+    }
     const catalog = new SessionCatalog({
       sessionId: session.id, sources: catalogSources, sourceNames: [...spec.tools.map((g) => g.package), ...spec.mcp_servers.map((s) => s.name)], key: this.deps.sealingKey,
       ...(this.deps.report ? { report: this.deps.report } : {}),
     });
-    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings, catalog, listHint: { ttlMs: MAX_SESSION_TTL_MS, cacheScope: 'private' } };
+    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings, catalog, withheld, ...(listed ? { listed } : {}), listHint: { ttlMs: MAX_SESSION_TTL_MS, cacheScope: 'private' } };
   }
 
   private get limits(): CallLimits {
@@ -255,11 +297,10 @@ export class SessionToolboxes {
    * The server's tools its policy lets the session see (all but `deny`; `approval` holds those that need one, with
    * who approves them), and the names of those left out because they run only as tasks.
    */
-  private async remoteTools(server: AgentRemoteServer, headers: Record<string, string>): Promise<{ tools: Tool[]; taskOnly: string[]; approval: Map<Tool, Approver> }> {
-    const box = await this.deps.remote.tools(server.url, headers);
+  private remoteTools(server: AgentRemoteServer, listed: readonly Tool[]): { tools: Tool[]; taskOnly: string[]; approval: Map<Tool, Approver> } {
     const policies = new Map(server.tools.map((t) => [t.name, t.policy]));
     const policy = (tool: Tool) => policies.get(tool.name) ?? server.default_policy;
-    const allowed = Object.values(box).filter((tool) => policy(tool) !== 'deny');
+    const allowed = listed.filter((tool) => policy(tool) !== 'deny');
     const taskOnly = allowed.filter((tool) => requiresTask(tool)).map((tool) => tool.name);
     const tools = allowed.filter((tool) => !requiresTask(tool));
     const approval = new Map<Tool, Approver>();
@@ -271,11 +312,8 @@ export class SessionToolboxes {
   }
 
   /** The headers a server's vault credential supplies (none without one). */
-  private async remoteHeaders(server: AgentRemoteServer): Promise<Record<string, string>> {
-    if (!server.credential) return {};
-    const credential = await this.deps.vaults.credentialFor(server.credential.vault_id, server.credential.credential_id, server.url);
-    if (!credential) throw new Error(`vault ${server.credential.vault_id} holds no credential for ${new URL(server.url).origin}`);
-    return credential.headers;
+  private remoteHeaders(server: AgentRemoteServer): Promise<Record<string, string>> {
+    return remoteServerHeaders(this.deps.vaults, server);
   }
 }
 

@@ -260,4 +260,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE calls ADD COLUMN traceparent TEXT;
     `,
   },
+  {
+    version: 10,
+    description: 'agent versions: the remote tool definitions pinned with each, by digest',
+    sql: `
+      CREATE TABLE agent_tool_pins (
+        agent_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        server TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        definition TEXT NOT NULL,
+        PRIMARY KEY (agent_id, version, server, tool),
+        FOREIGN KEY (agent_id, version) REFERENCES agent_versions(agent_id, version) ON DELETE CASCADE
+      );
+    `,
+  },
 ];

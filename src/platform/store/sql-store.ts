@@ -7,14 +7,14 @@ import { ConflictError } from '../errors.js';
 import { CALL_SEARCH_FILTERS, callSearch, statementsFor, type PageStatements, type Statements } from './statements.js';
 import { all, get, run, type Program, type SqlDatabase } from './sql-database.js';
 import {
-  INTERRUPTED_CRASH, agentVersionRefs, decodeCursor, encodeCursor, json, jsonOrNull, leaseLapse, listKey, pageFromRows, s, toAgent, toAgentVersion, toApiKey,
+  INTERRUPTED_CRASH, agentVersionRefs, decodeCursor, encodeCursor, json, jsonOrNull, leaseLapse, listKey, pageFromRows, s, toAgent, toAgentVersion, toApiKey, toToolPin,
   toCall, toCallKey, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toVault, versionRef, type Row,
 } from './store-rows.js';
 import { newId } from '../ids.js';
 import type {
   AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
   HeldApprovalRecord, IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
-  VaultRecord,
+  ToolPin, VaultRecord,
 } from './store.js';
 
 export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
@@ -121,11 +121,11 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   }
 
   // ---- agents
-  async createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void> {
+  async createAgent(rec: AgentRecord, first: AgentVersionRecord, pins: readonly ToolPin[] = []): Promise<void> {
     const { agents } = this.sql;
     await this.db.transaction(function* () {
       yield* run(agents.insert, [rec.id, rec.name, first.version, rec.createdAt, rec.updatedAt]);
-      yield* insertAgentVersion(agents, first);
+      yield* insertAgentVersion(agents, first, pins);
     });
   }
   getAgent(id: string): Promise<AgentRecord | null> {
@@ -134,7 +134,7 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   listAgents(page: PageRequest): Promise<Page<AgentRecord>> {
     return this.page(this.sql.agents.pages, [], page, toAgent);
   }
-  async publishAgentVersion(rec: AgentVersionRecord): Promise<void> {
+  async publishAgentVersion(rec: AgentVersionRecord, pins: readonly ToolPin[] = []): Promise<void> {
     const { agents } = this.sql;
     await this.db.transaction(function* () {
       const current = yield* get(agents.currentVersion, [rec.agentId]);
@@ -142,12 +142,15 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
       if (Number(current.current_version) + 1 !== rec.version) {
         throw new ConflictError(`agent ${rec.agentId} changed meanwhile (now at version ${String(current.current_version)}); retry`);
       }
-      yield* insertAgentVersion(agents, rec);
+      yield* insertAgentVersion(agents, rec, pins);
       yield* run(agents.publish, [rec.version, rec.spec.name, rec.createdAt, rec.agentId]);
     });
   }
   getAgentVersion(agentId: string, version: number): Promise<AgentVersionRecord | null> {
     return this.one(this.sql.agents.version, [agentId, version], toAgentVersion);
+  }
+  async getToolPins(agentId: string, version: number): Promise<ToolPin[]> {
+    return (await this.db.all(this.sql.agents.pins, [agentId, version])).map(toToolPin);
   }
   async listAgentVersions(agentId: string, page: PageRequest): Promise<Page<AgentVersionRecord>> {
     const rows = await this.db.all(this.sql.agents.versionsAfter, [agentId, page.after ? Number(page.after) || 0 : 0, page.limit + 1]);
@@ -168,7 +171,7 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   async deleteAgent(id: string): Promise<void> {
     const { agents } = this.sql;
     await this.db.transaction(function* () {
-      for (const statement of [agents.deleteRefs, agents.deleteCalls, agents.deleteSessions, agents.deleteVersions, agents.delete]) {
+      for (const statement of [agents.deleteRefs, agents.deletePins, agents.deleteCalls, agents.deleteSessions, agents.deleteVersions, agents.delete]) {
         yield* run(statement, [id]);
       }
     });
@@ -416,7 +419,8 @@ function* claimVersion(
   }
 }
 
-function* insertAgentVersion(agents: Statements['agents'], rec: AgentVersionRecord): Program<void> {
+function* insertAgentVersion(agents: Statements['agents'], rec: AgentVersionRecord, pins: readonly ToolPin[]): Program<void> {
   yield* run(agents.insertVersion, [rec.agentId, rec.version, json(rec.spec), rec.createdAt]);
   for (const [kind, ref] of agentVersionRefs(rec.spec)) yield* run(agents.insertRef, [rec.agentId, rec.version, kind, ref]);
+  for (const pin of pins) yield* run(agents.insertPin, [rec.agentId, rec.version, pin.server, pin.tool, pin.digest, json(pin.definition)]);
 }

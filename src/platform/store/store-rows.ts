@@ -5,7 +5,7 @@
 import { CrashReason } from '../../function/index.js';
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallKeyRecord, CallRecord, CredentialRecord, IdempotencyRecord, LeaseLapse, PackageRecord,
-  SessionRecord, SkillRecord, VaultRecord, Page, PageRequest,
+  SessionRecord, SkillRecord, VaultRecord, Page, PageRequest, PinnedDefinition, ToolPin,
 } from './store.js';
 import type { HeldApprovalRecord } from './store.js';
 
@@ -89,7 +89,23 @@ export function toAgent(row: Row): AgentRecord {
   return { id: s(row.id), name: s(row.name), currentVersion: Number(row.current_version), createdAt: s(row.created_at), updatedAt: s(row.updated_at) };
 }
 export function toAgentVersion(row: Row): AgentVersionRecord {
-  return { agentId: s(row.agent_id), version: Number(row.version), spec: j<AgentSpec>(row.spec), createdAt: s(row.created_at) };
+  return { agentId: s(row.agent_id), version: Number(row.version), spec: specOf(j<AgentSpec>(row.spec)), createdAt: s(row.created_at) };
+}
+
+/**
+ * A stored spec with what later versions of subako added, for versions published before: their remote servers'
+ * definitions were never pinned (served as listed: `follow`), their tools all listed.
+ */
+function specOf(stored: AgentSpec): AgentSpec {
+  return {
+    ...stored,
+    mcp_servers: stored.mcp_servers.map((server) => ({ ...server, definitions: server.definitions ?? 'follow' })),
+    discovery: stored.discovery ?? { mode: 'all', entry: [] },
+  };
+}
+
+export function toToolPin(row: Row): ToolPin {
+  return { server: s(row.server), tool: s(row.tool), digest: s(row.digest), definition: j<PinnedDefinition>(row.definition) };
 }
 export function toVault(row: Row): VaultRecord {
   return { id: s(row.id), name: s(row.name), createdAt: s(row.created_at) };

@@ -84,6 +84,14 @@ export interface AgentToolGrant {
 export const TOOL_POLICIES = ['allow', 'require_approval', 'require_user_approval', 'deny'] as const;
 export type ToolPolicy = (typeof TOOL_POLICIES)[number];
 
+/**
+ * What a session serves of a remote server's tool definitions: `pin`, those pinned when the agent version was
+ * published (a changed or added definition is withheld until an operator accepts it into a new version); `follow`,
+ * whatever the server lists now.
+ */
+export const DEFINITION_POLICIES = ['pin', 'follow'] as const;
+export type DefinitionPolicy = (typeof DEFINITION_POLICIES)[number];
+
 export interface AgentRemoteServer {
   name: string;
   url: string;
@@ -91,6 +99,38 @@ export interface AgentRemoteServer {
   credential: { vault_id: string; credential_id?: string } | null;
   default_policy: ToolPolicy;
   tools: { name: string; policy: ToolPolicy }[];
+  /** Versions published before pinning existed have none: they are read as `follow`, as they were served. */
+  definitions: DefinitionPolicy;
+}
+
+/**
+ * How a session offers its tools: `all` lists every tool; `search` lists the `entry` tools (published names) and
+ * a `search_tools` tool that finds the others by text, each still callable by name.
+ */
+export interface AgentDiscovery {
+  mode: 'all' | 'search';
+  entry: string[];
+}
+
+/** A remote tool's definition as pinned: what a client is shown of it, and so what must not change unseen. */
+export interface PinnedDefinition {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+  icons?: Record<string, unknown>[];
+}
+
+/** One remote tool's definition pinned with an agent version, by the sha-256 of its canonical JSON. */
+export interface ToolPin {
+  /** The agent's name of the remote server. */
+  server: string;
+  /** The tool's name at the server. */
+  tool: string;
+  digest: string;
+  definition: PinnedDefinition;
 }
 
 export interface AgentSpec {
@@ -99,6 +139,8 @@ export interface AgentSpec {
   tools: AgentToolGrant[];
   skills: { name: string; requested: string; version: string }[];
   mcp_servers: AgentRemoteServer[];
+  /** Versions published before discovery existed have none: read as `{ mode: 'all', entry: [] }`. */
+  discovery: AgentDiscovery;
 }
 
 export interface AgentRecord {
@@ -328,13 +370,15 @@ export interface SkillStore {
 }
 
 export interface AgentStore {
-  /** Creates the agent and its version 1 in one transaction. */
-  createAgent(rec: AgentRecord, first: AgentVersionRecord): Promise<void>;
+  /** Creates the agent and its version 1, with its tool pins, in one transaction. */
+  createAgent(rec: AgentRecord, first: AgentVersionRecord, pins?: readonly ToolPin[]): Promise<void>;
   getAgent(id: string): Promise<AgentRecord | null>;
   listAgents(page: PageRequest): Promise<Page<AgentRecord>>;
   /** Appends a version and makes it current, in one transaction. Refuses when `version` is not next. */
-  publishAgentVersion(rec: AgentVersionRecord): Promise<void>;
+  publishAgentVersion(rec: AgentVersionRecord, pins?: readonly ToolPin[]): Promise<void>;
   getAgentVersion(agentId: string, version: number): Promise<AgentVersionRecord | null>;
+  /** The remote tool definitions pinned with an agent version, by server then tool (none for an unknown version). */
+  getToolPins(agentId: string, version: number): Promise<ToolPin[]>;
   listAgentVersions(agentId: string, page: PageRequest): Promise<Page<AgentVersionRecord>>;
   /** Agent versions whose tools name this package version: `agentId@version` strings. */
   agentVersionsUsingPackage(name: string, version: string): Promise<string[]>;

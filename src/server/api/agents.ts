@@ -12,6 +12,21 @@ export const ToolPolicy = z.enum(['allow', 'require_approval', 'require_user_app
 );
 export type ToolPolicy = z.infer<typeof ToolPolicy>;
 
+export const DefinitionPolicy = z.enum(['pin', 'follow']).describe(
+  'pin (default): the server\'s tool definitions (name, title, description, schemas, annotations, icons) are pinned by digest when a version is ' +
+  'published (the server must answer then, or the publish is refused); a session serves only tools listed exactly as pinned — a changed one is ' +
+  'withheld (a call is refused naming the change), an added one not served — until an operator accepts the drift into a new version ' +
+  '(GET and POST /v1/agents/{id}/drift). A version published over one that pinned the same server (same name and URL) keeps its pins. ' +
+  'follow: served as the server lists them now.',
+);
+
+/** How sessions offer the agent's tools. */
+const Discovery = z.strictObject({
+  mode: z.enum(['all', 'search']).optional().describe('all (default): tools/list shows every tool. search: it shows the entry tools and search_tools, which ' +
+    'finds the others by words in their names, titles and descriptions (with a limit) and returns their definitions; every tool stays callable by name.'),
+  entry: z.array(z.string().min(1).max(128)).max(64).optional().describe('With mode search: the tools listed, by their published names (a tool\'s own name, or <source>__<tool> where names clash).'),
+});
+
 /** Which credential authenticates to a remote server: a vault and, optionally, one credential in it. */
 const RemoteCredential = z.strictObject({ vault_id: z.string().min(1).max(64), credential_id: z.string().min(1).max(64).optional() });
 
@@ -31,7 +46,9 @@ export const AgentInput = z.strictObject({
     credential: RemoteCredential.nullable().optional(),
     default_policy: ToolPolicy.optional(),
     tools: z.array(z.strictObject({ name: z.string().min(1).max(128), policy: ToolPolicy })).max(256).optional(),
+    definitions: DefinitionPolicy.optional(),
   })).max(32).optional(),
+  discovery: Discovery.optional(),
 });
 export type AgentInput = z.infer<typeof AgentInput>;
 
@@ -52,7 +69,9 @@ export const AgentSpecView = z.object({
     credential: z.object({ vault_id: z.string(), credential_id: z.string().optional() }).nullable(),
     default_policy: ToolPolicy,
     tools: z.array(z.object({ name: z.string(), policy: ToolPolicy })),
+    definitions: DefinitionPolicy,
   })),
+  discovery: z.object({ mode: z.enum(['all', 'search']), entry: z.array(z.string()) }),
 });
 export type AgentSpecView = z.infer<typeof AgentSpecView>;
 
@@ -64,3 +83,36 @@ export type AgentView = z.infer<typeof AgentView>;
 
 export const AgentVersionView = z.object({ agent_id: z.string(), version: z.int(), spec: AgentSpecView, created_at: timestamp });
 export type AgentVersionView = z.infer<typeof AgentVersionView>;
+
+/** A tool definition as pinned or listed, with the sha-256 of its canonical JSON. */
+const DigestedDefinition = z.object({
+  digest: z.string(),
+  definition: z.object({
+    name: z.string(), title: z.string().optional(), description: z.string().optional(),
+    inputSchema: z.record(z.string(), z.unknown()), outputSchema: z.record(z.string(), z.unknown()).optional(),
+    annotations: z.record(z.string(), z.unknown()).optional(), icons: z.array(z.record(z.string(), z.unknown())).optional(),
+  }),
+});
+
+export const AgentDriftView = z.object({
+  agent_id: z.string(),
+  version: z.int().describe('The version compared: the agent\'s current one.'),
+  drifted: z.boolean().describe('Whether any pinned server lists definitions other than the pinned ones.'),
+  digest: z.string().describe('What accepting publishes (every pinned server\'s tools as listed now): POST it to /v1/agents/{id}/drift/accept.'),
+  servers: z.array(z.object({
+    server: z.string(),
+    status: z.enum(['ok', 'unreachable']),
+    error: z.string().optional().describe('Why the server could not be listed now.'),
+    added: z.array(DigestedDefinition.extend({ name: z.string() })).describe('Listed, never pinned: not served until accepted.'),
+    changed: z.array(z.object({
+      name: z.string(), fields: z.array(z.string()).describe('The definition\'s fields that differ.'), pinned: DigestedDefinition, listed: DigestedDefinition,
+    })).describe('Listed differently from the pin: withheld until accepted.'),
+    removed: z.array(DigestedDefinition.extend({ name: z.string() })).describe('Pinned, no longer listed.'),
+  })).describe('Each server whose definitions are pinned.'),
+});
+export type AgentDriftView = z.infer<typeof AgentDriftView>;
+
+export const DriftAcceptInput = z.strictObject({
+  digest: z.string().min(1).max(128).describe('The digest of the drift reviewed (GET /v1/agents/{id}/drift): accepting publishes exactly that, or is refused (409 drift_changed).'),
+});
+export type DriftAcceptInput = z.infer<typeof DriftAcceptInput>;

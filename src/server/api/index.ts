@@ -10,7 +10,7 @@
  */
 export { ErrorBody, pageOf, type Page } from './shared.js';
 export { PackageTool, PackageView, PackageSummaryView, SkillView } from './packages.js';
-export { ToolPolicy, AgentInput, AgentSpecView, AgentView, AgentVersionView } from './agents.js';
+export { ToolPolicy, DefinitionPolicy, AgentInput, AgentSpecView, AgentView, AgentVersionView, AgentDriftView, DriftAcceptInput } from './agents.js';
 export {
   SessionInput, SessionView, SessionEndpoints, CreatedSessionView, SessionTool, SessionTools, FileEntry, FileListing,
 } from './sessions.js';

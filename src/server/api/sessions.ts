@@ -28,15 +28,25 @@ export type CreatedSessionView = z.infer<typeof CreatedSessionView>;
 /** A tool of a session's toolbox, under its published name. */
 export const SessionTool = z.object({
   name: z.string(),
+  title: z.string().optional(),
   description: z.string().optional(),
   inputSchema: jsonObject,
   outputSchema: jsonObject.optional(),
+  annotations: jsonObject.optional().describe('The source\'s hints (readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title), as it gave them.'),
+  icons: z.array(jsonObject).optional(),
   source: z.looseObject({ kind: z.string() }).describe('Where the tool comes from; a remote MCP server\'s URL is shown as its origin only.').optional(),
   requires_approval: z.literal(true).describe('Each call waits for a person\'s approval (policy require_approval or require_user_approval).').optional(),
 });
 export type SessionTool = z.infer<typeof SessionTool>;
 
-export const SessionTools = z.object({ items: z.array(SessionTool), warnings: z.array(z.string()).optional() });
+export const SessionTools = z.object({
+  items: z.array(SessionTool),
+  warnings: z.array(z.string()).optional(),
+  withheld: z.array(z.object({ name: z.string(), reason: z.string() })).describe(
+    'Tools not served: a pinned remote tool whose server now lists a changed definition (a call is refused with the reason).',
+  ).optional(),
+  listed: z.array(z.string()).describe('With discovery search: the names tools/list shows (the others are found with search_tools).').optional(),
+});
 export type SessionTools = z.infer<typeof SessionTools>;
 
 export const FileEntry = z.object({ name: z.string(), kind: z.enum(['file', 'directory', 'link', 'other']), size: z.int() });

@@ -37,7 +37,14 @@ export function sessionRoutes(): Route[] {
       async handler({ platform, params }) {
         const session = await platform.sessions.get(params.id);
         const box = await platform.toolboxes.forSession(session);
-        return { status: 200, body: { items: Object.entries(box.tools).map(([name, tool]) => toolView(name, tool)), warnings: box.warnings } };
+        return {
+          status: 200,
+          body: {
+            items: Object.entries(box.tools).map(([name, tool]) => toolView(name, tool)), warnings: box.warnings,
+            ...(box.withheld.size > 0 ? { withheld: [...box.withheld].map(([name, reason]) => ({ name, reason })) } : {}),
+            ...(box.listed ? { listed: [...box.listed] } : {}),
+          },
+        };
       },
     }),
     route({
@@ -60,7 +67,7 @@ export function sessionRoutes(): Route[] {
         200: { description: 'The call ran (or, for a retry with its Idempotency-Key, had run); its record and the result the model would see.', schema: CallAnswer },
         400: error('The Idempotency-Key is not 1-255 visible ASCII characters (bad_idempotency_key); nothing ran.'),
         404: error('No such session or tool.'),
-        409: error('The first call with this Idempotency-Key is still running (idempotency_in_progress); nothing ran again. Retry after Retry-After.'),
+        409: error('The tool is withheld (tool_withheld): its remote server now lists a changed definition its agent version did not pin; nothing ran. Or: the first call with this Idempotency-Key is still running (idempotency_in_progress); nothing ran again. Retry after Retry-After.'),
         422: error('This Idempotency-Key was used in the session for another tool or other arguments (idempotency_key_reused); nothing ran.'),
         429: error('The session, or its agent, runs as many calls as it may and its queue of waiting calls is full; nothing ran. Retry after the Retry-After header\'s seconds.'),
         503: error('The database cannot be reached (store_unavailable): the call did not run; retry after Retry-After (with an Idempotency-Key, safely).'),
@@ -71,6 +78,8 @@ export function sessionRoutes(): Route[] {
         const session = await platform.sessions.get(params.id);
         const box = await platform.toolboxes.forSession(session);
         const tool = Object.prototype.hasOwnProperty.call(box.tools, body.tool) ? box.tools[body.tool] : undefined;
+        const withheld = box.withheld.get(body.tool);
+        if (!tool && withheld !== undefined) throw new HttpError(409, 'tool_withheld', withheld);
         if (!tool) throw new HttpError(404, 'unknown_tool', `the session has no tool named ${JSON.stringify(body.tool)}`);
         let logged: LoggedCall | undefined;
         try {

@@ -10,7 +10,7 @@ import { ConflictError } from '../../../src/platform/errors.js';
 import { MIGRATIONS } from '../../../src/platform/store/migrations.js';
 import { newId } from '../../../src/platform/ids.js';
 import type {
-  AgentSpec, AgentToolGrant, ApiKeyRecord, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store,
+  AgentSpec, AgentToolGrant, ApiKeyRecord, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store, ToolPin,
 } from '../../../src/platform/store/store.js';
 import type { ApprovalDecision, HeldApprovalRecord } from '../../../src/platform/store/store.js';
 
@@ -39,7 +39,7 @@ const pkg = (name: string, version: string, extra: Partial<PackageRecord> = {}):
 const grant = (pkgName: string, version: string): AgentToolGrant => ({
   package: pkgName, requested: 'latest', version, egress: { allow: ['api.example.com'], grants: [] }, data: false,
 });
-const spec = (parts: Partial<AgentSpec> = {}): AgentSpec => ({ name: 'agent', description: '', tools: [], skills: [], mcp_servers: [], ...parts });
+const spec = (parts: Partial<AgentSpec> = {}): AgentSpec => ({ name: 'agent', description: '', tools: [], skills: [], mcp_servers: [], discovery: { mode: 'all', entry: [] }, ...parts });
 
 /** Every item of a list, page by page, with the sizes of the pages it took. */
 async function walk<T>(list: (page: PageRequest) => Promise<Page<T>>, limit: number): Promise<{ items: T[]; pages: number[] }> {
@@ -280,6 +280,32 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual(versions.pages, [5, 5, 2]);
     });
 
+    it('keeps the tool definitions pinned with each agent version, exactly as they went in; a refused publish pins nothing; a delete takes them', async () => {
+      const { store, reopen } = await fresh();
+      const id = newId('agt');
+      const definition = (description: string): ToolPin['definition'] => ({
+        name: 'search', title: 'Søk ✓', description, inputSchema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+        annotations: { readOnlyHint: true }, icons: [{ src: 'https://example.com/i.png', sizes: ['16x16'] }],
+      });
+      const pin = (server: string, tool: string, description: string): ToolPin => ({ server, tool, digest: description.padEnd(64, '0'), definition: { ...definition(description), name: tool } });
+      const first = [pin('docs', 'search', 'a'), pin('docs', 'get', 'b'), pin('wiki', 'search', 'c')];
+      await store.createAgent({ id, name: 'a', currentVersion: 1, createdAt: iso(0), updatedAt: iso(0) }, { agentId: id, version: 1, spec: spec(), createdAt: iso(0) }, first);
+      const byKey = (pins: ToolPin[]) => [...pins].sort((x, y) => byteOrder(`${x.server}/${x.tool}`, `${y.server}/${y.tool}`));
+      assert.deepEqual(await store.getToolPins(id, 1), byKey(first));
+      const second = [pin('docs', 'search', 'changed')];
+      await store.publishAgentVersion({ agentId: id, version: 2, spec: spec(), createdAt: iso(1) }, second);
+      await assert.rejects(store.publishAgentVersion({ agentId: id, version: 2, spec: spec(), createdAt: iso(2) }, [pin('x', 'y', 'z')]), ConflictError);
+      const again = await reopen();
+      assert.deepEqual(await again.getToolPins(id, 1), byKey(first), 'version 1 keeps its own pins');
+      assert.deepEqual(await again.getToolPins(id, 2), second);
+      assert.deepEqual(await again.getToolPins(id, 3), []);
+      await again.publishAgentVersion({ agentId: id, version: 3, spec: spec(), createdAt: iso(3) });
+      assert.deepEqual(await again.getToolPins(id, 3), [], 'a version with no pinned servers has no pins');
+      await again.deleteAgent(id);
+      assert.deepEqual(await again.getToolPins(id, 1), []);
+      assert.deepEqual(await again.getToolPins(id, 2), []);
+    });
+
     it('lets one of two publishers of the same next version win; the other is told to retry', async () => {
       const { store } = await fresh();
       const id = newId('agt');
@@ -299,7 +325,7 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       const vaultId = newId('vlt');
       const first = spec({
         tools: [grant('p', '1.0.0')], skills: [{ name: 's', requested: '1.0.0', version: '1.0.0' }],
-        mcp_servers: [{ name: 'm', url: 'https://mcp.example.com/', credential: { vault_id: vaultId }, default_policy: 'allow', tools: [] }],
+        mcp_servers: [{ name: 'm', url: 'https://mcp.example.com/', credential: { vault_id: vaultId }, default_policy: 'allow', tools: [], definitions: 'pin' }],
       });
       await store.createAgent({ id, name: 'a', currentVersion: 1, createdAt: iso(0), updatedAt: iso(0) }, { agentId: id, version: 1, spec: first, createdAt: iso(0) });
       await store.publishAgentVersion({ agentId: id, version: 2, spec: spec({ tools: [grant('p', '1.0.0'), grant('q', '2.0.0')] }), createdAt: iso(1) });
