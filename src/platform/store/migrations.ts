@@ -260,4 +260,11 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE calls ADD COLUMN traceparent TEXT;
     `,
   },
+  {
+    version: 10,
+    description: 'calls: an index by start, for the stats of the last hour and day (GET /v1/calls/stats)',
+    sql: `
+      CREATE INDEX calls_started ON calls(started_at);
+    `,
+  },
 ];
