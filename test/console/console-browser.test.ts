@@ -172,10 +172,11 @@ describe('the console in Chromium', () => {
     assert.equal(await image.evaluate((img: HTMLImageElement) => img.naturalWidth), 48);
   });
 
-  it('publishes a new version of an agent from its form', async () => {
+  it('publishes a new version of an agent from its JSON', async () => {
     await nav('Agents').click();
     await page.getByRole('link', { name: 'forecaster' }).click();
     await page.getByRole('heading', { name: 'Agent forecaster' }).waitFor();
+    await page.getByRole('button', { name: 'JSON', exact: true }).click();
     const spec = page.locator('textarea[name=spec]');
     const current = JSON.parse(await spec.inputValue());
     await spec.fill(JSON.stringify({ ...current, description: 'Now with a description.' }, null, 2));
