@@ -77,7 +77,7 @@ export function query(params: Record<string, string | undefined>): string {
 // The API's bodies, typed from the schemas the server declares them with (src/server/api/): the router
 // checks bodies against them and the OpenAPI document describes them. Type-only: nothing of src/ is bundled.
 export type {
-  AgentCallView, AgentInput, AgentSpecView, AgentVersionView, AgentView, CallAnswer, CallInput, CallOutcome, CallResult, CallView,
+  AgentCallView, AgentInput, ApprovalDecided, ApprovalDecisionInput, ApprovalView, CallStatsRowView, CallStatsView, AgentSpecView, AgentVersionView, AgentView, CallAnswer, CallInput, CallOutcome, CallResult, CallView,
   CreatedSessionView, CredentialInput, CredentialPayload, CredentialView, EgressView, FileEntry, FileListing, HeldApprovalView,
   PackageSummaryView, PackageTool, PackageView, Page, SessionInput, SessionTool, SessionTools, SessionView, VaultInput, VaultView,
 } from '../../src/server/api/index.js';

@@ -1,7 +1,8 @@
 // A call held for an operator's approval: exactly what will run if it is approved, read from the held call itself
 // (GET /v1/sessions/{id}/approvals/{approval_id}), not from the call log, whose copy hides values by their keys'
 // names and cuts deep or large arguments. Only the session's vault secrets are hidden, at the places listed.
-import { api, type HeldApprovalView } from './api';
+import { useState } from 'preact/hooks';
+import { api, ApiError, type ApprovalDecided, type ApprovalDecisionInput, type HeldApprovalView } from './api';
 import { ErrorLine, useLoad } from './components';
 
 /**
@@ -18,6 +19,9 @@ export function visibleJson(value: unknown): string {
 export function HeldCall({ sessionId, approvalId }: { sessionId: string; approvalId: string }) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}/approvals/${encodeURIComponent(approvalId)}`;
   const held = useLoad(() => api<HeldApprovalView>('GET', path), [path]);
+  const [deciding, setDeciding] = useState<ApprovalDecisionInput['decision'] | null>(null);
+  const [decided, setDecided] = useState<ApprovalDecided['approval'] | null>(null);
+  const [error, setError] = useState<unknown>(null);
   if (held.error) return <ErrorLine error={held.error} />;
   if (!held.data) return <p class="muted">Loading what waits for approval…</p>;
   const { data } = held;
@@ -34,6 +38,29 @@ export function HeldCall({ sessionId, approvalId }: { sessionId: string; approva
           {data.hidden_secrets.map((p, i) => <span key={i}>{i > 0 ? ', ' : ''}<code>{visibleJson(p)}</code></span>)}: the tool receives the secret itself there.
         </p>
       ) : null}
+      {decided ? (
+        <p class="held-decided" role="status">{decided.decision === 'approved' ? 'Approved: the call runs now.' : 'Denied: the call ends without running.'}</p>
+      ) : (
+        <div class="held-actions">
+          {(['approve', 'deny'] as const).map((decision) => (
+            <button key={decision} type="button" class={decision === 'deny' ? 'danger' : ''} disabled={deciding !== null} onClick={async () => {
+              setDeciding(decision);
+              setError(null);
+              try {
+                const input: ApprovalDecisionInput = { decision };
+                setDecided((await api<ApprovalDecided>('POST', path, input)).approval);
+              } catch (err) {
+                // A read-only key may look but not decide: said in words, not as a bare 403.
+                setError(err instanceof ApiError && err.status === 403 ? new Error(`This API key cannot decide: an admin key approves or denies. (${err.message})`) : err);
+                held.reload();
+              } finally {
+                setDeciding(null);
+              }
+            }}>{decision === 'approve' ? 'Approve' : 'Deny'}</button>
+          ))}
+          <ErrorLine error={error} />
+        </div>
+      )}
     </div>
   );
 }

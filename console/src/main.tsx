@@ -4,8 +4,9 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiKey, ApiError, signIn, signOut } from './api';
 import { ErrorLine } from './components';
-import { linkProps, usePath } from './router';
+import { linkProps, usePlace, type Place } from './router';
 import { CallsPage } from './pages/calls';
+import { OverviewPage } from './pages/overview';
 import { PackagePage, PackagesPage } from './pages/packages';
 import { AgentPage, AgentsPage } from './pages/agents';
 import { SessionPage, SessionsPage } from './pages/sessions';
@@ -41,12 +42,13 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 }
 
 // The server answers index.html for these sections (src/server/console-files.ts, CONSOLE_SECTIONS).
-const PAGES = [['/calls', 'Calls'], ['/packages', 'Packages'], ['/agents', 'Agents'], ['/sessions', 'Sessions'], ['/vaults', 'Vaults']] as const;
+const PAGES = [['/overview', 'Overview'], ['/calls', 'Calls'], ['/packages', 'Packages'], ['/agents', 'Agents'], ['/sessions', 'Sessions'], ['/vaults', 'Vaults']] as const;
 
-function Page({ path }: { path: string }) {
-  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-  const search = new URLSearchParams(location.search);
+function Page({ place }: { place: Place }) {
+  const parts = place.path.split('/').filter(Boolean).map(decodeURIComponent);
+  const search = new URLSearchParams(place.search);
   switch (parts[0] ?? 'calls') {
+    case 'overview': return <OverviewPage />;
     case 'calls': return <CallsPage selected={parts[1] ?? null} />;
     case 'packages': return parts[1] ? <PackagePage name={parts[1]} /> : <PackagesPage />;
     case 'agents': return parts[1] ? <AgentPage id={parts[1]} /> : <AgentsPage />;
@@ -58,14 +60,14 @@ function Page({ path }: { path: string }) {
 
 function App() {
   const [signedIn, setSignedIn] = useState(apiKey() !== null);
-  const path = usePath();
+  const place = usePlace();
   useEffect(() => {
     const out = () => setSignedIn(false);
     window.addEventListener('subako:signed-out', out);
     return () => window.removeEventListener('subako:signed-out', out);
   }, []);
   if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
-  const section = `/${path.split('/')[1] || 'calls'}`;
+  const section = `/${place.path.split('/')[1] || 'calls'}`;
   return (
     <div class="shell">
       <nav class="top">
@@ -74,7 +76,7 @@ function App() {
         <span class="spacer" />
         <button type="button" class="small" onClick={signOut}>sign out</button>
       </nav>
-      <main class="content"><Page path={path} /></main>
+      <main class="content"><Page place={place} /></main>
     </div>
   );
 }

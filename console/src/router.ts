@@ -1,4 +1,5 @@
 // Page paths (`/calls/<id>`, `/sessions/<id>`, …) with the History API; the server answers index.html for each.
+// A page follows its whole location, the query too: `/sessions?agent=…` is another list than `/sessions`.
 import { useEffect, useState } from 'preact/hooks';
 
 export function navigate(path: string): void {
@@ -7,10 +8,22 @@ export function navigate(path: string): void {
   window.dispatchEvent(new Event('subako:navigate'));
 }
 
-export function usePath(): string {
-  const [path, setPath] = useState(location.pathname);
+/** Where the page is: its path and its query (with the `?`, or empty). */
+export interface Place {
+  path: string;
+  search: string;
+}
+
+const here = (): Place => ({ path: location.pathname, search: location.search });
+
+export function usePlace(): Place {
+  const [place, setPlace] = useState(here);
   useEffect(() => {
-    const update = () => setPath(location.pathname);
+    // A new object only when something changed, so a navigation to the same place renders nothing again.
+    const update = () => setPlace((current) => {
+      const next = here();
+      return next.path === current.path && next.search === current.search ? current : next;
+    });
     window.addEventListener('popstate', update);
     window.addEventListener('subako:navigate', update);
     return () => {
@@ -18,7 +31,7 @@ export function usePath(): string {
       window.removeEventListener('subako:navigate', update);
     };
   }, []);
-  return path;
+  return place;
 }
 
 /** An in-app link: a real href (open in a new tab works), handled here on a plain click. */

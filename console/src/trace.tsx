@@ -26,7 +26,21 @@ function BlobImage({ data, mimeType }: { data: string; mimeType: string }) {
     setSrc(url);
     return () => URL.revokeObjectURL(url);
   }, [data, mimeType]);
-  return src ? <img class="model-image" src={src} alt={`an image (${mimeType})`} /> : null;
+  // A thumbnail (style.css bounds it); the link opens it whole.
+  return src ? <a class="thumbnail" href={src} target="_blank" rel="noopener"><img class="model-image" src={src} alt={`an image (${mimeType})`} /></a> : null;
+}
+
+/** How a held call was decided, for audit: how it was asked, the decision, who decided and when, and why. */
+function ApprovalRecord({ approval }: { approval: NonNullable<CallView['approval']> }) {
+  return (
+    <dl class="facts approval-record" data-decision={approval.decision}>
+      <dt>decision</dt><dd class="approval-decision">{approval.decision}</dd>
+      <dt>asked</dt><dd>{approval.asked === 'api' ? 'an operator, through the API or the console' : "the end user, through the MCP client's elicitation"}</dd>
+      {approval.decided_by ? <><dt>decided by</dt><dd>API key <code class="approval-decided-by">{approval.decided_by}</code></dd></> : null}
+      {approval.decided_at ? <><dt>decided at</dt><dd class="approval-decided-at"><When iso={approval.decided_at} /></dd></> : null}
+      {approval.reason ? <><dt>reason</dt><dd class="approval-reason">{approval.reason}</dd></> : null}
+    </dl>
+  );
 }
 
 const LINK = /^\[link: (.*) <([^<>]*)>\]$/s;
@@ -109,6 +123,7 @@ export function Trace({ call, result }: { call: CallView | AgentCallView; result
       {call.approval?.decision === 'pending' && call.outcome === 'running'
         ? <HeldCall sessionId={call.session_id} approvalId={call.approval.id} />
         : <Json value={call.arguments} />}
+      {call.approval ? <><h4>Approval</h4><ApprovalRecord approval={call.approval} /></> : null}
       <h4>What the model saw</h4>
       <div class="model">{call.outcome === 'running' ? <p class="muted">running…</p> : blocks.map((b, i) => <ModelBlock key={i} block={b} />)}</div>
       <h4>stderr (last 4 KiB)</h4>

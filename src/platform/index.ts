@@ -18,7 +18,8 @@ export {
   CALL_KEY_TTL_MS, IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, MAX_IDEMPOTENCY_KEY_CHARS, checkIdempotencyKey,
   CallKeyInProgressError, CallKeyInvalidError, CallKeyReusedError, CallNotStartedError,
 } from './calls/index.js';
-export type { AgentToolbox, SessionTool, LoggedCall, SessionCallContext } from './calls/index.js';
+export type { AgentToolbox, SessionTool, LoggedCall, SessionCallContext, CallStatsWindow, StatsWindow } from './calls/index.js';
+export { STATS_WINDOWS } from './calls/index.js';
 export {
   Approvals, canonicalJson, argumentsDigest, APPROVAL_INPUT_KEY, MAX_HELD_PER_SESSION, MAX_HELD_DEPTH, MAX_HELD_ARGUMENT_BYTES,
   type Approver, type ApprovalGate, type HeldApproval, type PendingApproval, type Verdict,

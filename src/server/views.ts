@@ -3,10 +3,10 @@
  * credential payloads exist only as hashes or sealed text and are not in any view). Each view is typed by
  * its answer's schema (server/api/), so a record and the schema the OpenAPI document shows cannot drift apart.
  */
-import type { AgentDrift, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
+import type { AgentDrift, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, CallStatsRow, CallStatsWindow, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
 import type {
-  AgentCallView, AgentDriftView, AgentVersionView, AgentView, ApprovalView, CallApprovalView, CallView, HeldApprovalView, KeyView, PackageSummaryView, PackageView,
+  AgentCallView, AgentDriftView, AgentVersionView, AgentView, ApprovalView, CallApprovalView, CallStatsRowView, CallStatsView, CallView, HeldApprovalView, KeyView, PackageSummaryView, PackageView,
   Page as PageView, SessionEndpoints, SessionTool, SessionView, SkillView, VaultView,
 } from './api/index.js';
 
@@ -82,6 +82,16 @@ export function sessionEndpoints(baseUrl: string, rec: SessionRecord, token: str
 }
 
 /** `agentId`: the call's agent, where the answer spans sessions (the calls search and the live stream). */
+const statsRowView = (row: CallStatsRow): CallStatsRowView =>
+  ({ key: row.key, calls: row.calls, errors: row.errors, p50_ms: row.p50Ms, p95_ms: row.p95Ms });
+
+export function callStatsView(stats: CallStatsWindow): CallStatsView {
+  return {
+    window: stats.window, since: stats.since, until: stats.until, bucket_seconds: stats.bucketMs / 1000, buckets: stats.buckets,
+    by_tool: stats.byTool.map(statsRowView), by_agent: stats.byAgent.map(statsRowView),
+  };
+}
+
 export function callView(rec: CallRecord): CallView;
 export function callView(rec: CallRecord, agentId: string): AgentCallView;
 export function callView(rec: CallRecord, agentId?: string): CallView {

@@ -90,7 +90,7 @@ describe('the console in Chromium', () => {
     const made = (await serve.call('POST', `/v1/sessions/${session.id}/calls`, { tool: 'greet', arguments: { name: 'Grace' } })).body.call;
     const row = page.locator(`tr[data-call-id="${made.id}"]`);
     await row.locator('.outcome-ok').waitFor(); // arrived over the stream: the page was not reloaded
-    await row.getByRole('link').click();
+    await row.getByRole('link').first().click();
     const trace = page.locator(`.calls-detail .trace[data-call-id="${made.id}"]`);
     await trace.getByText('Hello, Grace!').waitFor();
     await trace.locator('.stderr').getByText('greeted Grace').waitFor();
@@ -130,7 +130,7 @@ describe('the console in Chromium', () => {
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     const { call } = answer.body;
     assert.equal(call.egress.length, 2, JSON.stringify(call.egress));
-    await page.locator(`tr[data-call-id="${call.id}"]`).getByRole('link').click();
+    await page.locator(`tr[data-call-id="${call.id}"]`).getByRole('link').first().click();
     const trace = page.locator(`.calls-detail .trace[data-call-id="${call.id}"]`);
     const requests = trace.locator('table.egress tbody tr');
     await requests.nth(1).waitFor();
@@ -172,10 +172,11 @@ describe('the console in Chromium', () => {
     assert.equal(await image.evaluate((img: HTMLImageElement) => img.naturalWidth), 48);
   });
 
-  it('publishes a new version of an agent from its form', async () => {
+  it('publishes a new version of an agent from its JSON', async () => {
     await nav('Agents').click();
     await page.getByRole('link', { name: 'forecaster' }).click();
     await page.getByRole('heading', { name: 'Agent forecaster' }).waitFor();
+    await page.getByRole('button', { name: 'JSON', exact: true }).click();
     const spec = page.locator('textarea[name=spec]');
     const current = JSON.parse(await spec.inputValue());
     await spec.fill(JSON.stringify({ ...current, description: 'Now with a description.' }, null, 2));

@@ -78,7 +78,7 @@ describe('the Calls page with 40 calls of 900 KiB', () => {
   });
 
   it('opens the oldest read\'s trace: the start of its result and a note of what the call log left out', { timeout: 60_000 }, async () => {
-    await page.locator(`tr[data-call-id="${made[1]}"]`).getByRole('link').click();
+    await page.locator(`tr[data-call-id="${made[1]}"]`).getByRole('link').first().click();
     const trace = page.locator(`.calls-detail .trace[data-call-id="${made[1]}"]`);
     await trace.locator('.block-note', { hasText: 'the call log keeps only the start of this text' }).waitFor();
     await trace.locator('.block-note', { hasText: /bytes of what the model saw were left out of the call log/ }).waitFor();

@@ -51,7 +51,7 @@ describe('a call\'s trace in the console, in scale-out', () => {
     await page.getByLabel('API key').fill(serve.apiKey);
     await page.getByRole('button', { name: 'sign in' }).click();
     await page.locator('nav.top').getByRole('link', { name: 'Calls', exact: true }).click();
-    await page.locator(`tr[data-call-id="${callId}"]`).getByRole('link').click();
+    await page.locator(`tr[data-call-id="${callId}"]`).getByRole('link').first().click();
     const shown = page.locator(`.calls-detail .trace[data-call-id="${callId}"] dd.worker`);
     await shown.waitFor();
     assert.equal(await shown.textContent(), `${worker.name} on ${hostname()}`);

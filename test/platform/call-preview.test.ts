@@ -15,12 +15,21 @@ const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 const text = (t: string): ContentBlock => ({ type: 'text', text: t });
 
 describe('the call log\'s preview of a result', () => {
-  it('a result under 64 KiB is kept as it is, redacted; an image as its size and digest', () => {
+  it('a result under 64 KiB is kept as it is, redacted; an image as its size and digest, a small one with its bytes', () => {
     const png = Buffer.from('not really a png').toString('base64');
-    const kept = loggedModel([text('token tok_secret_1 here'), { type: 'image', mimeType: 'image/png', data: png }], ['tok_secret_1']);
+    const large = Buffer.alloc(16 * KiB + 1, 7);
+    const kept = loggedModel([
+      text('token tok_secret_1 here'),
+      { type: 'image', mimeType: 'image/png', data: png },
+      { type: 'image', mimeType: 'image/svg+xml', data: png },
+      { type: 'image', mimeType: 'image/png', data: large.toString('base64') },
+    ], ['tok_secret_1']);
+    const digest = createHash('sha256').update('not really a png').digest('hex');
     assert.deepEqual(kept, [
       { type: 'text', text: `token ${REDACTED} here` },
-      { type: 'image', mimeType: 'image/png', bytes: 16, sha256: createHash('sha256').update('not really a png').digest('hex') },
+      { type: 'image', mimeType: 'image/png', bytes: 16, sha256: digest, data: png },
+      { type: 'image', mimeType: 'image/svg+xml', bytes: 16, sha256: digest },
+      { type: 'image', mimeType: 'image/png', bytes: large.length, sha256: createHash('sha256').update(large).digest('hex') },
     ]);
   });
 

@@ -4,6 +4,8 @@ import { useState } from 'preact/hooks';
 import { api, type AgentInput, type AgentSpecView, type AgentVersionView, type AgentView, type Page } from '../api';
 import { ErrorLine, Json, Section, useLoad, When } from '../components';
 import { linkProps, navigate } from '../router';
+import { AgentSpecFields } from '../agent-form';
+import { maskUrls, restoreUrls, shownRemoteUrl } from '../remote-url';
 
 /**
  * A stored spec as the input it came from: each package and skill with the version its author asked for
@@ -38,7 +40,7 @@ export function Grants({ spec }: { spec: AgentSpecView }) {
       <h5>Remote MCP servers</h5>
       {servers.length === 0 ? <p class="muted">none</p> : (
         <ul>{servers.map((s, i) => (
-          <li key={i}><code>{s.name}</code> at <code>{s.url}</code> · default policy <strong>{s.default_policy ?? 'allow'}</strong>
+          <li key={i}><code>{s.name}</code> at <code class="remote-origin">{shownRemoteUrl(s.url)}</code> · default policy <strong>{s.default_policy ?? 'allow'}</strong>
             {s.credential ? <> · credential from vault <a {...linkProps(`/vaults/${s.credential.vault_id}`)}><code>{s.credential.vault_id}</code></a></> : null}
             {s.tools?.length ? <ul>{s.tools.map((t) => <li key={t.name}><code>{t.name}</code>: {t.policy}</li>)}</ul> : null}
           </li>
@@ -80,6 +82,41 @@ function SpecForm({ initial, submitLabel, onSubmit }: { initial: AgentInput; sub
       <ErrorLine error={error} />
       <button type="submit" disabled={busy}>{submitLabel}</button>
     </form>
+  );
+}
+
+/**
+ * The next version, from a form or as JSON: both start from the current spec with remote URLs shown as their
+ * origins, and a URL left as shown is sent as the stored one.
+ */
+function Publish({ spec, onPublish }: { spec: AgentSpecView; onPublish: (spec: AgentInput) => Promise<void> }) {
+  const [mode, setMode] = useState<'form' | 'json'>('form');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const input = toInput(spec);
+  const initial = { ...input, mcp_servers: maskUrls(input.mcp_servers ?? []) };
+  const publish = async (next: AgentInput) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await onPublish({ ...next, mcp_servers: restoreUrls(next.mcp_servers, spec.mcp_servers) });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="publish">
+      <p class="tabs">
+        <button type="button" class={mode === 'form' ? 'small active' : 'small'} aria-pressed={mode === 'form'} onClick={() => setMode('form')}>form</button>{' '}
+        <button type="button" class={mode === 'json' ? 'small active' : 'small'} aria-pressed={mode === 'json'} onClick={() => setMode('json')}>JSON</button>
+      </p>
+      {mode === 'form'
+        ? <AgentSpecFields initial={initial} busy={busy} submitLabel="publish version" onSubmit={(next) => void publish(next)} />
+        : <SpecForm initial={initial} submitLabel="publish version" onSubmit={publish} />}
+      <ErrorLine error={error} />
+    </div>
   );
 }
 
@@ -141,10 +178,10 @@ export function AgentPage({ id }: { id: string }) {
             ))}
           </tbody>
         </table>
-        {shown ? <><h4>Version {shown.version} grants</h4><Grants spec={shown.spec} /><details><summary>spec as JSON</summary><Json value={shown.spec} /></details></> : null}
+        {shown ? <><h4>Version {shown.version} grants</h4><Grants spec={shown.spec} /><details><summary>spec as JSON</summary><Json value={{ ...shown.spec, mcp_servers: maskUrls(shown.spec.mcp_servers) }} /></details></> : null}
       </Section>
       <Section title="Publish a new version">
-        {a.spec ? <SpecForm key={a.version} initial={toInput(a.spec)} submitLabel="publish version" onSubmit={async (spec) => {
+        {a.spec ? <Publish key={a.version} spec={a.spec} onPublish={async (spec) => {
           await api('PUT', `/v1/agents/${encodeURIComponent(a.id)}`, spec);
           agent.reload();
           versions.reload();

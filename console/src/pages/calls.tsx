@@ -3,7 +3,7 @@
 // calls" follows the page's cursor, so every call can be reached.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, OUTCOMES, query, type AgentCallView, type AgentView, type Page } from '../api';
-import { ErrorLine, Outcome, useLoad, When } from '../components';
+import { ErrorLine, Outcome, useLoad } from '../components';
 import { followCalls } from '../sse';
 import { linkProps } from '../router';
 import { Trace } from '../trace';
@@ -17,17 +17,29 @@ interface Filters {
 
 const PAGE = 200;
 
+/** A session id as the list shows it: its prefix and its random end, enough to tell sessions apart (the title has it whole). */
+const shortSession = (id: string): string => (id.length > 14 ? `${id.slice(0, 4)}…${id.slice(-6)}` : id);
+
+/** A start as the list shows it: the time, and the date only when it is not today (the title has it whole). */
+function startedText(iso: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const time = date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return date.toDateString() === new Date().toDateString() ? time : `${date.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${time}`;
+}
+
 /**
  * What the list keeps of a call: its row. The trace loads the whole call when it is opened, so a page left open
  * while the stream brings calls in holds a few hundred bytes for each, not its arguments and result.
  */
-interface CallRow extends Pick<AgentCallView, 'id' | 'tool' | 'outcome' | 'duration_ms' | 'via' | 'started_at'> {
+interface CallRow extends Pick<AgentCallView, 'id' | 'tool' | 'outcome' | 'duration_ms' | 'via' | 'started_at' | 'agent_id' | 'session_id'> {
   requests: number;
   refused: boolean;
 }
 
 const rowOf = (call: AgentCallView): CallRow => ({
   id: call.id, tool: call.tool, outcome: call.outcome, duration_ms: call.duration_ms, via: call.via, started_at: call.started_at,
+  agent_id: call.agent_id, session_id: call.session_id,
   requests: call.egress.length, refused: call.egress.some((e) => e.error),
 });
 
@@ -50,6 +62,7 @@ export function CallsPage({ selected }: { selected: string | null }) {
   const [error, setError] = useState<unknown>(null);
   const [state, setState] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
   const agents = useLoad(() => api<Page<AgentView>>('GET', '/v1/agents?limit=200'), []);
+  const agentNames = new Map((agents.data?.items ?? []).map((a) => [a.id, a.name]));
   const filterQuery = query({ ...filters });
   const [generation, setGeneration] = useState(0);
   /** Which list a page answers (the filters and the reloads so far): an answer for an older one is dropped. */
@@ -127,18 +140,24 @@ export function CallsPage({ selected }: { selected: string | null }) {
         <ErrorLine error={error} />
         {calls.length === 0 ? <p class="muted">No calls yet. Start a session and call a tool (Sessions).</p> : (
           <table class="list calls">
-            <thead><tr><th>started</th><th>tool</th><th>outcome</th><th>duration</th><th>via</th><th>egress</th></tr></thead>
+            {/* Fixed widths: the list fits its half of the page, a long name ends in an ellipsis (its title has it whole). */}
+            <colgroup><col class="c-started" /><col class="c-tool" /><col class="c-agent" /><col class="c-session" /><col class="c-outcome" /><col class="c-duration" /><col class="c-egress" /></colgroup>
+            <thead><tr><th>started</th><th>tool</th><th>agent</th><th>session</th><th>outcome</th><th>duration</th><th title="HTTP requests">HTTP</th></tr></thead>
             <tbody>
-              {calls.map((c) => (
-                <tr key={c.id} class={c.id === selected ? 'selected' : ''} data-call-id={c.id}>
-                  <td><a {...linkProps(`/calls/${c.id}`)}><When iso={c.started_at} /></a></td>
-                  <td><code>{c.tool}</code></td>
-                  <td><Outcome outcome={c.outcome} /></td>
-                  <td>{c.duration_ms === null ? '…' : `${c.duration_ms} ms`}</td>
-                  <td>{c.via}</td>
-                  <td>{c.requests ? `${c.requests}${c.refused ? ' (refused)' : ''}` : ''}</td>
-                </tr>
-              ))}
+              {calls.map((c) => {
+                const agentName = agentNames.get(c.agent_id) ?? c.agent_id;
+                return (
+                  <tr key={c.id} class={c.id === selected ? 'selected' : ''} data-call-id={c.id}>
+                    <td><a {...linkProps(`/calls/${c.id}`)} title={`${c.started_at} via ${c.via}`}><time dateTime={c.started_at}>{startedText(c.started_at)}</time></a></td>
+                    <td class="cut" title={c.tool}><code>{c.tool}</code></td>
+                    <td class="cut call-agent" title={`${agentName} (${c.agent_id})`}><a {...linkProps(`/agents/${c.agent_id}`)}>{agentName}</a></td>
+                    <td class="cut call-session" title={c.session_id}><a {...linkProps(`/sessions/${c.session_id}`)}><code>{shortSession(c.session_id)}</code></a></td>
+                    <td class="cut" title={c.outcome}><Outcome outcome={c.outcome} /></td>
+                    <td>{c.duration_ms === null ? '…' : `${c.duration_ms} ms`}</td>
+                    <td title={c.refused ? 'a request was refused' : undefined}>{c.requests ? `${c.requests}${c.refused ? '!' : ''}` : ''}</td>
+                  </tr>
+                );
+              })}
             </tbody>
           </table>
         )}

@@ -41,6 +41,7 @@ import { CallKeys, IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, checkIdempotencyKey,
 import { CallOutbox, type PendingEnd } from './call-outbox.js';
 import { CallNotStartedError } from './call-refusals.js';
 import { CallSpan } from './call-span.js';
+import { statsQuery, statsWindow, type CallStatsWindow, type StatsWindow } from './call-stats.js';
 
 export interface LoggedCall {
   record: CallRecord;
@@ -203,6 +204,7 @@ export class CallLog {
   readonly callTimeoutMs: number;
   readonly events: CallEvents;
   private readonly store: CallStore & CallKeyStore;
+  private readonly clock: Clock;
   private readonly instanceId: string | undefined;
   private readonly keys: CallKeys;
   private readonly outbox: CallOutbox;
@@ -215,6 +217,7 @@ export class CallLog {
     this.events = options.events ?? new CallEvents();
     this.log = options.log;
     this.keys = new CallKeys(options.store, options.sealingKey, options.clock ?? systemClock);
+    this.clock = options.clock ?? systemClock;
     this.outbox = new CallOutbox((end) => this.land(end), options.log);
   }
 
@@ -438,6 +441,12 @@ export class CallLog {
   /** Calls of every session, newest first, narrowed by `filter`. */
   search(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>> {
     return this.store.findCalls(filter, page);
+  }
+
+  /** The calls of the last hour (by minute) or day (by hour): counts, errors, latency by tool and by agent. */
+  async stats(window: StatsWindow): Promise<CallStatsWindow> {
+    const now = this.clock.now();
+    return statsWindow(window, now, await this.store.callStats(statsQuery(window, now)));
   }
 
   async find(id: string): Promise<AgentCall> {

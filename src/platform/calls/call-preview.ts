@@ -48,12 +48,22 @@ export function loggedModel(content: readonly ContentBlock[], secrets: readonly 
   return kept;
 }
 
-/** Text is kept (redacted); an image is kept as its type, size and digest, not its bytes. */
+/**
+ * An image up to this many bytes, of a type a browser shows, is kept whole in the log (its base64 a third more),
+ * so a trace can show it as a thumbnail: an icon, a chart, a small screenshot. Larger ones are kept as their
+ * size and digest: a page of calls carries every record, and one screenshot would fill it.
+ */
+export const LOGGED_IMAGE_MAX_BYTES = 16 * 1024;
+const SHOWN_IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
+
+/** Text is kept (redacted); an image as its type, size and digest, and its bytes too when small (LOGGED_IMAGE_MAX_BYTES). */
 function loggable(block: ContentBlock, secrets: readonly string[]): unknown {
   if (block.type === 'text' && typeof block.text === 'string') return { type: 'text', text: redactText(block.text, secrets) };
   if (block.type === 'image' && typeof block.data === 'string') {
     const bytes = Buffer.from(block.data, 'base64');
-    return { type: 'image', mimeType: block.mimeType, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const kept = { type: 'image', mimeType: block.mimeType, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const small = bytes.length <= LOGGED_IMAGE_MAX_BYTES && typeof block.mimeType === 'string' && SHOWN_IMAGE_TYPES.test(block.mimeType);
+    return small ? { ...kept, data: bytes.toString('base64') } : kept;
   }
   return redactArguments(block, secrets);
 }

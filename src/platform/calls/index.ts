@@ -9,6 +9,7 @@ export { APPROVAL_INPUT_KEY, Approvals, MAX_HELD_ARGUMENT_BYTES, MAX_HELD_DEPTH,
 export { CALL_REFUSED, CallAdmission, CallRefusedError, RETRY_AFTER_MS, defaultCallAdmissionLimits, type AdmittedCall, type CallAdmissionLimits, type NotStarted } from './call-admission.js';
 export { type CallEvent, type CallEvents } from './call-events.js';
 export { CallLog, type LoggedCall, type SessionCallContext } from './call-log.js';
+export { STATS_WINDOWS, statsQuery, statsWindow, type CallStatsWindow, type StatsWindow } from './call-stats.js';
 export { CALL_KEY_TTL_MS, IDEMPOTENCY_META_KEY, REPLAYED_META_KEY, checkIdempotencyKey } from './call-keys.js';
 export { CallKeyInProgressError, CallKeyInvalidError, CallKeyReusedError, CallNotStartedError, MAX_IDEMPOTENCY_KEY_CHARS } from './call-refusals.js';
 export { SOURCE_SEPARATOR, overlappingSource } from './tool-names.js';

@@ -276,4 +276,11 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    description: 'calls: an index by start, for the stats of the last hour and day (GET /v1/calls/stats)',
+    sql: `
+      CREATE INDEX calls_started ON calls(started_at);
+    `,
+  },
 ];

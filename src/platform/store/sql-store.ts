@@ -12,7 +12,7 @@ import {
 } from './store-rows.js';
 import { newId } from '../ids.js';
 import type {
-  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
+  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallStats, CallStatsQuery, CallStatsRow, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
   HeldApprovalRecord, IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
   ToolPin, VaultRecord,
 } from './store.js';
@@ -281,6 +281,25 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   }
   findCall(id: string): Promise<AgentCall | null> {
     return this.one(this.sql.calls.withAgent, [id], toAgentCall);
+  }
+  async callStats(query: CallStatsQuery): Promise<CallStats> {
+    const { calls } = this.sql;
+    // Counts come back as numbers (SQLite) or as text (PostgreSQL's bigint): read as numbers either way.
+    const statsRow = (row: Row): CallStatsRow => ({
+      key: s(row.k), calls: Number(row.calls), errors: Number(row.errors ?? 0),
+      p50Ms: row.p50 === null || row.p50 === undefined ? null : Number(row.p50),
+      p95Ms: row.p95 === null || row.p95 === undefined ? null : Number(row.p95),
+    });
+    const [buckets, byTool, byAgent] = await Promise.all([
+      this.db.all(calls.statsBuckets, [query.bucketChars, query.since]),
+      this.db.all(calls.statsByTool, [query.since]),
+      this.db.all(calls.statsByAgent, [query.since]),
+    ]);
+    return {
+      buckets: buckets.map((row) => ({ start: s(row.bucket), calls: Number(row.calls), errors: Number(row.errors ?? 0) })),
+      byTool: byTool.map(statsRow),
+      byAgent: byAgent.map(statsRow),
+    };
   }
 
   // ---- instances, settings and exclusive work: one process on SQLite, several on PostgreSQL, the same rules

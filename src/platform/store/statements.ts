@@ -56,6 +56,36 @@ export function callSearch(filters: readonly (keyof typeof CALL_SEARCH_FILTERS)[
   return `${CALL_WITH_AGENT}${where} ORDER BY c.id DESC LIMIT ?`;
 }
 
+/**
+ * The outcomes a stats query counts as errors: the tool failed, crashed, was cut off, or was called wrongly.
+ * A denial, a cancellation and a round of input are not the tool's failures.
+ */
+export const ERROR_OUTCOMES = ['tool_error', 'crash', 'unknown', 'invalid_arguments'] as const;
+const IS_ERROR = `CASE WHEN c.outcome IN (${ERROR_OUTCOMES.map((o) => `'${o}'`).join(', ')}) THEN 1 ELSE 0 END`;
+
+/**
+ * Calls and errors per time bucket since a moment (`?`s: the bucket's length in characters of started_at, the
+ * moment). ISO text of one format, so a prefix is a minute or an hour and text order is time order.
+ */
+const CALL_STATS_BUCKETS = `SELECT substr(c.started_at, 1, ?) AS bucket, COUNT(*) AS calls, SUM(${IS_ERROR}) AS errors
+  FROM calls c WHERE c.started_at >= ? GROUP BY 1 ORDER BY 1`;
+
+/**
+ * Per key (a tool, an agent): calls, errors, and the 50th and 95th percentile of the ended calls' durations by
+ * nearest rank (the smallest duration whose rank r has r/n ≥ p), with window functions both databases have.
+ */
+const callStatsBy = (key: string): string => `WITH w AS (
+    SELECT ${key} AS k, c.duration_ms AS d, ${IS_ERROR} AS e FROM calls c JOIN sessions s ON s.id = c.session_id WHERE c.started_at >= ?
+  ), ranked AS (
+    SELECT k, d, ROW_NUMBER() OVER (PARTITION BY k ORDER BY d) AS rn, COUNT(*) OVER (PARTITION BY k) AS n FROM w WHERE d IS NOT NULL
+  ), pct AS (
+    SELECT k, MIN(CASE WHEN rn * 100 >= n * 50 THEN d END) AS p50, MIN(CASE WHEN rn * 100 >= n * 95 THEN d END) AS p95 FROM ranked GROUP BY k
+  ), counts AS (
+    SELECT k, COUNT(*) AS calls, SUM(e) AS errors FROM w GROUP BY k
+  )
+  SELECT counts.k AS k, counts.calls AS calls, counts.errors AS errors, pct.p50 AS p50, pct.p95 AS p95
+  FROM counts LEFT JOIN pct ON pct.k = counts.k ORDER BY counts.calls DESC, counts.k`;
+
 /** A call cut off is marked `unknown` with this crash (its one `?`: the crash as JSON). */
 const INTERRUPT = "UPDATE calls SET outcome = 'unknown', crash = ? WHERE outcome = 'running'";
 
@@ -156,6 +186,9 @@ export function statementsFor(d: Dialect) {
       inSession: 'SELECT * FROM calls WHERE session_id = ? AND id = ?',
       pages: pages('calls', 'id', 'session_id = ?'),
       withAgent: `${CALL_WITH_AGENT} WHERE c.id = ?`,
+      statsBuckets: CALL_STATS_BUCKETS,
+      statsByTool: callStatsBy('c.tool'),
+      statsByAgent: callStatsBy('s.agent_id'),
     },
     instances: {
       // Renewed in time, a lease keeps its epoch; taken afresh (new, or after it lapsed) it gets the one given.

@@ -303,6 +303,34 @@ export interface CallFilter {
   outcome?: CallOutcome;
 }
 
+/**
+ * How a window of the call log went, counted by the database: calls and errors per time bucket (only buckets
+ * with calls), and per tool and per agent their calls, errors and latency percentiles (nearest rank over the
+ * calls that ended; null when none has).
+ */
+export interface CallStats {
+  buckets: { start: string; calls: number; errors: number }[];
+  byTool: CallStatsRow[];
+  byAgent: CallStatsRow[];
+}
+
+export interface CallStatsRow {
+  key: string;
+  calls: number;
+  errors: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+}
+
+/**
+ * Which calls a stats query counts: those started at or after `since` (ISO text), bucketed by the first
+ * `bucketChars` characters of their start (16: the minute, 13: the hour).
+ */
+export interface CallStatsQuery {
+  since: string;
+  bucketChars: 13 | 16;
+}
+
 /** A call with the agent of its session (the record itself names only the session). */
 export interface AgentCall {
   call: CallRecord;
@@ -426,6 +454,8 @@ export interface CallStore {
   /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */
   findCalls(filter: CallFilter, page: PageRequest): Promise<Page<AgentCall>>;
   findCall(id: string): Promise<AgentCall | null>;
+  /** Counts and latency percentiles of the calls started in a window (CallStats). */
+  callStats(query: CallStatsQuery): Promise<CallStats>;
 }
 
 /** What the processes sharing one database agree on: whose calls still run, settings claimed once, turns. */

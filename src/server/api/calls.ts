@@ -87,3 +87,28 @@ export const CallAnswer = z.object({
   ),
 });
 export type CallAnswer = z.infer<typeof CallAnswer>;
+
+/** One tool's or agent's calls in a stats window. */
+export const CallStatsRowView = z.object({
+  key: z.string().describe('The tool (its published name) or the agent id.'),
+  calls: z.int(),
+  errors: z.int().describe('Calls that ended tool_error, crash, unknown or invalid_arguments.'),
+  p50_ms: z.int().nullable().describe('The median duration of the calls that ended (nearest rank); null when none has.'),
+  p95_ms: z.int().nullable().describe('The 95th percentile duration of the calls that ended (nearest rank); null when none has.'),
+});
+export type CallStatsRowView = z.infer<typeof CallStatsRowView>;
+
+export const CallStatsWindowName = z.enum(['hour', 'day']);
+export type CallStatsWindowName = z.infer<typeof CallStatsWindowName>;
+
+/** GET /v1/calls/stats: the call log over the last hour (by minute) or day (by hour). */
+export const CallStatsView = z.object({
+  window: CallStatsWindowName,
+  since: timestamp.describe('The start of the first bucket.'),
+  until: timestamp.describe('Now, as the server counted.'),
+  bucket_seconds: z.int().describe('60 for the hour, 3600 for the day.'),
+  buckets: z.array(z.object({ start: timestamp, calls: z.int(), errors: z.int() })).describe('Every bucket of the window, oldest first, empty ones as zeros.'),
+  by_tool: z.array(CallStatsRowView).describe('Most calls first.'),
+  by_agent: z.array(CallStatsRowView).describe('Most calls first.'),
+});
+export type CallStatsView = z.infer<typeof CallStatsView>;

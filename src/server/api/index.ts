@@ -14,7 +14,9 @@ export { ToolPolicy, DefinitionPolicy, AgentInput, AgentSpecView, AgentView, Age
 export {
   SessionInput, SessionView, SessionEndpoints, CreatedSessionView, SessionTool, SessionTools, FileEntry, FileListing,
 } from './sessions.js';
-export { CallOutcome, CallInput, CallCrash, EgressView, CallView, AgentCallView, ContentBlock, CallResult, CallAnswer } from './calls.js';
+export {
+  CallOutcome, CallInput, CallCrash, EgressView, CallView, AgentCallView, ContentBlock, CallResult, CallAnswer, CallStatsRowView, CallStatsWindowName, CallStatsView,
+} from './calls.js';
 export { CallApprovalView, ApprovalView, HeldApprovalView, ApprovalDecisionInput, ApprovalDecided } from './approvals.js';
 export { VaultInput, VaultView, CredentialPayload, CredentialInput, CredentialView } from './vaults.js';
 export { ApiKeyScope, KeyInput, KeyView, CreatedKeyView } from './keys.js';

@@ -7,10 +7,10 @@ import type { CallFilter } from '../../platform/index.js';
 import type { JsonSchema } from '../../tool.js';
 import { STREAMS_PER_KEY, type CallStreams } from '../call-stream.js';
 import { rawRoute, route, type Route } from '../route.js';
-import { AgentCallView, CallOutcome, pageOf } from '../api/index.js';
+import { AgentCallView, CallOutcome, CallStatsView, CallStatsWindowName, pageOf } from '../api/index.js';
 import { jsonSchemaOf } from '../json-schema-of.js';
 import { PAGE_QUERY, errorResponse as error } from '../schemas.js';
-import { callView, mapPage, pageRequest } from '../views.js';
+import { callStatsView, callView, mapPage, pageRequest } from '../views.js';
 
 const id = { type: 'string', minLength: 1, maxLength: 128 } as const;
 const outcomes = jsonSchemaOf(CallOutcome);
@@ -62,6 +62,18 @@ export function callRoutes(streams: CallStreams): Route[] {
       async handler({ platform, query }) {
         const page = await platform.calls.search(callFilter(query), pageRequest(query));
         return { status: 200, body: mapPage(page, ({ call, agentId }) => callView(call, agentId)) };
+      },
+    }),
+    route({
+      // Before /v1/calls/{id}, as the stream is.
+      method: 'GET', path: '/v1/calls/stats', operationId: 'getCallStats', tag: 'calls', auth: 'api_key',
+      summary: 'The call log over the last hour (by minute) or the last day (by hour): calls and errors per bucket, and per tool and per ' +
+        'agent their calls, errors and p50/p95 duration. Counted by the database from the calls kept.',
+      query: { window: { ...jsonSchemaOf(CallStatsWindowName), description: 'hour (the default) or day.' } },
+      responses: { 200: { description: 'The window\'s stats.', schema: CallStatsView } },
+      async handler({ platform, query }) {
+        const stats = await platform.calls.stats((query.window ?? 'hour') as CallStatsWindowName);
+        return { status: 200, body: callStatsView(stats) };
       },
     }),
     route({

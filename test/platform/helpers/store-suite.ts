@@ -478,6 +478,43 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual((await store.findCalls({ tool: 'nothing' }, { limit: 10 })).items, []);
     });
 
+    it('counts a window of calls: per bucket from its start on, per tool and per agent with errors and p50/p95 by nearest rank', async () => {
+      const { store } = await fresh();
+      const one = await agentWithSession(store);
+      const two = await agentWithSession(store);
+      const minute = 60_000;
+      // Before the window: counted nowhere.
+      await store.addCall(call(one.session.id, { tool: 'slow', outcome: 'ok', durationMs: 5, startedAt: iso(-1) }));
+      // 20 calls of `slow` in minute 0 with durations 1..20 ms; the 20th crashed. Nearest rank of 20: p50 is the 10th, p95 the 19th.
+      for (let d = 1; d <= 20; d += 1) {
+        await store.addCall(call(one.session.id, { tool: 'slow', outcome: d === 20 ? 'crash' : 'ok', durationMs: d, startedAt: iso(d * 100) }));
+      }
+      // Minute 2: `fast` from the second agent: two that ended (one a tool error, one denied) and one still running.
+      await store.addCall(call(two.session.id, { tool: 'fast', outcome: 'tool_error', durationMs: 7, startedAt: iso(2 * minute + 1) }));
+      await store.addCall(call(two.session.id, { tool: 'fast', outcome: 'denied', durationMs: 3, startedAt: iso(2 * minute + 2) }));
+      await store.addCall(call(two.session.id, { tool: 'fast', outcome: 'running', startedAt: iso(2 * minute + 3) }));
+      // Minute 2 too, a third tool that never ended: no percentiles.
+      await store.addCall(call(one.session.id, { tool: 'hung', outcome: 'running', startedAt: iso(2 * minute + 4) }));
+
+      const stats = await store.callStats({ since: iso(0), bucketChars: 16 });
+      assert.deepEqual(stats.buckets, [
+        { start: iso(0).slice(0, 16), calls: 20, errors: 1 },
+        { start: iso(2 * minute).slice(0, 16), calls: 4, errors: 1 },
+      ]);
+      assert.deepEqual(stats.byTool, [
+        { key: 'slow', calls: 20, errors: 1, p50Ms: 10, p95Ms: 19 },
+        { key: 'fast', calls: 3, errors: 1, p50Ms: 3, p95Ms: 7 },
+        { key: 'hung', calls: 1, errors: 0, p50Ms: null, p95Ms: null },
+      ]);
+      assert.deepEqual(stats.byAgent, [
+        { key: one.agentId, calls: 21, errors: 1, p50Ms: 10, p95Ms: 19 },
+        { key: two.agentId, calls: 3, errors: 1, p50Ms: 3, p95Ms: 7 },
+      ]);
+      const byHour = await store.callStats({ since: iso(0), bucketChars: 13 });
+      assert.deepEqual(byHour.buckets, [{ start: iso(0).slice(0, 13), calls: 24, errors: 2 }]);
+      assert.deepEqual(await store.callStats({ since: iso(3 * minute), bucketChars: 16 }), { buckets: [], byTool: [], byAgent: [] });
+    });
+
     it('ends a page before its items pass maxBytes, at least one item each, the cursor going on from the last kept', async () => {
       const { store } = await fresh();
       const { session } = await agentWithSession(store);
