@@ -36,8 +36,9 @@ const PARALLEL = Number(process.env.SUBAKO_TEST_PARALLEL ?? 2);
 /**
  * How long a file may run before it is ended: a guard against a hang, several times what a file takes on a
  * quiet machine, since these machines are shared (a file that takes 30 s alone can take 3 min beside a build).
+ * SUBAKO_TEST_CEILING_MS sets it for a run.
  */
-const DEFAULT_CEILING_MS = 8 * 60_000;
+const DEFAULT_CEILING_MS = Number(process.env.SUBAKO_TEST_CEILING_MS ?? 8 * 60_000);
 /**
  * The files that start many processes or build guests take longer, more so on a loaded machine: the README
  * walk-through (a clone, `npm ci` with its native build, servers, and builds in C, AssemblyScript and Rust),
@@ -113,13 +114,13 @@ function runFile(file) {
       signalGroup(child.pid, 'SIGKILL');
       running.delete(child.pid);
       const ms = Date.now() - started;
-      const outcome = timedOut ? 'timed out' : code === 0 ? 'passed' : 'failed';
+      const outcome = timedOut ? 'timed out' : code === 0 ? 'passed' : interrupted ? 'interrupted' : 'failed';
       results.push({ file, ms, outcome });
       const seconds = (ms / 1000).toFixed(1);
       if (outcome === 'passed') {
         console.log(`ok    ${file} (${seconds} s)`);
       } else {
-        const why = timedOut ? `ended at its ceiling of ${ceiling / 60_000} min` : `exit ${code ?? signal}`;
+        const why = timedOut ? `ended at its ceiling of ${ceiling / 60_000} min` : interrupted ? `ended on ${interrupted}` : `exit ${code ?? signal}`;
         console.log(`\n===== ${outcome.toUpperCase()}: ${file} (${seconds} s, ${why}); its output:\n`);
         process.stdout.write(Buffer.concat(chunks));
         console.log(`===== end of ${file}\n`);
@@ -154,8 +155,8 @@ const format = ({ file, ms }) => `  ${(ms / 1000).toFixed(1).padStart(7)} s  ${f
 const by = (outcome) => results.filter((r) => r.outcome === outcome);
 console.log(`\n${results.length} of ${files.length} test files in ${((Date.now() - runStarted) / 60_000).toFixed(1)} min: ` +
   `${by('passed').length} passed, ${by('failed').length} failed, ${by('timed out').length} timed out` +
-  `${interrupted ? `, ${files.length - results.length} not run (${interrupted})` : ''}`);
-for (const outcome of ['failed', 'timed out']) {
+  `${interrupted ? `, ${by('interrupted').length} ended and ${files.length - results.length} not run (${interrupted})` : ''}`);
+for (const outcome of ['failed', 'timed out', 'interrupted']) {
   if (by(outcome).length > 0) console.log(`${outcome}:\n${by(outcome).map(format).join('\n')}`);
 }
 console.log(`slowest:\n${[...results].sort((a, b) => b.ms - a.ms).slice(0, 10).map(format).join('\n')}`);
