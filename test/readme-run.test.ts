@@ -11,8 +11,9 @@
  *   request at all fails the test (a `subako` that needed the registry, an `npx` that looked it up).
  * - The set-up's `npm test` line is not run (this is that test); everything else in the block is.
  * - The README's ports, 7070 (`subako serve`'s default) and 8443 (the local HTTPS server), are written as the
- *   reader uses them; here they are two free ports of this run: `SUBAKO_PORT` (the README names it) makes
- *   the server listen on the first, and both numbers are replaced in the commands, files and outputs.
+ *   reader uses them; here they are two free ports of this run: `SUBAKO_PORT` and `SUBAKO_SERVER` (the
+ *   README names them) make the server listen on the first and the commands that talk to it (`subako push`)
+ *   find it there, and both numbers are replaced in the commands, files and outputs.
  * - The placeholders the README names are filled from what earlier steps printed: `<api key>` and
  *   `<agent id>` from `subako serve`'s first start, `<mcp.capability_url>` from the session's answer,
  *   `<mcp url>` from `subako dev`; any other `<placeholder>` in a command fails the test.
@@ -198,6 +199,7 @@ class Session {
   async choosePorts(): Promise<void> {
     for (const port of README_PORTS) this.ports.set(port, await freePort());
     this.env.SUBAKO_PORT = String(this.ports.get(7070));
+    this.env.SUBAKO_SERVER = `http://127.0.0.1:${this.ports.get(7070)}`;
   }
 
   /** The README's ports as this run's, in a command, a file or an expected output. */
