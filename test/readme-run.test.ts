@@ -1,14 +1,22 @@
 /**
- * The README's "Quick start" and "Writing a function package", run as a reader pastes them: every fenced
- * block in order, in one scratch directory, exactly as written. What the test may change is only this:
+ * The README run as a newcomer runs it: a fresh `git clone` of this checkout (its HEAD commit) into a
+ * scratch directory, the set-up (the README's first block), then every fenced block of "Quick start" and
+ * "Writing a function package" in order, from the folders the README's own `cd`s lead to, exactly as written:
+ * `subako` is the command the set-up's `npm link` put on PATH, never this checkout's bin/subako.js.
  *
- * - `npx subako` runs this checkout's `bin/subako.js` (the reader's `npx` finds the same file), and a line
- *   that is only `npm ci` is skipped (this checkout is installed already);
- * - the placeholders the README names are filled from what earlier steps printed: `<api key>` and
+ * - npm's global prefix is the scratch directory's (`npm_config_prefix`), whose bin/ is first on PATH, so
+ *   `npm link` links there and nothing is written outside the scratch directory. `SUBAKO_HOME` points into it.
+ * - The set-up installs from npm's cache (`npm_config_offline`): a test does not use the network. Every block
+ *   after it runs with npm's registry pointed at a loopback HTTP server that records every request: any
+ *   request at all fails the test (a `subako` that needed the registry, an `npx` that looked it up).
+ * - The set-up's `npm test` line is not run (this is that test); everything else in the block is.
+ * - The README's ports, 7070 (`subako serve`'s default) and 8443 (the local HTTPS server), are written as the
+ *   reader uses them; here they are two free ports of this run: `SUBAKO_PORT` and `SUBAKO_SERVER` (the
+ *   README names them) make the server listen on the first and the commands that talk to it (`subako push`)
+ *   find it there, and both numbers are replaced in the commands, files and outputs.
+ * - The placeholders the README names are filled from what earlier steps printed: `<api key>` and
  *   `<agent id>` from `subako serve`'s first start, `<mcp.capability_url>` from the session's answer,
- *   `<mcp url>` from `subako dev`; any other `<placeholder>` in a command fails the test;
- * - the scratch directory holds a copy of `examples/` (the quick start runs "from a clone"), and
- *   `SUBAKO_HOME` points into it, so nothing is written to the real home.
+ *   `<mcp url>` from `subako dev`; any other `<placeholder>` in a command fails the test.
  *
  * The conventions the README follows so that a block can be run:
  *
@@ -25,23 +33,25 @@
 import { describe, test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { REPO_ROOT } from './helpers/paths.js';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-const SUBAKO = `"${process.execPath}" "${join(REPO_ROOT, 'bin', 'subako.js')}"`;
 /**
  * Commands that keep running, each a terminal of its own, named as the README's ```text <name>``` blocks
  * name them; a command may follow `cd <dir> &&` and `NAME=value` settings.
  */
-const SERVER = /^(?:cd \S+ && )?(?:[A-Z_]+=\S+ )*(?:npx )?(subako serve|subako dev|openssl s_server)\b/;
+const SERVER = /^(?:cd \S+ && )?(?:[A-Z_]+=\S+ )*(subako serve|subako dev|openssl s_server)\b/;
 /** How long a server may take to print what the README shows (a Rust project's first build is slow). */
 const SERVER_WAIT_MS = 240_000;
 /** The ports the README's servers listen on, as written: `subako serve`'s default, and the local HTTPS server's. */
-const README_PORTS = [7070, 8443];
+const README_PORTS = [7070, 8443] as const;
+/** A block's ceiling: the set-up's `npm ci` compiles better-sqlite3 and builds the whole project. */
+const BLOCK_TIMEOUT_MS = 20 * 60_000;
 
 type Step =
   | { kind: 'run'; code: string; expected?: string }
@@ -77,7 +87,7 @@ function parts(heading: string): Part[] {
     const [, , lang, info, body] = match;
     const steps = found[found.length - 1].steps;
     if (lang === 'bash' && info === undefined) {
-      const code = body.split('\n').filter((line) => line.trim() !== 'npm ci').join('\n');
+      const code = body;
       const server = SERVER.exec(code.trim());
       if (server) assert.ok(!code.trim().includes('\n'), `a server's block in "${heading}" holds one command:\n${code}`);
       previous = server ? { kind: 'server', code, name: server[1] } : { kind: 'run', code };
@@ -117,25 +127,89 @@ function outputPattern(expected: string, whole: boolean): RegExp {
 
 const PLACEHOLDER = /<([a-z][a-z0-9 ._-]*)>/g;
 
-class Session {
-  readonly root = mkdtempSync(join(tmpdir(), 'subako-readme-'));
-  cwd = this.root;
-  readonly values = new Map<string, string>();
-  /** Every server started, by name; the last of a name is the one its later output blocks mean. */
-  private readonly servers: { name: string; child: ChildProcess; output: string; seen: number }[] = [];
-  readonly env: NodeJS.ProcessEnv;
+/** The README's first block: the set-up, its `npm test` line left out (this file is part of that test). */
+function setUp(): string {
+  const match = /^```bash\n([\s\S]*?)^```$/m.exec(README);
+  assert.ok(match, 'the README starts with a bash block: the set-up');
+  const lines = match[1].split('\n').filter((line) => line.trim() !== '');
+  assert.ok(lines.some((line) => /^npm test\b/.test(line)), `the set-up names npm test:\n${match[1]}`);
+  return lines.filter((line) => !/^npm test\b/.test(line)).join('\n');
+}
 
-  constructor() {
-    cpSync(join(REPO_ROOT, 'examples'), join(this.root, 'examples'), { recursive: true });
-    mkdirSync(join(this.root, 'home'));
-    const env: NodeJS.ProcessEnv = {};
-    for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('SUBAKO_') && key !== 'NODE_EXTRA_CA_CERTS') env[key] = value;
-    this.env = { ...env, SUBAKO_HOME: join(this.root, 'home') };
+/** A port nothing listens on now (the kernel's pick). */
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createNetServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** A registry that answers nothing and remembers every request: the README's commands must send none. */
+class RecordingRegistry {
+  readonly requests: string[] = [];
+  private readonly server: Server = createHttpServer((request, response) => {
+    this.requests.push(`${request.method} ${request.url}`);
+    response.writeHead(503, { 'content-type': 'text/plain' }).end('subako readme test: no registry here\n');
+  });
+
+  async start(): Promise<string> {
+    await new Promise<void>((done) => this.server.listen(0, '127.0.0.1', done));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
   }
 
-  /** The code with `npx subako` made this checkout's and every placeholder filled. */
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((done) => this.server.close(() => done()));
+  }
+}
+
+class Session {
+  readonly root = realpathSync(mkdtempSync(join(tmpdir(), 'subako-readme-')));
+  readonly clone = join(this.root, 'subako');
+  /** npm's global prefix for this run: `npm link` links `subako` into its bin/. */
+  readonly prefix = join(this.root, 'npm-prefix');
+  cwd = this.clone;
+  readonly values = new Map<string, string>();
+  /** The README's ports, and the free ones of this run that stand for them. */
+  readonly ports = new Map<number, number>();
+  /** Every server started, by name; the last of a name is the one its later output blocks mean. */
+  private readonly servers: { name: string; child: ChildProcess; output: string; seen: number }[] = [];
+  env: NodeJS.ProcessEnv;
+
+  constructor() {
+    mkdirSync(join(this.root, 'home'));
+    mkdirSync(join(this.prefix, 'bin'), { recursive: true });
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (!key.startsWith('SUBAKO_') && !key.toLowerCase().startsWith('npm_') && key !== 'NODE_EXTRA_CA_CERTS') env[key] = value;
+    }
+    this.env = {
+      ...env,
+      PATH: [join(this.prefix, 'bin'), process.env.PATH].join(delimiter),
+      npm_config_prefix: this.prefix,
+      npm_config_update_notifier: 'false',
+      SUBAKO_HOME: join(this.root, 'home'),
+    };
+  }
+
+  async choosePorts(): Promise<void> {
+    for (const port of README_PORTS) this.ports.set(port, await freePort());
+    this.env.SUBAKO_PORT = String(this.ports.get(7070));
+    this.env.SUBAKO_SERVER = `http://127.0.0.1:${this.ports.get(7070)}`;
+  }
+
+  /** The README's ports as this run's, in a command, a file or an expected output. */
+  localize(text: string): string {
+    return text.replace(/\b(7070|8443)\b/g, (port) => String(this.ports.get(Number(port))));
+  }
+
+  /** The code with this run's ports and every placeholder filled; nothing else changes. */
   prepare(code: string): string {
-    return code.replaceAll('npx subako', SUBAKO).replace(PLACEHOLDER, (whole, name: string) => {
+    return this.localize(code).replace(PLACEHOLDER, (whole, name: string) => {
       const value = this.values.get(name);
       assert.ok(value !== undefined, `the README uses ${whole} before any step printed it (known: ${[...this.values.keys()].join(', ') || 'none'})`);
       return value;
@@ -154,22 +228,24 @@ class Session {
     if (dev) this.values.set('mcp url', dev[1]);
   }
 
-  run(code: string, expected: string | undefined, where: string): void {
+  run(code: string, expected: string | undefined, where: string, env: NodeJS.ProcessEnv = this.env): string {
     const script = `set -e\ncd "${this.cwd}"\n${this.prepare(code)}\npwd > "${join(this.root, '.cwd')}"\n`;
-    const run = spawnSync('bash', ['-c', `exec 2>&1\n${script}`], { env: this.env, encoding: 'utf8', timeout: 600_000, maxBuffer: 64 << 20 });
+    const run = spawnSync('bash', ['-c', `exec 2>&1\n${script}`], { env, encoding: 'utf8', timeout: BLOCK_TIMEOUT_MS, maxBuffer: 64 << 20 });
     const output = run.stdout;
     assert.equal(run.status, 0, `${where}: the block failed (exit ${run.status}${run.signal ? `, ${run.signal}` : ''}):\n${code}\n--- it printed:\n${output}`);
     this.cwd = readFileSync(join(this.root, '.cwd'), 'utf8').trim();
     this.learn(output);
     if (expected !== undefined) {
-      assert.match(output, outputPattern(expected, true), `${where}: the block printed what the README does not show:\n${code}\n--- it printed:\n${output}\n--- the README shows:\n${expected}`);
+      const shown = this.localize(expected);
+      assert.match(output, outputPattern(shown, true), `${where}: the block printed what the README does not show:\n${code}\n--- it printed:\n${output}\n--- the README shows:\n${shown}`);
     }
+    return output;
   }
 
   async startServer(name: string, code: string, expected: string | undefined, where: string): Promise<void> {
     assert.ok(expected !== undefined, `${where}: the README shows nothing that ${name} prints, so nothing says when it is ready`);
     // Its own process group, so that it and what it starts end together; stderr joins stdout, as in a terminal.
-    // A watcher in the group ends the group when this test process is gone (killed by a timeout, say), so no
+    // A watcher in the group ends the group when this test process is gone (ended at its ceiling, say), so no
     // server outlives the run that started it.
     const watcher = `(while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; kill -TERM 0) &`;
     const script = `exec 2>&1\n${watcher}\ncd "${this.cwd}"\n${this.prepare(code)}`;
@@ -184,7 +260,8 @@ class Session {
   async waitFor(name: string, expected: string, where: string): Promise<void> {
     const server = this.servers.findLast((s) => s.name === name);
     assert.ok(server, `${where}: no ${name} is running`);
-    const pattern = outputPattern(expected, false);
+    const shown = this.localize(expected);
+    const pattern = outputPattern(shown, false);
     const started = Date.now();
     for (;;) {
       const fresh = server.output.slice(server.seen);
@@ -196,7 +273,7 @@ class Session {
       }
       const exited: boolean = server.child.exitCode !== null || server.child.signalCode !== null;
       if (exited || Date.now() - started > SERVER_WAIT_MS) {
-        assert.fail(`${where}: ${name} ${exited ? 'ended' : 'did not print it in time'}\n--- the README shows:\n${expected}\n--- it printed:\n${fresh.slice(-6000)}`);
+        assert.fail(`${where}: ${name} ${exited ? 'ended' : 'did not print it in time'}\n--- the README shows:\n${shown}\n--- it printed:\n${fresh.slice(-6000)}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -205,7 +282,7 @@ class Session {
   writeFile(path: string, content: string): void {
     const target = resolve(this.cwd, path);
     mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, content);
+    writeFileSync(target, this.localize(content));
   }
 
   async close(): Promise<void> {
@@ -217,7 +294,7 @@ class Session {
       await gone;
       clearTimeout(timer);
     }
-    rmSync(this.root, { recursive: true, force: true });
+    rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
 }
 
@@ -231,84 +308,56 @@ async function runPart(session: Session, part: Part): Promise<void> {
   }
 }
 
-/** Nothing may listen on the README's ports, or its servers could not start as written. */
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolvePort) => {
-    const socket = createConnection({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolvePort(false);
-    });
-    socket.once('error', () => resolvePort(true));
-  });
-}
+/** The whole README takes many minutes (a clone's install and build, then builds in each language, one cargo's). */
+const SUITE_TIMEOUT_MS = 40 * 60_000;
 
-/**
- * One run of this file at a time on a machine: the README's servers need their ports as written. The lock
- * names its holder; another run waits for it, and takes it over when that process is gone.
- */
-const LOCK = join(tmpdir(), 'subako-readme-run.lock');
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-async function takeLock(): Promise<void> {
-  const started = Date.now();
-  for (;;) {
-    try {
-      mkdirSync(LOCK);
-      writeFileSync(join(LOCK, 'pid'), String(process.pid));
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const held = statSync(LOCK, { throwIfNoEntry: false });
-    let holder = 0;
-    try {
-      holder = Number(readFileSync(join(LOCK, 'pid'), 'utf8').trim() || '0');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // not written yet, or let go of meanwhile
-    }
-    if (!held) continue;
-    const gone = holder > 0 ? !alive(holder) : Date.now() - held.mtimeMs > 60_000;
-    if (gone) rmSync(LOCK, { recursive: true, force: true });
-    else if (Date.now() - started > 10 * 60_000) assert.fail(`another run of the README (process ${holder}) holds ${LOCK}`);
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
-
-/** The whole README takes minutes (three builds of each language, one of them cargo's); npm test's default is 2. */
-const SUITE_TIMEOUT_MS = 30 * 60_000;
-
-describe('the README, run as pasted', { timeout: SUITE_TIMEOUT_MS }, () => {
+describe('the README, run as a newcomer runs it', { timeout: SUITE_TIMEOUT_MS }, () => {
   const session = new Session();
+  const registry = new RecordingRegistry();
   const sections = [...parts('Quick start'), ...parts('Writing a function package')];
+  let setUpDone = false;
 
   before(async () => {
     // The README's commands use these beside subako; a machine without them cannot run it as written.
-    const missing = ['bash', 'curl', 'openssl', 'sed'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+    const missing = ['bash', 'curl', 'git', 'openssl', 'sed'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
     assert.deepEqual(missing, [], `the README's commands need ${missing.join(', ')} (Debian: apt-get install ${missing.join(' ')})`);
-    await takeLock();
-    for (const port of README_PORTS) assert.ok(await portIsFree(port), `port ${port} is in use; the README's servers need it as written`);
-  }, { timeout: 11 * 60_000 });
+    await session.choosePorts();
+    const clone = spawnSync('git', ['clone', '--quiet', REPO_ROOT, session.clone], { encoding: 'utf8' });
+    assert.equal(clone.status, 0, `git clone ${REPO_ROOT}: ${clone.stderr}`);
+  });
   after(async () => {
     await session.close();
-    rmSync(LOCK, { recursive: true, force: true });
+    await registry.close();
   }, { timeout: 60_000 });
 
-  test('the quick start and the tutorial have blocks to run', () => {
+  test('the quick start and the tutorial have blocks to run, and none runs subako through npx', () => {
     assert.ok(sections.length >= 2);
     assert.ok(sections.some((part) => part.steps.some((step) => step.kind === 'server' && step.name === 'subako dev')), 'the tutorial runs subako dev');
     for (const command of ['init', 'build', 'call', 'pack', 'push']) {
-      assert.ok(sections.some((part) => part.steps.some((step) => step.kind === 'run' && new RegExp(`npx subako ${command}\\b`).test(step.code))), `the tutorial runs subako ${command}`);
+      assert.ok(sections.some((part) => part.steps.some((step) => step.kind === 'run' && new RegExp(`^subako ${command}\\b`, 'm').test(step.code))), `the tutorial runs subako ${command}`);
     }
+    assert.ok(!sections.some((part) => part.steps.some((step) => 'code' in step && /\bnpx\b/.test(step.code))), 'no block runs npx');
+  });
+
+  test('the set-up, from the fresh clone, puts subako on PATH', { timeout: BLOCK_TIMEOUT_MS + 60_000 }, () => {
+    const code = setUp();
+    session.run(code, undefined, 'the set-up', { ...session.env, npm_config_offline: 'true' });
+    const found = spawnSync('bash', ['-c', 'command -v subako'], { env: session.env, encoding: 'utf8' }).stdout.trim();
+    assert.equal(found, join(session.prefix, 'bin', 'subako'), 'the set-up put subako in npm\'s global bin, first on PATH');
+    assert.equal(realpathSync(found), join(session.clone, 'bin', 'subako.js'), 'that subako is the clone\'s');
+    assert.equal(session.cwd, session.clone, 'the set-up leaves the reader in the clone');
+    setUpDone = true;
   });
 
   for (const part of sections) {
-    test(part.heading, { timeout: 15 * 60_000 }, () => runPart(session, part));
+    test(part.heading, { timeout: 15 * 60_000 }, async (t) => {
+      if (!setUpDone) return t.skip('the set-up failed');
+      if (session.env.npm_config_registry === undefined) session.env.npm_config_registry = await registry.start();
+      try {
+        await runPart(session, part);
+      } finally {
+        assert.deepEqual(registry.requests, [], `"${part.heading}" asked npm's registry (${session.env.npm_config_registry}) for something`);
+      }
+    });
   }
 });

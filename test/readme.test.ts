@@ -1,10 +1,11 @@
 /**
  * The README stays true: its library example type-checks against the package as published (the `subako`
- * self-reference), and every subcommand its CLI table names exists.
+ * self-reference), every subcommand its CLI table names exists, and neither it nor a template sends a reader
+ * to the npm registry for subako (`npx subako` asks the registry for a package of that name outside a clone).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { REPO_ROOT } from './helpers/paths.js';
@@ -39,4 +40,23 @@ test('every command in the README\'s CLI table exists', () => {
     assert.equal(run.status, 0, `subako ${words.join(' ')} --help: ${run.stderr}`);
     assert.match(run.stdout, /Usage: subako/);
   }
+});
+
+/** Every file under `dir`, as paths. */
+const filesUnder = (dir: string): string[] => readdirSync(dir, { withFileTypes: true, recursive: true })
+  .filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+
+test('the README and the templates run subako from PATH, never through npx, and link to nothing that does not exist', () => {
+  for (const file of [join(REPO_ROOT, 'README.md'), ...filesUnder(join(REPO_ROOT, 'templates'))]) {
+    const text = readFileSync(file, 'utf8');
+    assert.doesNotMatch(text, /\bnpx subako\b/, `${file} runs subako through npx`);
+    assert.doesNotMatch(text, /npmjs\.com\/package\/subako|github\.com\/subako\b/, `${file} links to a subako page that does not exist`);
+  }
+});
+
+test('the README\'s set-up puts subako on PATH first, then runs the tests', () => {
+  const first = /^```bash\n([\s\S]*?)^```$/m.exec(README);
+  assert.ok(first, 'the README starts with a bash block');
+  const commands = first[1].split('\n').filter((line) => line.trim() !== '').map((line) => line.replace(/\s+#.*$/, '').trim());
+  assert.deepEqual(commands, ['npm ci && npm link', 'npm test']);
 });

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds the package and calls its tool the way an agent would; exits non-zero at the first wrong answer.
-# Run it from anywhere: ./test.sh (set SUBAKO to the command that runs subako, e.g. SUBAKO="npx subako").
+# Run it from anywhere: ./test.sh. It runs the `subako` on PATH (`npm link` in a clone of subako puts it
+# there), else the subako this project was made with; SUBAKO names another command.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+if [[ -z "${SUBAKO:-}" ]] && ! command -v subako > /dev/null; then SUBAKO="node {{sdk_dir}}/../../bin/subako.js"; fi
 read -r -a subako <<< "${SUBAKO:-subako}"
 
 expect() { # expect <what> <wanted substring> <actual>

@@ -12,9 +12,9 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { SHARED_NATS_URL, removeBuckets, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
-import { launchChromium, packDir, requireConsoleBuild } from './helpers.js';
+import { NO_CHROMIUM, launchChromium, packDir, requireConsoleBuild } from './helpers.js';
 
-describe('a call\'s trace in the console, in scale-out', () => {
+describe('a call\'s trace in the console, in scale-out', { skip: NO_CHROMIUM }, () => {
   const prefix = runName('console_fleet');
   const dataDir = tempDir();
   let serve: ChildServer;

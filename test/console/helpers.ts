@@ -13,6 +13,9 @@ import { REPO_ROOT, fixture } from '../helpers/paths.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
+/** Why the browser tests cannot run here, or false: they skip, saying what to install. */
+export const NO_CHROMIUM: string | false = existsSync(CHROMIUM) ? false
+  : `no Chromium at ${CHROMIUM} (Debian: apt-get install chromium; bash .ci/run installs what the tests need)`;
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /** dist/console, built by `npm run build` (npm test builds first). */

@@ -1,9 +1,11 @@
-/** The devkit's pure rules: placeholders, template names, globs. */
+/** The devkit's pure rules: placeholders, template names, globs, the choice of a Rust toolchain. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   debounced, detectRecipe, fillPlaceholders, globToRegExp, missingToolsMessage, projectPath, sourceMatcher,
 } from '../../src/devkit/index.js';
+import { chooseRustToolchain } from '../../src/devkit/recipes/rust-toolchain.js';
+import { RUST_INSTALL } from '../../src/devkit/recipes/rust.js';
 
 describe('template placeholders', () => {
   const values = { name: 'weather', description: 'Says "hi"\nand \\ more', sdk_dir: '/opt/subako/sdk/c' };
@@ -89,5 +91,40 @@ describe('debounced rebuilds', () => {
     rebuild.poke();
     await new Promise((r) => setTimeout(r, 30));
     assert.equal(runs, 2, 'stopped: no more runs');
+  });
+});
+
+describe('which Rust toolchain builds', () => {
+  const rustup = { rustc: '/home/a/.cargo/bin/rustc', cargo: '/home/a/.cargo/bin/cargo', linker: true };
+  const debian = { rustc: '/usr/bin/rustc', cargo: '/usr/bin/cargo', linker: true };
+
+  test("rustup's, first on PATH with wasm32-wasip1 added, builds", () => {
+    const search = chooseRustToolchain([{ ...rustup, target: 'wasm32-wasip1' }, { ...debian, target: 'wasm32-wasi' }], true);
+    assert.deepEqual(search, { toolchain: { ...rustup, target: 'wasm32-wasip1' } });
+  });
+
+  test("rustup's without the target gives way to Debian's 1.63 with wasm32-wasi", () => {
+    const search = chooseRustToolchain([{ ...rustup, target: null }, { ...debian, target: 'wasm32-wasi' }], true);
+    assert.deepEqual(search, { toolchain: { ...debian, target: 'wasm32-wasi' } });
+  });
+
+  test("Debian's alone builds; rustup's alone with its target builds", () => {
+    assert.deepEqual(chooseRustToolchain([{ ...debian, target: 'wasm32-wasi' }], true), { toolchain: { ...debian, target: 'wasm32-wasi' } });
+    assert.deepEqual(chooseRustToolchain([{ ...rustup, target: 'wasm32-wasip1' }], true), { toolchain: { ...rustup, target: 'wasm32-wasip1' } });
+  });
+
+  test('a rustc with a target but no cargo to run it is passed over, and named as cargo missing', () => {
+    assert.deepEqual(chooseRustToolchain([{ ...rustup, target: 'wasm32-wasip1', cargo: null }, { ...debian, target: 'wasm32-wasi' }], true),
+      { toolchain: { ...debian, target: 'wasm32-wasi' } });
+    assert.deepEqual(chooseRustToolchain([{ ...rustup, target: 'wasm32-wasip1', cargo: null }], false), { missing: { cargo: true, rustc: [] } });
+  });
+
+  test('when none can build, what each lacks is said, and the line names both ways to a toolchain', () => {
+    assert.deepEqual(chooseRustToolchain([{ ...rustup, target: null }, { ...debian, target: null }], true),
+      { missing: { cargo: false, rustc: [rustup.rustc, debian.rustc] } });
+    assert.deepEqual(chooseRustToolchain([], false), { missing: { cargo: true, rustc: null } });
+    const line = missingToolsMessage('rust', [{ tool: 'cargo', install: RUST_INSTALL }, { tool: 'rustc', install: RUST_INSTALL }]);
+    assert.match(line, /rustup target add wasm32-wasip1/);
+    assert.match(line, /apt-get install rustc cargo libstd-rust-dev-wasm32/);
   });
 });

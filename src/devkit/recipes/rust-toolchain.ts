@@ -68,7 +68,31 @@ function cargoFor(rustc: string, env: NodeJS.ProcessEnv): string | null {
   return programNamed(join(dirname(rustc), 'cargo'), env.PATH) ?? onPath('cargo', env.PATH);
 }
 
-const found = new Map<string, RustToolchain>();
+/** One rustc the search looked at, with what it has: its WASI target (or none), its linker, its cargo. */
+export interface RustcFound {
+  rustc: string;
+  target: RustWasmTarget | null;
+  linker: boolean;
+  cargo: string | null;
+}
+
+/**
+ * The choice, pure on what was found (in PATH's order, or the one `RUSTC` names): the first rustc that has a
+ * WASI standard library and a cargo to run it with. `anyCargo` is whether a cargo is there at all, to tell
+ * "install cargo" from "install the wasm32 library".
+ */
+export function chooseRustToolchain(found: readonly RustcFound[], anyCargo: boolean): RustSearch {
+  const withoutStd: string[] = [];
+  let cargoMissing = false;
+  for (const { rustc, target, linker, cargo } of found) {
+    if (target === null) withoutStd.push(rustc);
+    else if (cargo === null) cargoMissing = true;
+    else return { toolchain: { cargo, rustc, target, linker } };
+  }
+  return { missing: { cargo: cargoMissing || !anyCargo, rustc: found.length === 0 ? null : withoutStd } };
+}
+
+const kept = new Map<string, RustToolchain>();
 
 /**
  * Searches as described above. A toolchain found is kept for the process (the search runs rustc once per
@@ -76,27 +100,18 @@ const found = new Map<string, RustToolchain>();
  */
 export function findRustToolchain(env: NodeJS.ProcessEnv = process.env): RustSearch {
   const key = [env.PATH, env.RUSTC, env.CARGO].join('\0');
-  const kept = found.get(key);
-  if (kept) return { toolchain: kept };
+  const toolchain = kept.get(key);
+  if (toolchain) return { toolchain };
   const named = env.RUSTC ? programNamed(env.RUSTC, env.PATH) : null;
   const candidates = env.RUSTC ? (named ? [named] : []) : allOnPath('rustc', env.PATH);
-  const withoutStd: string[] = [];
-  let cargoMissing = false;
+  const found: RustcFound[] = [];
   for (const rustc of candidates) {
     const facts = rustcFacts(rustc, env.PATH);
-    if (facts.target === null) {
-      withoutStd.push(rustc);
-      continue;
-    }
-    const cargo = cargoFor(rustc, env);
-    if (cargo === null) {
-      cargoMissing = true;
-      continue;
-    }
-    const toolchain: RustToolchain = { cargo, rustc, target: facts.target, linker: facts.linker };
-    found.set(key, toolchain);
-    return { toolchain };
+    found.push({ rustc, ...facts, cargo: facts.target === null ? null : cargoFor(rustc, env) });
+    if (facts.target !== null && found[found.length - 1].cargo !== null) break; // the rest cannot change the choice
   }
   const anyCargo = env.CARGO ? programNamed(env.CARGO, env.PATH) !== null : onPath('cargo', env.PATH) !== null;
-  return { missing: { cargo: cargoMissing || !anyCargo, rustc: candidates.length === 0 ? null : withoutStd } };
+  const search = chooseRustToolchain(found, anyCargo);
+  if ('toolchain' in search) kept.set(key, search.toolchain);
+  return search;
 }

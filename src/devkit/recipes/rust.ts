@@ -1,6 +1,6 @@
 /**
- * The Rust recipe: cargo and rustc for WASI preview 1 (Debian's 1.63 with `wasm32-wasi`, or a newer one with
- * `wasm32-wasip1`), found on PATH by rust-toolchain.ts, against the SDK crate (`sdk/rust`, a path
+ * The Rust recipe: cargo and rustc for WASI preview 1 (rustup's with `wasm32-wasip1`, or Debian's 1.63 with
+ * `wasm32-wasi`, whichever comes first on PATH with its target installed), found by rust-toolchain.ts, against the SDK crate (`sdk/rust`, a path
  * dependency), with serde and serde_json from Debian's packaged crates (the project's `.cargo/config.toml`
  * replaces crates.io with `/usr/share/cargo/registry`). The template names its binary `module`, so the build
  * always lands at one path, which the second command copies to `module.wasm`.
@@ -10,8 +10,16 @@ import { join } from 'node:path';
 import type { BuildCommand, BuildRecipe, MissingTool, SdkPaths } from '../recipe.js';
 import { findRustToolchain, type RustToolchain, type RustWasmTarget } from './rust-toolchain.js';
 
-/** Debian's packages for everything the build needs; one line, whichever part is missing. */
-export const RUST_INSTALL = 'apt-get install rustc cargo libstd-rust-dev-wasm32 lld librust-serde-json-dev librust-serde-derive-dev';
+/**
+ * The two ways to a Rust toolchain for WASI preview 1, in one line whichever part is missing: rustup's (its
+ * cargo on PATH, with the target added) or Debian's packaged one (1.63, target `wasm32-wasi`).
+ */
+export const RUST_INSTALL = "rustup target add wasm32-wasip1 (rustup's toolchain, https://rustup.rs), " +
+  "or apt-get install rustc cargo libstd-rust-dev-wasm32 lld (Debian's)";
+/** Debian's wasm linker: its rustc calls /usr/bin/rust-lld, a link into the lld package (rustup ships its own). */
+export const RUST_LINKER_INSTALL = 'apt-get install lld';
+/** The SDK's crates, which the template's .cargo/config.toml takes from Debian's packages, whichever rustc builds. */
+export const RUST_CRATES_INSTALL = 'apt-get install librust-serde-json-dev librust-serde-derive-dev';
 
 /** Where Debian unpacks the crates its `librust-*-dev` packages hold. */
 export const DEBIAN_CRATES = '/usr/share/cargo/registry';
@@ -83,11 +91,11 @@ export const rustRecipe: BuildRecipe = {
         missing.push({ tool: `a WASI standard library for rustc (wasm32-wasip1 or wasm32-wasi; ${rustc.join(', ')} has none)`, install: RUST_INSTALL });
       }
     } else if (!search.toolchain.linker) {
-      missing.push({ tool: 'rust-lld (the lld package)', install: RUST_INSTALL });
+      missing.push({ tool: 'rust-lld (the lld package)', install: RUST_LINKER_INSTALL });
     }
     const crates = cratesFound();
     for (const crate of SDK_CRATES) {
-      if (!crates.has(crate)) missing.push({ tool: `the ${crate} crate (in ${DEBIAN_CRATES})`, install: RUST_INSTALL });
+      if (!crates.has(crate)) missing.push({ tool: `the ${crate} crate (in ${DEBIAN_CRATES})`, install: RUST_CRATES_INSTALL });
     }
     if (!existsSync(join(sdk.sdkDir, 'Cargo.toml'))) {
       missing.push({ tool: `the subako crate (not in ${sdk.sdkDir})`, install: 'npm install subako (this installation of subako lacks its sdk/ folder)' });
