@@ -6,7 +6,8 @@
  *
  * - npm's global prefix is the scratch directory's (`npm_config_prefix`), whose bin/ is first on PATH, so
  *   `npm link` links there and nothing is written outside the scratch directory. `SUBAKO_HOME` points into it.
- * - The set-up installs from npm's cache (`npm_config_offline`): a test does not use the network. Every block
+ * - The set-up installs from npm's cache (`npm_config_offline`): a test does not use the network; better-sqlite3's
+ *   binary, which a reader's install downloads, is this checkout's, packed as released. Every block
  *   after it runs with npm's registry pointed at a loopback HTTP server that records every request: any
  *   request at all fails the test (a `subako` that needed the registry, an `npx` that looked it up).
  * - The set-up's `npm test` line is not run (this is that test); everything else in the block is.
@@ -50,7 +51,7 @@ const SERVER = /^(?:cd \S+ && )?(?:[A-Z_]+=\S+ )*(subako serve|subako dev|openss
 const SERVER_WAIT_MS = 240_000;
 /** The ports the README's servers listen on, as written: `subako serve`'s default, and the local HTTPS server's. */
 const README_PORTS = [7070, 8443] as const;
-/** A block's ceiling: the set-up's `npm ci` compiles better-sqlite3 and builds the whole project. */
+/** A block's ceiling: the set-up's `npm ci` builds the whole project. */
 const BLOCK_TIMEOUT_MS = 20 * 60_000;
 
 type Step =
@@ -165,6 +166,22 @@ class RecordingRegistry {
     this.server.closeAllConnections();
     return new Promise((done) => this.server.close(() => done()));
   }
+}
+
+/**
+ * better-sqlite3's binary where prebuild-install looks before downloading it (`<package>_local_prebuilds`):
+ * a reader's `npm ci` downloads this file; offline, it would compile SQLite from source, which was most of
+ * the set-up's nine minutes. The binary is this checkout's own, packed as its release is.
+ */
+function prebuiltSqlite(root: string): NodeJS.ProcessEnv {
+  const from = join(REPO_ROOT, 'node_modules', 'better-sqlite3');
+  const { version } = JSON.parse(readFileSync(join(from, 'package.json'), 'utf8')) as { version: string };
+  const dir = join(root, 'prebuilds');
+  mkdirSync(dir, { recursive: true });
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  const packed = spawnSync('tar', ['czf', join(dir, name), '-C', from, 'build/Release/better_sqlite3.node'], { encoding: 'utf8' });
+  assert.equal(packed.status, 0, `packing better-sqlite3's binary: ${packed.stderr}`);
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
 }
 
 class Session {
@@ -341,7 +358,7 @@ describe('the README, run as a newcomer runs it', { timeout: SUITE_TIMEOUT_MS },
 
   test('the set-up, from the fresh clone, puts subako on PATH', { timeout: BLOCK_TIMEOUT_MS + 60_000 }, () => {
     const code = setUp();
-    session.run(code, undefined, 'the set-up', { ...session.env, npm_config_offline: 'true' });
+    session.run(code, undefined, 'the set-up', { ...session.env, npm_config_offline: 'true', ...prebuiltSqlite(session.root) });
     const found = spawnSync('bash', ['-c', 'command -v subako'], { env: session.env, encoding: 'utf8' }).stdout.trim();
     assert.equal(found, join(session.prefix, 'bin', 'subako'), 'the set-up put subako in npm\'s global bin, first on PATH');
     assert.equal(realpathSync(found), join(session.clone, 'bin', 'subako.js'), 'that subako is the clone\'s');
