@@ -26,6 +26,8 @@ describe('subako mcp tools / call', () => {
       sumJson: ['mcp', 'call', '--url', modern.url, '--json', 'add', '{"x":1,"y":2}'],
       failed: ['mcp', 'call', '--url', modern.url, 'fail', '{"reason":"quota"}'],
       unreachable: ['mcp', 'tools', '--url', 'http://127.0.0.1:9/mcp'],
+      callUnreachable: ['mcp', 'call', '--url', 'http://127.0.0.1:9/mcp', 'add', '{}'],
+      unknownTool: ['mcp', 'call', '--url', modern.url, 'nope'],
       badArgs: ['mcp', 'call', '--url', modern.url, 'add', '[1,2]'],
     };
     const done = await Promise.all(Object.entries(commands).map(async ([name, args]) => [name, await runCli(args, env())] as const));
@@ -66,13 +68,20 @@ describe('subako mcp tools / call', () => {
     assert.deepEqual(JSON.parse(run.stdout).structuredContent, { sum: 3 });
   });
 
-  it('a tool error or a refused call exits 1 with the reason on stderr', async () => {
+  it('call exits as subako call does (cli/call-exit.ts): 1 a tool error, 2 an unknown tool, 3 a server not reached', async () => {
     const failed = runs.failed;
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /tool "fail" failed: failed: quota/);
+    assert.equal(runs.unknownTool.code, 2, runs.unknownTool.stderr);
+    assert.match(runs.unknownTool.stderr, /has no tool "nope"/);
+    assert.equal(runs.callUnreachable.code, 3, runs.callUnreachable.stderr);
+  });
+
+  it('a server that cannot be reached is one line naming it, without the SDK\'s probe or a promise to reconnect', () => {
     const unreachable = runs.unreachable;
     assert.equal(unreachable.code, 1);
-    assert.match(unreachable.stderr, /^subako: could not list tools at the MCP server http:\/\/127\.0\.0\.1:9\/mcp/);
+    assert.equal(unreachable.stderr, 'subako: cannot reach the MCP server at http://127.0.0.1:9/mcp to list tools (ECONNREFUSED)\n');
+    assert.equal(runs.callUnreachable.stderr, 'subako: cannot reach the MCP server at http://127.0.0.1:9/mcp to list tools (ECONNREFUSED)\n');
   });
 
   it('malformed arguments are a usage error (exit 2)', () => {
