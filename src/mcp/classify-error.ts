@@ -4,7 +4,7 @@
  */
 import { InsufficientScopeError, ProtocolError, SdkError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from './errors.js';
-import { redactSecrets, type Secret } from '../common/index.js';
+import { redactSecrets, redactUrl, redactUrlsIn, type Secret } from '../common/index.js';
 import type { Auth } from './auth.js';
 import { RESUMPTION } from './resuming-transport.js';
 import { describeBytes } from './answer-cap.js';
@@ -37,6 +37,9 @@ export interface Classified {
  * went wrong, never the megabytes a hostile server may send as its "reason".
  */
 const MAX_SERVER_TEXT = 2000;
+
+/** The network's codes for a server that did not answer at all: nothing was sent, nothing is to be read. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** MCP 2026-07-28: the request needs a client capability the request did not declare. */
 const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
@@ -74,8 +77,11 @@ function isAbort(err: unknown): boolean {
  */
 export function classifyFailure(err: unknown, context: FailureContext, signal?: AbortSignal): Classified {
   // Redacted before it is shortened: a cut must never leave half of a secret standing.
-  const clean = (text: string) => shorten(redactSecrets(text, context.secrets));
-  const { url, tool, operation } = context;
+  const clean = (text: string) => shorten(redactUrlsIn(redactSecrets(text, context.secrets)));
+  // The URL may carry a credential (a capability token in its path, a key in its query): every message, and
+  // the error's own `url`, name it as common/url-secrecy.ts shows it.
+  const url = redactUrl(context.url);
+  const { tool, operation } = context;
 
   // Already ours, made inside the operation (an input request the caller must answer, a server's malformed one).
   if (err instanceof McpServerError) return { error: err, dropConnection: false };
@@ -195,6 +201,15 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     };
   }
 
+  // Nothing answered (refused, no such host, no route): the one thing to say is that, not the SDK's story of it.
+  const unreachable = findInCauses(err, (e): e is { code: string } => UNREACHABLE.has((e as { code?: unknown }).code as string));
+  if (unreachable) {
+    return {
+      error: new McpServerError('transport', `cannot reach the MCP server at ${url} to ${operation} (${unreachable.code})`, { url, tool }),
+      dropConnection: true,
+    };
+  }
+
   return {
     error: new McpServerError('transport', `could not ${operation} at the MCP server ${url}: ${clean(messageOf(err))}; the next call reconnects`, {
       url,
@@ -220,7 +235,7 @@ function insufficientScope(err: InsufficientScopeError, context: FailureContext)
   const scope = err.requiredScope;
   const wanted = scope !== undefined ? `the scope "${scope}"` : 'more scope (it did not say which)';
   const scopeFlag = scope !== undefined ? ` --scope '${scope}'` : ' --scope <scopes>';
-  const url = context.url;
+  const url = redactUrl(context.url);
   if (context.auth.kind === 'oauth') {
     const name = context.auth.name;
     return new McpAuthError(
