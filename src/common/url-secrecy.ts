@@ -83,8 +83,8 @@ export function redactUrl(text: string): string {
 /** Every http(s) URL inside a text (an SDK's message may quote the one it fetched), each as redactUrl shows it. */
 export function redactUrlsIn(text: string): string {
   return text.replace(/\bhttps?:\/\/[^\s"'<>`]+/gi, (found) => {
-    // A sentence's closing punctuation is not the URL's.
-    const trail = /[.,;:)\]]+$/.exec(found)?.[0] ?? '';
+    // A sentence's closing punctuation is not the URL's (a "]" is, when it closes a "[" of its own: "[redacted]").
+    const trail = /[.,;:)]+$/.exec(found)?.[0] ?? '';
     return redactUrl(found.slice(0, found.length - trail.length)) + trail;
   });
 }

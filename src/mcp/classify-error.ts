@@ -201,11 +201,12 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     };
   }
 
-  // Nothing answered (refused, no such host, no route): the one thing to say is that, not the SDK's story of it.
-  const unreachable = findInCauses(err, (e): e is { code: string } => UNREACHABLE.has((e as { code?: unknown }).code as string));
-  if (unreachable) {
+  // Nothing answered (refused, no such host, no route, a port fetch will not use): the one thing to say is that,
+  // with the network's own word for it, not the SDK's story of it ("Version negotiation probe failed: …").
+  const unreachable = unreachableBecause(err);
+  if (unreachable !== undefined) {
     return {
-      error: new McpServerError('transport', `cannot reach the MCP server at ${url} to ${operation} (${unreachable.code})`, { url, tool }),
+      error: new McpServerError('transport', `cannot reach the MCP server at ${url} to ${operation} (${clean(unreachable)})`, { url, tool }),
       dropConnection: true,
     };
   }
@@ -217,6 +218,21 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     }),
     dropConnection: true,
   };
+}
+
+/**
+ * Why no server answered, when none did: the code of a connection that failed (ECONNREFUSED, ENOTFOUND…), or the
+ * innermost reason under fetch's own "fetch failed" (such as "bad port"). Undefined for any other failure.
+ */
+function unreachableBecause(err: unknown): string | undefined {
+  const coded = findInCauses(err, (e): e is { code: string } => UNREACHABLE.has((e as { code?: unknown }).code as string));
+  if (coded) return coded.code;
+  const fetchFailed = findInCauses(err, (e): e is TypeError => e instanceof TypeError && e.message === 'fetch failed');
+  if (!fetchFailed) return undefined;
+  let inner: unknown = fetchFailed;
+  for (let depth = 0; depth < 8 && (inner as { cause?: unknown }).cause instanceof Error; depth++) inner = (inner as { cause: Error }).cause;
+  const code = (inner as { code?: unknown }).code;
+  return typeof code === 'string' ? code : inner instanceof Error && inner !== fetchFailed ? inner.message : undefined;
 }
 
 /** The names of the capabilities a -32021 answer says were needed (at most 8, each at most 64 characters). */
