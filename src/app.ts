@@ -40,6 +40,8 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** The URL clients reach the server at, for URLs in answers. */
   publicUrl?: string;
+  /** A JSON access-log line per request (off by default: the `accessLog` setting). */
+  accessLog?: boolean;
   /** Per-session and per-agent call limits; each one not given is sized from the workers. */
   admission?: Partial<CallAdmissionLimits>;
   /** A `postgres://` URL for the records; the data directory's SQLite file when absent. */
@@ -111,7 +113,7 @@ export function serverStartOptions(config: ServerConfig): StartOptions {
     ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),
     allowPrivateDestinations: config.allowPrivateDestinations === true,
     examplesDir: config.examples ? bundledExamplesDir() : null,
-    origins: { allowedOrigins: config.allowedOrigins }, publicUrl: config.publicUrl,
+    origins: { allowedOrigins: config.allowedOrigins }, publicUrl: config.publicUrl, accessLog: config.accessLog,
     admission: {
       sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
       agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
@@ -209,7 +211,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
   let server: SubakoServer;
   try {
     server = await SubakoServer.start({
-      platform, host: options.host, port: options.port, origins: options.origins, publicUrl: options.publicUrl,
+      platform, host: options.host, port: options.port, origins: options.origins, publicUrl: options.publicUrl, accessLog: options.accessLog,
       // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
       connections: options.connections, runtimeStats: () => local.stats(),
       ...(natsRuntime ? { natsStats: () => natsRuntime.stats() } : {}),

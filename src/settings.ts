@@ -79,6 +79,11 @@ export const SETTINGS = [
     help: { serve: 'worker threads for function calls' },
   }),
   setting(onOff, { name: 'examples', default: true, flag: '--no-examples', help: { serve: 'do not load the example packages at first start' } }),
+  // Off by default: a JSON line per request drowned the few lines a person starting `subako serve` reads.
+  setting(onOff, {
+    name: 'accessLog', default: false, env: 'SUBAKO_ACCESS_LOG', flag: '--access-log',
+    help: { serve: 'write a JSON access-log line per request (method, route template, status, duration) to stderr' },
+  }),
   setting(textList, {
     name: 'allowedOrigins', default: () => [], flag: '--allow-origin <origin>',
     help: { serve: 'a browser origin allowed to reach MCP endpoints (repeatable; loopback origins and clients without an Origin always are)' },

@@ -12,7 +12,7 @@ import { fetch, type Response } from 'undici';
 import type { Command } from 'commander';
 import { subakoHome, systemErrorCode } from '../common/index.js';
 import { UsageError } from '../errors.js';
-import type { Page } from '../server/api/index.js';
+import type { ErrorBody, Page } from '../server/api/index.js';
 import { CommandFailure } from './command-context.js';
 
 export const DEFAULT_SERVER = 'http://127.0.0.1:7070';
@@ -136,20 +136,28 @@ export class ApiClient {
 
   /** One request; the parsed JSON answer (null for 204). Refusals and failures throw ApiError. */
   async request<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    return (await this.answer<T>(method, path, options)).body;
+  }
+
+  /** As request(), with the answer's status (201 created, 200 already there). */
+  async answer<T = unknown>(method: string, path: string, options: RequestOptions = {}): Promise<{ status: number; body: T }> {
     const response = await this.send(method, path, options, {});
-    if (response.status === 204) return null as T;
+    if (response.status === 204) return { status: 204, body: null as T };
     const text = await response.text();
     const answer = parseJson(text);
     if (!response.ok) throw refusal(response.status, answer, this.server);
-    return answer as T;
+    return { status: response.status, body: answer as T };
   }
 
-  /** Every item of a paged list (following next_cursor, at most MAX_PAGES pages of 200). */
-  async list<T>(path: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
+  /**
+   * Every item of a paged list (following next_cursor, at most MAX_PAGES pages of `pageSize`: 200, the API's
+   * most per page, but for lists whose items are large and whose pages are smaller, such as held calls' 32).
+   */
+  async list<T>(path: string, query: Record<string, string | undefined> = {}, pageSize = 200): Promise<T[]> {
     const items: T[] = [];
     let after: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const answer = await this.request<Page<T>>('GET', path, { query: { ...query, limit: '200', after } });
+      const answer = await this.request<Page<T>>('GET', path, { query: { ...query, limit: String(pageSize), after } });
       items.push(...answer.items);
       if (!answer.next_cursor) break;
       after = answer.next_cursor;
@@ -247,14 +255,18 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The server's `{"error": {code, message}}` as one line, with what to do for the refusals a person can fix. */
+/**
+ * The server's `{"error": {code, message, problems}}` as one line (its problems, such as a bundle's, each with
+ * its code), with what to do for the refusals a person can fix.
+ */
 function refusal(status: number, answer: unknown, server: string): ApiError {
-  const error = (answer as { error?: { code?: string; message?: string } } | null)?.error;
+  const error = (answer as Partial<ErrorBody> | null)?.error;
   const code = error?.code ?? `http_${status}`;
   if (status === 401) return new ApiError(code, `${server} refused the API key (401); run subako login --server ${server}`, status);
   if (status === 403 && code === 'read_only_key') return new ApiError(code, `${error?.message} (subako login --server ${server} with one)`, status);
   const message = error?.message ?? (typeof answer === 'string' && answer.length > 0 ? answer.slice(0, 200) : 'no details');
-  return new ApiError(code, `${message} (HTTP ${status}, ${code})`, status);
+  const problems = (error?.problems ?? []).filter((p) => p.message !== undefined && p.message !== message).map((p) => `${p.message} [${p.code ?? 'problem'}]`);
+  return new ApiError(code, `${message}${problems.length > 0 ? `: ${problems.join('; ')}` : ''} (HTTP ${status}, ${code})`, status);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

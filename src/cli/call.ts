@@ -1,7 +1,7 @@
 /**
  * `subako call <pkg> <tool> [<arguments-json>]`: one function call on this machine, with a volume, skills,
  * and an egress policy. Prints what the model sees (or, with --json, the whole outcome).
- * Exit 0 when the call completed (ok or tool_error), 1 on a crash or a refused package, 2 on a usage error.
+ * Exit codes as `subako mcp call`'s (call-exit.ts): 0 a result, 1 a tool error or crash, 2 usage, 3 a refused package.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,8 @@ import { UsageError, ValidationError } from '../errors.js';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome } from '../function/index.js';
 import { parseEgressPolicyFile } from '../egress/index.js';
 import type { ContentBlock } from '../tool.js';
-import { EXIT_FAILED, EXIT_OK, EXIT_USAGE, type CommandContext } from './command-context.js';
+import type { CommandContext } from './command-context.js';
+import { CALL_EXIT, exitOfOutcome } from './call-exit.js';
 import { formatProblems, limitsFromFlags, loadFunction } from './load-function.js';
 
 interface CallFlags {
@@ -111,12 +112,12 @@ export function registerCall(program: Command, ctx: CommandContext): void {
         const { problems, discovery, loaded } = await loadFunction(path, host);
         if (problems.length > 0 || !discovery?.tools || !loaded) {
           process.stderr.write(`refused: ${path}\n${formatProblems(problems)}\n`);
-          ctx.exitCode = EXIT_FAILED;
+          ctx.exitCode = CALL_EXIT.notMade;
           return;
         }
         if (!discovery.tools.some((t) => t.name === tool)) {
           process.stderr.write(`subako: ${loaded.source.name} has no tool "${tool}"; it offers: ${discovery.tools.map((t) => t.name).join(', ')}\n`);
-          ctx.exitCode = EXIT_USAGE;
+          ctx.exitCode = CALL_EXIT.usage;
           return;
         }
         // The volume is this command's: it makes the directories a call mounts.
@@ -136,7 +137,7 @@ export function registerCall(program: Command, ctx: CommandContext): void {
         } else {
           process.stdout.write(formatOutcome(outcome));
         }
-        ctx.exitCode = outcome.status === 'crash' ? EXIT_FAILED : EXIT_OK;
+        ctx.exitCode = exitOfOutcome(outcome.status);
       } finally {
         await host.close();
         if (!flags.volume) rmSync(volume, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { systemErrorCode } from '../common/index.js';
 import { UsageError } from '../errors.js';
 import { DevServer, DevkitError } from '../devkit/index.js';
 import { EXIT_FAILED, type CommandContext } from './command-context.js';
@@ -22,6 +23,16 @@ interface DevFlags {
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** Why the port could not be listened on, in one line naming the port and --port; null for any other failure. */
+export function listenFailure(err: unknown, host: string, port: string | undefined): string | null {
+  const code = systemErrorCode(err);
+  const where = `port ${port ?? '(any)'} on ${host}`;
+  if (code === 'EADDRINUSE') return `${where} is already in use by another program; choose another with --port <port>, or leave --port out for a free one`;
+  if (code === 'EACCES' || code === 'EPERM') return `this user may not listen on ${where} (${code}: ports below 1024 need privileges); choose one from 1024 up with --port <port>`;
+  if (code === 'EADDRNOTAVAIL') return `${host} is not an address of this machine; pass one with --host (127.0.0.1 for this machine only)`;
+  return null;
+}
 
 export function registerDev(program: Command, ctx: CommandContext): void {
   program
@@ -46,8 +57,9 @@ export function registerDev(program: Command, ctx: CommandContext): void {
         });
       } catch (err) {
         if (!flags.volume) rmSync(volumeDir, { recursive: true, force: true });
-        if (!(err instanceof DevkitError)) throw err;
-        process.stderr.write(`subako dev: ${err.message}\n`);
+        const listening = listenFailure(err, flags.host ?? '127.0.0.1', flags.port);
+        if (!(err instanceof DevkitError) && listening === null) throw err;
+        process.stderr.write(`subako dev: ${listening ?? (err as DevkitError).message}\n`);
         ctx.exitCode = EXIT_FAILED;
         return;
       }

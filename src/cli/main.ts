@@ -34,6 +34,7 @@ const SUBCOMMANDS: Record<string, () => Promise<Register>> = {
   sessions: async () => (await import('./sessions.js')).registerSessions,
   vaults: async () => (await import('./vaults.js')).registerVaults,
   calls: async () => (await import('./calls.js')).registerCalls,
+  approvals: async () => (await import('./approvals.js')).registerApprovals,
 };
 
 /** Own names only: `subako constructor` must not find Object.prototype's. */

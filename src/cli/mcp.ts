@@ -14,21 +14,25 @@ import type { Command } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
 import { mcp, getMetadata, callTool, CallError, formatResult, formatToolList } from '../mcp/index.js';
 import { EXIT_FAILED, EXIT_USAGE, type CommandContext } from './command-context.js';
+import { CALL_EXIT, exitOfFailure } from './call-exit.js';
 import { registerMcpOAuth } from './mcp-oauth.js';
 import { registerMcpPull } from './mcp-pull.js';
 import { registerMcpStdio } from './mcp-stdio.js';
 import { registerMcpClientConfig } from './mcp-client-config.js';
 import { authFromFlags, serverOptions, type ServerFlags } from './server-flags.js';
 
-async function run(ctx: CommandContext, json: boolean | undefined, action: () => Promise<void>): Promise<void> {
+/**
+ * `exitOf`: the exit code of a failure. `mcp call` ends as `subako call` does (call-exit.ts); `tools` 2 for what
+ * the person must fix, else 1.
+ */
+async function run(ctx: CommandContext, json: boolean | undefined, action: () => Promise<void>, exitOf: (err: SubakoError) => number): Promise<void> {
   try {
     await action();
   } catch (err) {
     if (err instanceof UsageError || !(err instanceof SubakoError)) throw err;
     if (json) process.stdout.write(`${JSON.stringify({ error: err.toJSON() })}\n`);
     else process.stderr.write(`subako: ${err.message}\n`);
-    // Arguments the tool's schema refuses are the person's to fix, as an unknown tool is (`subako call` too).
-    ctx.exitCode = err instanceof CallError || err instanceof UnknownToolError ? EXIT_USAGE : EXIT_FAILED;
+    ctx.exitCode = exitOf(err);
   } finally {
     await mcp.close();
   }
@@ -62,7 +66,7 @@ export function registerMcp(program: Command, ctx: CommandContext): Command {
       const toolbox = await mcp.tools({ url: flags.url, auth: authFromFlags(flags) });
       const metadata = Object.values(toolbox).map(getMetadata);
       process.stdout.write(flags.json ? `${JSON.stringify(metadata, null, 2)}\n` : formatToolList(metadata));
-    });
+    }, (err) => (err instanceof CallError ? EXIT_USAGE : EXIT_FAILED));
   });
 
   serverOptions(
@@ -79,7 +83,7 @@ export function registerMcp(program: Command, ctx: CommandContext): Command {
       // callTool: checked against the schema first (CallError naming the argument), then sent with its headers.
       const result = await callTool(toolbox[tool], args);
       process.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result));
-    });
+    }, (err) => (err instanceof UnknownToolError ? CALL_EXIT.usage : exitOfFailure(err)));
   });
 
   registerMcpPull(command, ctx);

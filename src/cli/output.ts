@@ -38,3 +38,13 @@ function text(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return JSON.stringify(value);
 }
+
+/** A span as a person reads it at a glance: 42s, 5m, 3h, 2d (negative spans read 0s). */
+export function spanText(ms: number): string {
+  if (!Number.isFinite(ms)) return '-';
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  if (seconds < 120) return `${seconds}s`;
+  if (seconds < 7200) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 172_800) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}

@@ -1,21 +1,19 @@
 /**
  * `subako packages list|get|create|delete`: the server's function packages. `create` uploads a bundle (a
- * directory is packed first), as `subako push` does; the server runs the checks and discovery.
+ * directory is checked and packed first exactly as `subako pack` packs it), the one path `subako push` takes
+ * (package-bundle.ts); the server runs the checks and discovery.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { systemErrorCode } from '../common/index.js';
-import { UsageError } from '../errors.js';
-import { BundleError, packBundle } from '../package/index.js';
 import type { PackageSummaryView, PackageTool, PackageView } from '../server/api/index.js';
-import { ApiError, clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
+import { clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
+import { EXIT_FAILED, type CommandContext } from './command-context.js';
+import { bundleFor, uploadBundle } from './package-bundle.js';
 import { print, printFields, printTable } from './output.js';
 
 const path = (name: string, version?: string): string =>
   `/v1/packages/${encodeURIComponent(name)}${version === undefined ? '' : `/versions/${encodeURIComponent(version)}`}`;
 
-export function registerPackages(program: Command): void {
+export function registerPackages(program: Command, ctx: CommandContext): void {
   const packages = program.command('packages').description('The server\'s function packages: list, get, create (upload), delete.');
   platformCommand(packages.command('list').description('List package versions.'))
     .action(async (flags: ConnectionFlags) => {
@@ -49,10 +47,14 @@ export function registerPackages(program: Command): void {
     .argument('<bundle>', 'a .tar.gz made by `subako pack`, or a package directory')
     .action(async (bundle: string, flags: ConnectionFlags) => {
       const client = clientFor(flags);
-      const body = await readBundle(bundle);
-      const pkg = await client.request<PackageView>('POST', '/v1/packages', { body: new Uint8Array(body), contentType: 'application/gzip' });
+      const body = await bundleFor(bundle, false, 'packages create');
+      if (!body) {
+        ctx.exitCode = EXIT_FAILED;
+        return;
+      }
+      const { published: pkg, fresh } = await uploadBundle(client, 'packages', body);
       print(flags.json, pkg, () => {
-        process.stdout.write(`package ${pkg.name}@${pkg.version} published\n`);
+        process.stdout.write(`package ${pkg.name}@${pkg.version} ${fresh ? 'published' : 'already published'}\n`);
         printTools(pkg.tools);
       });
     });
@@ -68,21 +70,4 @@ export function registerPackages(program: Command): void {
 function printTools(tools: PackageTool[]): void {
   process.stdout.write('tools:\n');
   for (const tool of tools) process.stdout.write(`  ${tool.name}${tool.description ? `: ${tool.description}` : ''}\n`);
-}
-
-async function readBundle(bundle: string): Promise<Buffer> {
-  const file = resolve(bundle);
-  const info = await stat(file).catch((error: unknown) => {
-    const code = systemErrorCode(error);
-    if (code === undefined) throw error;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    throw new UsageError(`${bundle} cannot be read (${code})`);
-  });
-  if (!info) throw new UsageError(`${bundle} does not exist`);
-  try {
-    return info.isDirectory() ? await packBundle(file) : await readFile(file);
-  } catch (err) {
-    if (!(err instanceof BundleError)) throw err;
-    throw new ApiError(err.code, `${bundle} cannot be packed: ${err.problems.map((p) => `${p.message} [${p.code}]`).join('; ')}`);
-  }
 }

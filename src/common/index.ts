@@ -7,6 +7,7 @@ export { Secret, redactSecrets, redactSecretsDeep } from './secret.js';
 export { seal, unseal, isSealed, sealingKey, keyFilePath, type SealOptions } from './seal.js';
 export { subakoHome } from './data-home.js';
 export { isHttpsOrLoopback } from './https-or-loopback.js';
+export { classifyServerUrl, isPlainSegment, redactUrl, redactUrlsIn, type UrlSecrecy } from './url-secrecy.js';
 export {
   compileSchema, checkAgainstSchema, checkArguments, untrustedCheck, TOOL_ARGUMENTS, REQUEST_BODY, queryParameter, MAX_UNTRUSTED_SCHEMA_CHARS,
   type SchemaCheck, type SchemaProblem, type ArgumentProblem, type SchemaSubject, type SchemaOrigin,

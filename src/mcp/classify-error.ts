@@ -4,7 +4,7 @@
  */
 import { InsufficientScopeError, ProtocolError, SdkError, SdkHttpError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from './errors.js';
-import { redactSecrets, type Secret } from '../common/index.js';
+import { redactSecrets, redactUrl, redactUrlsIn, type Secret } from '../common/index.js';
 import type { Auth } from './auth.js';
 import { RESUMPTION } from './resuming-transport.js';
 import { describeBytes } from './answer-cap.js';
@@ -37,6 +37,9 @@ export interface Classified {
  * went wrong, never the megabytes a hostile server may send as its "reason".
  */
 const MAX_SERVER_TEXT = 2000;
+
+/** The network's codes for a server that did not answer at all: nothing was sent, nothing is to be read. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** MCP 2026-07-28: the request needs a client capability the request did not declare. */
 const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
@@ -74,8 +77,11 @@ function isAbort(err: unknown): boolean {
  */
 export function classifyFailure(err: unknown, context: FailureContext, signal?: AbortSignal): Classified {
   // Redacted before it is shortened: a cut must never leave half of a secret standing.
-  const clean = (text: string) => shorten(redactSecrets(text, context.secrets));
-  const { url, tool, operation } = context;
+  const clean = (text: string) => shorten(redactUrlsIn(redactSecrets(text, context.secrets)));
+  // The URL may carry a credential (a capability token in its path, a key in its query): every message, and
+  // the error's own `url`, name it as common/url-secrecy.ts shows it.
+  const url = redactUrl(context.url);
+  const { tool, operation } = context;
 
   // Already ours, made inside the operation (an input request the caller must answer, a server's malformed one).
   if (err instanceof McpServerError) return { error: err, dropConnection: false };
@@ -195,6 +201,16 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     };
   }
 
+  // Nothing answered (refused, no such host, no route, a port fetch will not use): the one thing to say is that,
+  // with the network's own word for it, not the SDK's story of it ("Version negotiation probe failed: …").
+  const unreachable = unreachableBecause(err);
+  if (unreachable !== undefined) {
+    return {
+      error: new McpServerError('transport', `cannot reach the MCP server at ${url} to ${operation} (${clean(unreachable)})`, { url, tool }),
+      dropConnection: true,
+    };
+  }
+
   return {
     error: new McpServerError('transport', `could not ${operation} at the MCP server ${url}: ${clean(messageOf(err))}; the next call reconnects`, {
       url,
@@ -202,6 +218,21 @@ export function classifyFailure(err: unknown, context: FailureContext, signal?: 
     }),
     dropConnection: true,
   };
+}
+
+/**
+ * Why no server answered, when none did: the code of a connection that failed (ECONNREFUSED, ENOTFOUND…), or the
+ * innermost reason under fetch's own "fetch failed" (such as "bad port"). Undefined for any other failure.
+ */
+function unreachableBecause(err: unknown): string | undefined {
+  const coded = findInCauses(err, (e): e is { code: string } => UNREACHABLE.has((e as { code?: unknown }).code as string));
+  if (coded) return coded.code;
+  const fetchFailed = findInCauses(err, (e): e is TypeError => e instanceof TypeError && e.message === 'fetch failed');
+  if (!fetchFailed) return undefined;
+  let inner: unknown = fetchFailed;
+  for (let depth = 0; depth < 8 && (inner as { cause?: unknown }).cause instanceof Error; depth++) inner = (inner as { cause: Error }).cause;
+  const code = (inner as { code?: unknown }).code;
+  return typeof code === 'string' ? code : inner instanceof Error && inner !== fetchFailed ? inner.message : undefined;
 }
 
 /** The names of the capabilities a -32021 answer says were needed (at most 8, each at most 64 characters). */
@@ -220,7 +251,7 @@ function insufficientScope(err: InsufficientScopeError, context: FailureContext)
   const scope = err.requiredScope;
   const wanted = scope !== undefined ? `the scope "${scope}"` : 'more scope (it did not say which)';
   const scopeFlag = scope !== undefined ? ` --scope '${scope}'` : ' --scope <scopes>';
-  const url = context.url;
+  const url = redactUrl(context.url);
   if (context.auth.kind === 'oauth') {
     const name = context.auth.name;
     return new McpAuthError(

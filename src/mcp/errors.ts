@@ -4,6 +4,7 @@
  * that do not match a tool's input schema (raised before anything reaches the server).
  */
 import { ReasonedError, SubakoError, type Problem } from '../errors.js';
+import { redactUrl, redactUrlsIn } from '../common/index.js';
 import type { CallToolResult } from '../tool.js';
 import type { InputRequestMessage } from './input-requests.js';
 
@@ -46,9 +47,11 @@ export class McpServerError extends ReasonedError<McpServerErrorReason> {
       cause?: unknown;
     } = {},
   ) {
-    super(MCP_SERVER_ERROR, reason, message, { cause: details.cause });
+    // Whatever made it, a server's URL is named as common/url-secrecy.ts shows one: the error reaches the model, the
+    // call record, the log and the terminal, and the URL may carry a credential.
+    super(MCP_SERVER_ERROR, reason, redactUrlsIn(message), { cause: details.cause });
     if (details.requiredCapabilities !== undefined) this.requiredCapabilities = details.requiredCapabilities;
-    this.url = details.url;
+    this.url = details.url === undefined ? undefined : redactUrl(details.url);
     this.tool = details.tool;
     this.rpcCode = details.rpcCode;
     this.httpStatus = details.httpStatus;
@@ -95,7 +98,7 @@ export class McpAuthError extends ReasonedError<McpAuthErrorReason> {
   readonly scope?: string;
 
   constructor(reason: McpAuthErrorReason, message: string, details: { credential?: string; scope?: string; cause?: unknown } = {}) {
-    super(MCP_AUTH_ERROR, reason, message, { cause: details.cause });
+    super(MCP_AUTH_ERROR, reason, redactUrlsIn(message), { cause: details.cause });
     this.credential = details.credential;
     this.scope = details.scope;
   }

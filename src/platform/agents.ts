@@ -5,7 +5,7 @@
  * versions (and deleting those is refused while it does).
  */
 import { ValidationError, type Problem } from '../errors.js';
-import { isHttpsOrLoopback } from '../common/index.js';
+import { isHttpsOrLoopback, REDACTED, redactUrl } from '../common/index.js';
 import { compilePolicy } from '../egress/index.js';
 import { ConflictError, NotFoundError, UpstreamError } from './errors.js';
 import { isToolName, TOOL_NAME_RULE } from '../mcp/index.js';
@@ -67,14 +67,21 @@ export class AgentService {
   }
 
   /**
-   * Publishes a new version from a full spec. A `pin` server the current version already pinned (the same name and
-   * URL) keeps its pins — publishing is not accepting a change, that is acceptDrift's — the others are pinned as they
-   * list now.
+   * Publishes a new version from a full spec. A remote server's URL sent back as the API shows it (redacted:
+   * common/url-secrecy.ts) means the URL the current version has for that server, so a spec read, changed and
+   * put back keeps its credentials in the URL without anyone having seen them. A `pin` server the current version
+   * already pinned (the same name and URL) keeps its pins — publishing is not accepting a change, that is
+   * acceptDrift's — the others are pinned as they list now.
    */
   async update(id: string, input: AgentInput): Promise<{ agent: AgentRecord; version: AgentVersionRecord }> {
     const agent = await this.get(id);
-    const spec = await this.resolve(input);
     const previous = await this.version(id, agent.currentVersion);
+    const stored = new Map(previous.spec.mcp_servers.map((server) => [server.name, server.url]));
+    const servers = input.mcp_servers?.map((server) => {
+      const url = stored.get(server.name);
+      return url !== undefined && url !== server.url && redactUrl(url) === server.url ? { ...server, url } : server;
+    });
+    const spec = await this.resolve(servers === undefined ? input : { ...input, mcp_servers: servers });
     const keeps = (name: string): boolean => {
       const before = previous.spec.mcp_servers.find((s) => s.name === name);
       const now = spec.mcp_servers.find((s) => s.name === name);
@@ -219,6 +226,9 @@ export class AgentService {
       if (sourceNames.has(server.name)) problems.push({ code: 'agent.duplicate_source', message: `${where}: the name ${server.name} is already used by another source of this agent` });
       sourceNames.add(server.name);
       if (!isServerUrl(server.url)) problems.push({ code: 'agent.server_url', message: `${where}: url must be an https URL` });
+      else if (server.url.includes(REDACTED)) {
+        problems.push({ code: 'agent.server_url', message: `${where}: url holds "${REDACTED}", as the API shows a URL's credentials; send the whole URL, or the shown one unchanged for a server of the same name` });
+      }
       const credential = server.credential ?? null;
       if (credential) {
         const vault = await this.store.getVault(credential.vault_id);

@@ -32,6 +32,8 @@ export interface SubakoServerOptions {
   origins?: OriginPolicy;
   /** The URL clients reach the server at, for URLs in answers (see RouterOptions.publicUrl). */
   publicUrl?: string;
+  /** A JSON line per request to the log (the `accessLog` setting); off unless asked for. The metrics count requests either way. */
+  accessLog?: boolean;
   /** Connection limits; each one not given takes its default (defaultConnectionLimits). */
   connections?: Partial<ConnectionLimits>;
   /** The runtime's read-only stats (workers, queue, compile cache) for /metrics; handed by the composition root. */
@@ -169,6 +171,7 @@ export class SubakoServer {
     const seconds = (performance.now() - started) / 1000;
     const status = res.headersSent ? res.statusCode : null;
     this.metrics.httpRequest(req.method ?? 'GET', route, status, seconds);
+    if (!this.options.accessLog) return;
     this.accessLog.info({
       method: req.method, route, status, duration_ms: Math.round(seconds * 1e4) / 10, remote_address: req.socket.remoteAddress ?? null,
       ...(res.writableFinished ? {} : { aborted: true }),

@@ -5,6 +5,7 @@
  */
 import type { AgentDrift, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, CallStatsRow, CallStatsWindow, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
+import { redactUrl } from '../common/index.js';
 import type {
   AgentCallView, AgentDriftView, AgentVersionView, AgentView, ApprovalView, CallApprovalView, CallStatsRowView, CallStatsView, CallView, HeldApprovalView, KeyView, PackageSummaryView, PackageView,
   Page as PageView, SessionEndpoints, SessionTool, SessionView, SkillView, VaultView,
@@ -46,10 +47,18 @@ export function skillView(rec: SkillRecord): SkillView {
   return { name: rec.name, version: rec.version, description: rec.description, digest: rec.digest, created_at: rec.createdAt };
 }
 
+/**
+ * An agent's spec as the API shows it: each remote server's URL as common/url-secrecy.ts shows a URL (a token in
+ * its path, a key in its query, user-info: "[redacted]"). Sent back as shown, a URL keeps what it was (agents.ts).
+ */
+function shownSpec(spec: AgentVersionRecord['spec']): AgentVersionView['spec'] {
+  return { ...spec, mcp_servers: spec.mcp_servers.map((server) => ({ ...server, url: redactUrl(server.url) })) };
+}
+
 export function agentView(agent: AgentRecord, version?: AgentVersionRecord): AgentView {
   return {
     id: agent.id, name: agent.name, version: agent.currentVersion, created_at: agent.createdAt, updated_at: agent.updatedAt,
-    ...(version ? { spec: version.spec } : {}),
+    ...(version ? { spec: shownSpec(version.spec) } : {}),
   };
 }
 
@@ -58,7 +67,7 @@ export function driftView(drift: AgentDrift): AgentDriftView {
 }
 
 export function agentVersionView(rec: AgentVersionRecord): AgentVersionView {
-  return { agent_id: rec.agentId, version: rec.version, spec: rec.spec, created_at: rec.createdAt };
+  return { agent_id: rec.agentId, version: rec.version, spec: shownSpec(rec.spec), created_at: rec.createdAt };
 }
 
 export function vaultView(rec: VaultRecord): VaultView {

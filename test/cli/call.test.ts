@@ -35,9 +35,9 @@ describe('subako call', () => {
     assert.equal(run.stdout, '{"message":"Hello, Ada!"}\n');
   });
 
-  test('a tool error completes the call: exit 0', () => {
+  test('a tool error exits 1, as subako mcp call does (cli/call-exit.ts)', () => {
     const run = subako('call', GREET_DIR, 'greet', '{"name":""}', '--json');
-    assert.equal(run.code, 0);
+    assert.equal(run.code, 1);
     assert.equal(JSON.parse(run.stdout).status, 'tool_error');
   });
 
@@ -65,13 +65,13 @@ describe('subako call', () => {
     assert.match(run.stderr, /has no tool "nope"; it offers: greet/);
   });
 
-  test('a refused package exits 1 with its problems', () => {
+  test('a refused package exits 3 (the call could not be made) with its problems', () => {
     const dir = join(scratch, 'bad-pkg');
     mkdirSync(dir);
     writeFileSync(join(dir, 'subako-package.json'), '{"abi": 2, "name": "bad", "description": "x"}');
     copyFileSync(join(GREET_DIR, 'module.wasm'), join(dir, 'module.wasm'));
     const run = subako('call', dir, 'greet');
-    assert.equal(run.code, 1);
+    assert.equal(run.code, 3);
     assert.match(run.stderr, /manifest\.abi/);
   });
 

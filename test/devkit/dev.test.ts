@@ -6,6 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -108,6 +109,22 @@ describe('subako dev', { skip: toolchainMissing(cRecipe) }, () => {
 });
 
 describe('subako dev refusals', () => {
+  let holder: Server | undefined;
+  after(() => new Promise<void>((done) => (holder ? holder.close(() => done()) : done())));
+
+  test('a port another program holds: one line naming the port and --port, no EADDRINUSE stack, exit 1', async () => {
+    holder = createServer();
+    await new Promise<void>((done) => holder!.listen(0, '127.0.0.1', done));
+    const port = (holder.address() as AddressInfo).port;
+    const project = join(scratchDir('dev-busy'), 'project');
+    const init = await subako(['init', project, '--name', 'busy-demo']);
+    assert.equal(init.code, 0, init.stderr);
+    const run = await subako(['dev', project, '--port', String(port)]);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stdout, '');
+    assert.equal(run.stderr, `subako dev: port ${port} on 127.0.0.1 is already in use by another program; choose another with --port <port>, or leave --port out for a free one\n`);
+  });
+
   test('a directory that is no project: one line saying how to start one, exit 1, nothing served', async () => {
     const dir = scratchDir('dev-none');
     const run = await subako(['dev', dir]);

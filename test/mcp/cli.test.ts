@@ -3,6 +3,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startModernServer, startLegacyServer, type RunningServer } from './helpers/servers.js';
 import { runCli, type CliRun } from './helpers/cli.js';
@@ -18,6 +19,12 @@ describe('subako mcp tools / call', () => {
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'subako-cli-'));
     [modern, legacy] = await Promise.all([startModernServer(), startLegacyServer()]);
+    // A port nothing listens on (one just let go): fetch refuses some low ports outright ("bad port"), such as 9.
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((done) => closed.close(done));
+    const nowhere = `http://127.0.0.1:${port}/mcp`;
     const commands: Record<string, string[]> = {
       tools: ['mcp', 'tools', '--url', modern.url],
       toolsJson: ['mcp', 'tools', '--url', legacy.url, '--json'],
@@ -25,7 +32,9 @@ describe('subako mcp tools / call', () => {
       pixel: ['mcp', 'call', '--url', legacy.url, 'pixel'],
       sumJson: ['mcp', 'call', '--url', modern.url, '--json', 'add', '{"x":1,"y":2}'],
       failed: ['mcp', 'call', '--url', modern.url, 'fail', '{"reason":"quota"}'],
-      unreachable: ['mcp', 'tools', '--url', 'http://127.0.0.1:9/mcp'],
+      unreachable: ['mcp', 'tools', '--url', nowhere],
+      callUnreachable: ['mcp', 'call', '--url', nowhere, 'add', '{}'],
+      unknownTool: ['mcp', 'call', '--url', modern.url, 'nope'],
       badArgs: ['mcp', 'call', '--url', modern.url, 'add', '[1,2]'],
     };
     const done = await Promise.all(Object.entries(commands).map(async ([name, args]) => [name, await runCli(args, env())] as const));
@@ -66,13 +75,20 @@ describe('subako mcp tools / call', () => {
     assert.deepEqual(JSON.parse(run.stdout).structuredContent, { sum: 3 });
   });
 
-  it('a tool error or a refused call exits 1 with the reason on stderr', async () => {
+  it('call exits as subako call does (cli/call-exit.ts): 1 a tool error, 2 an unknown tool, 3 a server not reached', async () => {
     const failed = runs.failed;
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /tool "fail" failed: failed: quota/);
+    assert.equal(runs.unknownTool.code, 2, runs.unknownTool.stderr);
+    assert.match(runs.unknownTool.stderr, /has no tool "nope"/);
+    assert.equal(runs.callUnreachable.code, 3, runs.callUnreachable.stderr);
+  });
+
+  it('a server that cannot be reached is one line naming it, without the SDK\'s probe or a promise to reconnect', () => {
     const unreachable = runs.unreachable;
     assert.equal(unreachable.code, 1);
-    assert.match(unreachable.stderr, /^subako: could not list tools at the MCP server http:\/\/127\.0\.0\.1:9\/mcp/);
+    assert.match(unreachable.stderr, /^subako: cannot reach the MCP server at http:\/\/127\.0\.0\.1:\d+\/mcp to list tools \(ECONNREFUSED\)\n$/);
+    assert.equal(runs.callUnreachable.stderr, unreachable.stderr);
   });
 
   it('malformed arguments are a usage error (exit 2)', () => {

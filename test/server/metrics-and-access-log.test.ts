@@ -58,7 +58,7 @@ describe('/metrics and the access log of a real subako serve', () => {
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamPort = (upstream.address() as AddressInfo).port;
     // The access log is at info; under the test runner the server would be silent otherwise.
-    server = await spawnServe(tempDir(), undefined, ['--allow-private-destinations'], { env: { SUBAKO_LOG_LEVEL: 'info', NODE_EXTRA_CA_CERTS: caFile } });
+    server = await spawnServe(tempDir(), undefined, ['--allow-private-destinations', '--access-log'], { env: { SUBAKO_LOG_LEVEL: 'info', NODE_EXTRA_CA_CERTS: caFile } });
     readKey = (await server.call('POST', '/v1/keys', { name: 'prometheus', scope: 'read' })).body.key;
   });
 

@@ -71,7 +71,7 @@ describe('subako pack and push', () => {
     }
   });
 
-  it('push prints the server\'s problems and exits 1 for a malicious bundle; 2 without an API key', async () => {
+  it('push prints the server\'s problems and exits 1 for a malicious bundle, and without an API key', async () => {
     const server = await spawnServe(tempDir());
     try {
       const bad = join(tempDir('subako-bad-'), 'bad.tar.gz');
@@ -80,8 +80,10 @@ describe('subako pack and push', () => {
       assert.equal(pushed.status, 1);
       assert.match(pushed.stderr, /climbs out of the bundle/);
       assert.match(pushed.stderr, /bundle\.path/);
-      const noKey = subako(['push', bad, '--server', server.url], { SUBAKO_API_KEY: '' });
-      assert.equal(noKey.status, 2);
+      // Without a key it says what every platform command says: log in (exit 1, before anything is packed or sent).
+      const noKey = subako(['push', bad, '--server', server.url], { SUBAKO_API_KEY: '', SUBAKO_HOME: tempDir('subako-no-login-') });
+      assert.equal(noKey.status, 1);
+      assert.match(noKey.stderr, /^subako: no API key for http:\/\/127\.0\.0\.1:\d+: run subako login --server/);
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;

@@ -199,10 +199,13 @@ export class Approvals {
     return { items: found.items.map(pendingOf), next_cursor: found.next_cursor };
   }
 
-  /** One held call of a session, pending or decided (until it is forgotten, after its expiry). */
-  async get(sessionId: string, id: string): Promise<HeldApproval> {
+  /**
+   * One held call, pending or decided (until it is forgotten, after its expiry): of the session named, or, without
+   * one, of whichever session holds it (an operator who has the approval's id only: /v1/approvals/{id}).
+   */
+  async get(sessionId: string | null, id: string): Promise<HeldApproval> {
     const rec = await this.store.getApproval(id);
-    if (!rec || rec.sessionId !== sessionId) throw new NotFoundError(`approval ${id} of session ${sessionId}`);
+    if (!rec || (sessionId !== null && rec.sessionId !== sessionId)) throw new NotFoundError(sessionId === null ? `approval ${id}` : `approval ${id} of session ${sessionId}`);
     return { ...pendingOf(rec), decision: rec.decision, decidedBy: rec.decidedBy, decidedAt: rec.decidedAt, reason: rec.reason };
   }
 
@@ -211,10 +214,11 @@ export class Approvals {
    * Throws NotFoundError for an approval this session never had held, ConflictError for one already decided (or
    * ended at its deadline, or while its decision was being made elsewhere).
    */
-  async decide(sessionId: string, id: string, decision: 'approve' | 'deny', by: string): Promise<CallApproval> {
+  async decide(sessionId: string, id: string, decision: 'approve' | 'deny', by: string, reason?: string): Promise<CallApproval> {
     const approved = decision === 'approve';
     const decidedAt = this.isoNow();
-    const ending: ApprovalDecision = { decision: approved ? 'approved' : 'denied', decidedBy: by, decidedAt, reason: approved ? null : 'denied through the API' };
+    // The operator's reason, when given, is kept and (on a denial) is what the model reads of why.
+    const ending: ApprovalDecision = { decision: approved ? 'approved' : 'denied', decidedBy: by, decidedAt, reason: reason ?? (approved ? null : 'denied through the API') };
     if (!(await this.store.decideApproval(id, ending, { sessionId, openAt: decidedAt }))) {
       const rec = await this.store.getApproval(id);
       if (!rec || rec.sessionId !== sessionId) throw new NotFoundError(`pending approval ${id} of session ${sessionId}`);

@@ -43,7 +43,10 @@ export const HeldApprovalView = ApprovalView.extend({
 });
 export type HeldApprovalView = z.infer<typeof HeldApprovalView>;
 
-export const ApprovalDecisionInput = z.strictObject({ decision: z.enum(['approve', 'deny']) });
+export const ApprovalDecisionInput = z.strictObject({
+  decision: z.enum(['approve', 'deny']),
+  reason: z.string().min(1).max(1024).optional().describe('Why, kept with the decision; on a denial, what the model reads of why.'),
+});
 export type ApprovalDecisionInput = z.infer<typeof ApprovalDecisionInput>;
 
 export const ApprovalDecided = z.object({ approval: CallApprovalView });

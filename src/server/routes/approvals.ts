@@ -39,6 +39,34 @@ export function approvalRoutes(): Route[] {
       },
     }),
     route({
+      method: 'GET', path: '/v1/approvals/{approval_id}', operationId: 'getAnyApproval', tag: 'calls', auth: 'api_key',
+      summary: 'One held call of any session, by its id alone (what an operator who was given the id reads): as ' +
+        'GET /v1/sessions/{id}/approvals/{approval_id} shows it.',
+      responses: {
+        200: { description: 'The held call.', schema: HeldApprovalView },
+        404: error('No such held call (or it was forgotten, a while after it expired).'),
+      },
+      async handler({ platform, params }) {
+        return { status: 200, body: heldApprovalView(await platform.approvals.get(null, params.approval_id)) };
+      },
+    }),
+    route({
+      method: 'POST', path: '/v1/approvals/{approval_id}', operationId: 'decideAnyApproval', tag: 'calls', auth: 'api_key',
+      summary: 'Approve or deny one held call of any session, by its id alone: as POST /v1/sessions/{id}/approvals/{approval_id} does.',
+      body: { kind: 'json', schema: ApprovalDecisionInput, maxBytes: 4096 },
+      responses: {
+        200: { description: 'Decided.', schema: ApprovalDecided },
+        403: error('A read-only API key: an admin key decides.'),
+        404: error('No such held call.'),
+        409: error('The approval was already decided, or ended at its deadline.'),
+      },
+      async handler({ platform, params, body, apiKey }) {
+        const held = await platform.approvals.get(null, params.approval_id);
+        const approval = await platform.approvals.decide(held.sessionId, params.approval_id, body.decision, apiKey!.id, body.reason);
+        return { status: 200, body: { approval: approvalDecisionView(approval) } };
+      },
+    }),
+    route({
       method: 'GET', path: '/v1/sessions/{id}/approvals', operationId: 'listApprovals', tag: 'calls', auth: 'api_key_or_session', query: APPROVAL_PAGE_QUERY,
       summary: 'The session\'s calls that wait for an operator\'s approval, oldest first, with their whole arguments. Each waits until it is ' +
         'decided or its expires_at passes (then it ends denied).',
@@ -80,7 +108,7 @@ export function approvalRoutes(): Route[] {
         // The session's token is let in (rather than told it is not a key) only to be told who decides.
         if (!apiKey) throw new HttpError(403, 'operator_approval_required', `the session's own token cannot decide approval ${params.approval_id}: ${OPERATOR_DECIDES}`);
         await platform.sessions.get(params.id);
-        const approval = await platform.approvals.decide(params.id, params.approval_id, body.decision, apiKey.id);
+        const approval = await platform.approvals.decide(params.id, params.approval_id, body.decision, apiKey.id, body.reason);
         return { status: 200, body: { approval: approvalDecisionView(approval) } };
       },
     }),

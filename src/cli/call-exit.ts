@@ -1,0 +1,29 @@
+/**
+ * How `subako call` (a package on this machine) and `subako mcp call` (a tool of an MCP server) end: one table,
+ * so a script reads the same code from either.
+ *
+ *   0  the tool answered a result
+ *   1  the tool answered an error (`isError`, a tool_error) or crashed: it ran, and said no
+ *   2  the command line is wrong: arguments that are not a JSON object, a tool the package or server does not
+ *      offer, arguments its input schema refuses (nothing was called)
+ *   3  the call could not be made: a package its checks refuse, a server that cannot be reached, refuses the
+ *      credential, or answers with something that is not MCP (nothing ran)
+ */
+import { CallError, McpServerError, type McpServerErrorReason } from '../mcp/index.js';
+import type { FunctionCallOutcome } from '../function/index.js';
+
+export const CALL_EXIT = { answered: 0, toolError: 1, usage: 2, notMade: 3 } as const;
+export type CallExit = (typeof CALL_EXIT)[keyof typeof CALL_EXIT];
+
+/** A local call's outcome, as its exit code. */
+export function exitOfOutcome(status: FunctionCallOutcome['status']): CallExit {
+  return status === 'ok' ? CALL_EXIT.answered : CALL_EXIT.toolError;
+}
+
+/** What an MCP call failed with, as its exit code (a usage error the caller recognises first: it is 2). */
+export function exitOfFailure(error: unknown): CallExit {
+  if (error instanceof CallError) return CALL_EXIT.usage;
+  const toolAnswered: McpServerErrorReason = 'tool_error';
+  if (error instanceof McpServerError && error.reason === toolAnswered) return CALL_EXIT.toolError;
+  return CALL_EXIT.notMade;
+}
