@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../helpers/eventually.js';
+import { redactUrl } from '../../src/common/index.js';
 import { serveEchoTool } from '../mcp/helpers/servers.js';
 import { probePackageDir, spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
 import { launchChromium, packDir, requireConsoleBuild } from './helpers.js';
@@ -198,7 +199,9 @@ describe('the console for daily use', () => {
     assert.deepEqual(spec.tools[0].egress, { allow: ['api.example.com', 'example.org'], grants: ['https://api.example.com'] });
     assert.equal(spec.mcp_servers[0].default_policy, 'allow');
     assert.deepEqual(spec.mcp_servers[0].tools, [{ name: 'send', policy: 'require_approval' }]);
-    assert.equal(spec.mcp_servers[0].url, capabilityUrl, 'the stored URL, not the origin shown');
+    // The API shows a URL's secret parts redacted, and refuses a URL holding "[redacted]" unless it is the one shown
+    // for that server: the form sent that back, so the version kept the stored capability URL (not the origin shown).
+    assert.equal(spec.mcp_servers[0].url, redactUrl(capabilityUrl), 'the stored URL, as the API shows it');
   });
 
   it('the overview draws the call log\'s counts: bars per minute and per hour, errors, and p50/p95 by tool and agent', async () => {
