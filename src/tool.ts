@@ -193,6 +193,22 @@ export type ToolCall<C extends ToolCallContext = ToolCallContext> = (args: Recor
 export type ToolInterceptor<C extends ToolCallContext = ToolCallContext> = (next: ToolCall<C>) => ToolCall<C>;
 
 /**
+ * What defines a tool to a client, under `name`: title, description, schemas, annotations and icons, the ones it
+ * has (what `tools/list` shows, and what a composed tool keeps).
+ */
+export function toolDefinition(name: string, tool: Tool): Pick<Tool, 'name' | 'title' | 'description' | 'inputSchema' | 'outputSchema' | 'annotations' | 'icons'> {
+  return {
+    name,
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+    ...(tool.icons !== undefined ? { icons: tool.icons } : {}),
+  };
+}
+
+/**
  * The tool with `interceptors` around its calls, the first outermost (it sees a call first and its end last),
  * under `name` when given (a published name). Its schemas and source are the tool's; built once, it costs a
  * call nothing but the steps themselves.
@@ -204,13 +220,7 @@ export function composeTool<C extends ToolCallContext = ToolCallContext>(
   for (let i = interceptors.length - 1; i >= 0; i -= 1) call = interceptors[i](call);
   const composed = call;
   return Object.freeze({
-    name,
-    ...(tool.title !== undefined ? { title: tool.title } : {}),
-    ...(tool.description !== undefined ? { description: tool.description } : {}),
-    inputSchema: tool.inputSchema,
-    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-    ...(tool.icons !== undefined ? { icons: tool.icons } : {}),
+    ...toolDefinition(name, tool),
     ...(tool.source !== undefined ? { source: tool.source } : {}),
     call: (args: Record<string, unknown>, ctx?: C) => composed(args, (ctx ?? {}) as C),
   });

@@ -27,7 +27,7 @@
  * answers with the caching hints it was given (`toolsCache`).
  */
 import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
-import type { CallToolResult, CallerInput, Tool, Toolbox } from '../tool.js';
+import { toolDefinition, type CallToolResult, type CallerInput, type Tool, type Toolbox } from '../tool.js';
 import { EMPTY_CATALOG, type Catalog } from './catalog.js';
 import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
 import { acceptedInputKinds, ToolInputRequiredError } from './input-requests.js';
@@ -185,15 +185,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
 
 /** A tool as `tools/list` shows it: its definition under its served name, its title, annotations and icons kept. */
 export function toolDescriptor(name: string, tool: Tool): Record<string, unknown> {
-  return {
-    name,
-    ...(tool.title !== undefined ? { title: tool.title } : {}),
-    ...(tool.description !== undefined ? { description: tool.description } : {}),
-    inputSchema: tool.inputSchema,
-    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-    ...(tool.icons !== undefined ? { icons: tool.icons } : {}),
-  };
+  return { ...toolDefinition(name, tool) };
 }
 
 /**
