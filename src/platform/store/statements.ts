@@ -206,7 +206,6 @@ export function statementsFor(d: Dialect) {
         ON CONFLICT (call_id) DO NOTHING`,
       drop: 'DELETE FROM call_slots WHERE call_id = ?',
       dropLapsed: `DELETE FROM call_slots WHERE NOT (${liveSlot(d, 'call_slots')})`,
-      countLive: `SELECT count(*) AS n FROM call_slots c WHERE c.agent_id = ? AND ${liveSlot(d)}`,
     },
     instances: {
       // Renewed in time, a lease keeps its epoch; taken afresh (new, or after it lapsed) it gets the one given.
