@@ -21,7 +21,7 @@ import { fixture, REPO_ROOT } from '../helpers/paths.js';
 import { SHARED_NATS_URL, removeBuckets, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import { eventually, until } from '../helpers/eventually.js';
-import { makeApi, tempDir, TEST_KEY, type Api } from './helpers/harness.js';
+import { makeApi, spawnServe, tempDir, TEST_KEY, type Api, type ChildServer } from './helpers/harness.js';
 
 const CEILING_MS = 30_000;
 const CALL_TIMEOUT_MS = 120_000;
@@ -40,9 +40,9 @@ describe('admission across two replicas and two workers (4 slots)', () => {
   const agents: HoldAgent[] = [];
   let made = 0;
 
-  /** Two replicas on the database and the bus, with these admission settings; both have heard the 4 slots. */
-  async function startReplicas(admission: Partial<CallAdmissionLimits> = {}): Promise<void> {
-    for (let i = 0; i < 2; i++) {
+  /** Replicas on the database and the bus, with these admission settings; each has heard the 4 slots. */
+  async function startReplicas(admission: Partial<CallAdmissionLimits> = {}, count = 2): Promise<void> {
+    for (let i = 0; i < count; i++) {
       const { server, firstStart } = await startServer({
         dataDir: join(root, `replica-${made}-${i}`), port: 0, examplesDir: null, env: { ...process.env, ...TEST_KEY },
         nats: { url: SHARED_NATS_URL, prefix }, database: new Secret(db.url), volumesDir, limits: { callTimeoutMs: CALL_TIMEOUT_MS }, admission,
@@ -50,11 +50,12 @@ describe('admission across two replicas and two workers (4 slots)', () => {
       apiKey ??= firstStart!.apiKey;
       replicas.push({ api: makeApi(server.url, apiKey), close: () => server.close(5_000) });
     }
-    for (const { api } of replicas) {
-      await eventually('the replica hears both workers', async () => (await (await fetch(`${api.url}/v1/health`)).json()).fleet?.slots,
-        (slots) => slots === 4, { ms: CEILING_MS, everyMs: 50 });
-    }
+    for (const { api } of replicas) await hearsFleet(api);
   }
+
+  const hearsFleet = (api: Api): Promise<unknown> => eventually('the replica hears both workers',
+    async () => (await (await fetch(`${api.url}/v1/health`)).json()).fleet?.slots, (slots) => slots === 4, { ms: CEILING_MS, everyMs: 50 });
+  let child: ChildServer | undefined;
 
   async function stopReplicas(): Promise<void> {
     for (const agent of agents) release(agent, 'all');
@@ -69,6 +70,8 @@ describe('admission across two replicas and two workers (4 slots)', () => {
   });
 
   after(async () => {
+    if (child && child.child.exitCode === null) child.child.kill('SIGKILL');
+    await child?.exited;
     await stopReplicas();
     await Promise.all(workers.map((w) => w.stop()));
     await removeBuckets(prefix);
@@ -108,7 +111,7 @@ describe('admission across two replicas and two workers (4 slots)', () => {
   /** Calls of the agent the call log has (each is recorded once its replica admitted it, before it runs or waits). */
   async function recorded(agent: HoldAgent): Promise<number> {
     let n = 0;
-    for (const session of agent.sessions) n += (await replicas[1].api.call('GET', `/v1/calls?session=${session}&limit=100`)).body.items.length;
+    for (const session of agent.sessions) n += (await replicas[0].api.call('GET', `/v1/calls?session=${session}&limit=100`)).body.items.length;
     return n;
   }
 
@@ -172,5 +175,35 @@ describe('admission across two replicas and two workers (4 slots)', () => {
     assert.equal(await releaseAll(b), 2);
     assert.equal(await releaseAll(a), 2, 'no guest of A ever saw more than 2 of its calls running');
     assert.equal(started(a).length, 4);
+  });
+
+  it('a replica killed mid-call holds its slots no longer than its lease: the agent\'s waiting call elsewhere then starts', async () => {
+    const LEASE_MS = 2_000;
+    await stopReplicas();
+    await startReplicas({ agentConcurrency: 1 }, 1);
+    child = await spawnServe(join(root, 'killed'), apiKey, [
+      '--database', db.url, '--nats', SHARED_NATS_URL, '--nats-prefix', prefix, '--volumes-dir', volumesDir,
+      '--call-timeout-ms', String(CALL_TIMEOUT_MS), '--agent-concurrency', '1',
+    ], { env: { SUBAKO_INSTANCE_LEASE_MS: String(LEASE_MS) } });
+    await hearsFleet(child);
+    const a = await holdAgent(2);
+    // Its answer never comes: the replica that would give it is killed. Only that it ends is waited for.
+    const lost = child.call('POST', `/v1/sessions/${a.sessions[0]}/calls`, { tool: 'hold', arguments: { id: 'k-0' } }).catch(() => null);
+    await until('the doomed replica\'s call in its guest', () => started(a).includes('k-0'), CEILING_MS);
+    hold(a, 0, a.sessions[1], 'k-1');
+    await until('both calls recorded', async () => (await recorded(a)) === 2, CEILING_MS);
+    assert.deepEqual(started(a), ['k-0'], 'the agent\'s share of 1 holds across the two replicas');
+
+    child.child.kill('SIGKILL');
+    await child.exited;
+    const killedAt = Date.now();
+    await until('the waiting call started once the killed replica\'s lease lapsed', () => started(a).includes('k-1'), CEILING_MS);
+    // Its slot would have counted for the call's whole deadline (minutes) had only the slot's own expiry freed it.
+    assert.ok(Date.now() - killedAt < CALL_TIMEOUT_MS / 4, `started ${Date.now() - killedAt} ms after the kill`);
+    release(a, 'all');
+    const answer = await a.calls.get('k-1')!;
+    assert.equal(answer.body.call.outcome, 'ok', JSON.stringify(answer.body.call));
+    a.calls.clear();
+    await lost;
   });
 });
