@@ -145,8 +145,18 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
   const instanceLeaseMs = options.instanceLeaseMs;
   // One worker per core, at least two; the call limits are sized from the same number.
   const workers = options.workers ?? Math.max(2, availableParallelism());
-  // In process, admission shares these workers out among agents; over NATS the workers are the fleet's, which it does not count.
-  const admission = { ...defaultCallAdmissionLimits(workers, options.nats ? 'fleet' : 'here'), ...withoutUndefined(options.admission) };
+  // In process, admission shares these workers out among agents. Over NATS the workers are the fleet's: the
+  // session's and the agent's share are sized from the live fleet's slots (this process's count until a worker
+  // has announced itself), and every replica's calls count together (PlatformOptions.fleetAdmission).
+  const configured = withoutUndefined(options.admission);
+  const fixed = { ...defaultCallAdmissionLimits(workers, options.nats ? 'fleet' : 'here'), ...configured };
+  let fleetSlots = (): number => 0;
+  const admission = options.nats
+    ? () => {
+      const slots = fleetSlots();
+      return slots > 0 ? { ...defaultCallAdmissionLimits(slots, 'fleet'), ...configured } : fixed;
+    }
+    : fixed;
   const local = new FunctionRuntime({
     // With NATS, this process only discovers uploads: one slot is enough.
     poolSize: options.nats ? 1 : workers,
@@ -187,6 +197,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
         nc, prefix, volumesRoot: volumesDir, sealingKey: key, local, limits: options.limits, log: (line) => busLog.warn({}, line),
       });
       runtime = bus;
+      fleetSlots = () => bus.fleetSlots();
       relayCalls = (events) => void CallEventRelay.start(bus.sealedBus, prefix, events);
     } catch (err) {
       await local.close();
@@ -197,6 +208,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
   let platform: Platform;
   try {
     platform = await Platform.open({ dataDir: options.dataDir, runtime, remote: remoteMcpOver(remotePool), sealingKey: key, limits: options.limits, admission,
+      ...(options.nats ? { fleetAdmission: true } : {}),
       database: options.database,
       packageBlobs, skillBlobs, volumesDir,
       ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),

@@ -102,16 +102,16 @@ export const SETTINGS = [
   }),
   // Call admission (platform/calls/): unset, each is sized from the workers.
   setting(wholeNumber(1, 1024), {
-    name: 'sessionConcurrency', shownDefault: 'half the workers', env: 'SUBAKO_SESSION_CONCURRENCY', flag: '--session-concurrency <n>',
-    help: { serve: 'calls one session may run at once' },
+    name: 'sessionConcurrency', shownDefault: 'half the workers (scale-out: of the fleet\'s slots)', env: 'SUBAKO_SESSION_CONCURRENCY', flag: '--session-concurrency <n>',
+    help: { serve: 'calls one session may run at once (scale-out: across all replicas)' },
   }),
   setting(wholeNumber(0, 10_000), {
     name: 'sessionQueue', shownDefault: 16, env: 'SUBAKO_SESSION_QUEUE', flag: '--session-queue <n>',
     help: { serve: 'calls one session may have waiting; more are refused with 429' },
   }),
   setting(wholeNumber(1, 4096), {
-    name: 'agentConcurrency', shownDefault: 'all workers but one; all of them at 1 or 2 workers', env: 'SUBAKO_AGENT_CONCURRENCY',
-    flag: '--agent-concurrency <n>', help: { serve: 'calls all sessions of one agent may run at once' },
+    name: 'agentConcurrency', shownDefault: 'all workers (scale-out: the fleet\'s slots) but one; all of them at 1 or 2', env: 'SUBAKO_AGENT_CONCURRENCY',
+    flag: '--agent-concurrency <n>', help: { serve: 'calls all sessions of one agent may run at once (scale-out: across all replicas)' },
   }),
   setting(wholeNumber(0, 100_000), {
     name: 'agentQueue', shownDefault: 64, env: 'SUBAKO_AGENT_QUEUE', flag: '--agent-queue <n>',

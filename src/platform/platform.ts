@@ -26,7 +26,7 @@ import { ToolPinning } from './tool-pinning.js';
 import { SessionToolboxes } from './calls/index.js';
 import { VolumeQuotas } from './volumes/index.js';
 import { ApiKeys } from './api-keys.js';
-import { CallAdmission, defaultCallAdmissionLimits, type CallAdmissionLimits } from './calls/index.js';
+import { CallAdmission, FleetSlots, defaultCallAdmissionLimits, type CallAdmissionLimits } from './calls/index.js';
 import { CallLog } from './calls/index.js';
 import { Approvals, InputRelay } from './calls/index.js';
 import { ValidationError } from '../errors.js';
@@ -59,8 +59,17 @@ export interface PlatformOptions {
   sealingKey: Buffer;
   bundleLimits?: BundleLimits;
   limits?: Partial<CallLimits>;
-  /** Per-session and per-agent concurrency and queue limits; by default sized for one worker per core. */
-  admission?: CallAdmissionLimits;
+  /**
+   * Per-session and per-agent concurrency and queue limits; by default sized for one worker per core. A function
+   * (scale-out) is read again as calls come and go: the limits follow the fleet's slots.
+   */
+  admission?: CallAdmissionLimits | (() => CallAdmissionLimits);
+  /**
+   * Scale-out: the session and agent limits hold for the calls of every replica on the database together
+   * (calls/fleet-slots.ts), not for each replica alone. Off by default (one process, or replicas that each run
+   * their own calls).
+   */
+  fleetAdmission?: boolean;
   /** How often expired sessions are removed; 60 s by default. */
   sweepIntervalMs?: number;
   /** Whether function packages may reach loopback and private addresses (local development only); 'deny' by default. */
@@ -156,6 +165,7 @@ export class Platform {
     this.toolboxes = new SessionToolboxes({
       store, packages: this.packages, skills: this.skills, runtime: options.runtime, vaults: this.vaults, volumes,
       remote: options.remote, limits: options.limits, quotas: this.quotas, calls: this.calls, admission: this.admission, approvals: this.approvals, clock: this.clock,
+      ...(options.fleetAdmission ? { fleetSlots: this.fleetSlots(store) } : {}),
       privateDestinations: options.privateDestinations ?? 'deny',
       // Input a remote tool asks its client for, passed through sessions: its state sealed, a continuation of an approved
       // call spent once, as an elicited approval is.
@@ -169,6 +179,15 @@ export class Platform {
     // of its sessions through the same notice).
     this.sessions.onGone((id) => void this.admission.stopSession(id));
     this.sessions.onGone((id) => this.approvals.dropSession(id));
+  }
+
+  /** The slots every replica's calls share, sized by this replica's admission limits (which follow the fleet). */
+  private fleetSlots(store: Store): FleetSlots {
+    return new FleetSlots({
+      store, instanceId: this.instanceId,
+      limits: () => ({ agent: this.admission.limits.agentConcurrency, session: this.admission.limits.sessionConcurrency }),
+      report: (error) => this.log.child({ component: 'admission' }).warn({}, error.message),
+    });
   }
 
   static async open(options: PlatformOptions): Promise<Platform> {

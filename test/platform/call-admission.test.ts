@@ -28,6 +28,25 @@ describe('call admission', () => {
     assert.deepEqual(admission.inFlight('s1'), { running: 0, waiting: 0 });
   });
 
+  it('limits read again as calls come and go (scale-out: the fleet\'s slots): grown, waiting calls start; shrunk, running ones are left to end', async () => {
+    let sized = { sessionConcurrency: 1, sessionQueue: 4, agentConcurrency: 1, agentQueue: 4 };
+    const admission = new CallAdmission(() => sized);
+    const [a, b, c] = [1, 2, 3].map(() => admission.admit('s1', 'a1', LONG));
+    assert.deepEqual(await Promise.all([a, b, c].map(turnOf)), ['run', 'waiting', 'waiting']);
+    // A worker joins: the next arrival sees the larger share, and the calls waiting start before it.
+    sized = { ...sized, sessionConcurrency: 3, agentConcurrency: 3 };
+    const d = admission.admit('s1', 'a1', LONG);
+    assert.deepEqual(await Promise.all([b, c, d].map(turnOf)), ['run', 'run', 'waiting']);
+    // A worker leaves: nothing running is stopped; the waiting call starts only once the calls fit the smaller share.
+    sized = { ...sized, sessionConcurrency: 2, agentConcurrency: 2 };
+    a.end();
+    assert.equal(await turnOf(d), 'waiting');
+    b.end();
+    assert.equal(await turnOf(d), 'run');
+    for (const call of [c, d]) call.end();
+    assert.deepEqual(admission.inFlight('s1'), { running: 0, waiting: 0 });
+  });
+
   it('a call past a full session queue is refused at once, naming the session limit and a retry hint', () => {
     const admission = new CallAdmission(limits);
     const calls = [1, 2, 3, 4].map(() => admission.admit('s1', 'a1', LONG));

@@ -28,6 +28,7 @@ import { composeTool, type CallToolResult, type Tool, type ToolInterceptor, type
 import type { CallLog, SessionCallContext } from './call-log.js';
 import type { CallAdmission } from './call-admission.js';
 import { admissionStep } from './admission-step.js';
+import type { FleetSlots } from './fleet-slots.js';
 import { approvalStep } from './approval-step.js';
 import { inputRelayStep } from './input-relay-step.js';
 import type { InputRelay } from './input-relay.js';
@@ -88,6 +89,8 @@ export interface SessionToolboxDeps {
   calls: CallLog;
   /** Who may run now: every call of a session's tools asks it for a turn. */
   admission: CallAdmission;
+  /** Scale-out: the slots every replica's calls share (fleet-slots.ts), taken after the replica's own turn. */
+  fleetSlots?: FleetSlots;
   /** Where calls of `require_approval` and `require_user_approval` tools get their approval. */
   approvals: Approvals;
   limits?: Partial<CallLimits>;
@@ -197,7 +200,7 @@ export class SessionToolboxes {
       for (const t of s.tools) if (!byName.has(t.name)) byName.set(t.name, t);
       bySource.set(s.source, byName);
     }
-    const { calls, admission, approvals, inputRelay } = this.deps;
+    const { calls, admission, approvals, inputRelay, fleetSlots } = this.deps;
     const withheld = new Map<string, string>();
     for (const { source, tool, name } of naming.published) {
       const original = bySource.get(source)?.get(tool);
@@ -215,7 +218,7 @@ export class SessionToolboxes {
         calls.step(scope, name),
         ...(server !== undefined ? [inputRelayStep(inputRelay, scope, name, server, approver !== undefined)] : []),
         ...(approver ? [approvalStep(approvals.gate(approver), scope, name)] : []),
-        admissionStep(admission, scope, name, original, calls.callTimeoutMs),
+        admissionStep(admission, scope, name, original, calls.callTimeoutMs, fleetSlots),
       ];
       const composed: SessionTool = Object.freeze({ ...composeTool(original, steps, name), ...(approver ? { requiresApproval: true } : {}) });
       // defineProperty: a tool named "__proto__" is a tool like any other, not the record's prototype.

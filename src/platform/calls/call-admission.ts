@@ -143,6 +143,16 @@ interface AgentGroup extends Group {
   readonly queue: Entry[];
 }
 
+function checkedLimits(limits: CallAdmissionLimits): CallAdmissionLimits {
+  for (const [name, value] of Object.entries(limits)) {
+    if (value === undefined && name === 'workers') continue;
+    if (!Number.isInteger(value) || value < (name.endsWith('Queue') ? 0 : 1)) {
+      throw new RangeError(`call admission: ${name} must be a whole number${name.endsWith('Queue') ? '' : ' of at least 1'}, not ${value}`);
+    }
+  }
+  return { ...limits };
+}
+
 /** Sessions and agents stopped lately, remembered so a call racing the delete is refused; oldest forgotten first. */
 const REMEMBERED_STOPS = 4_096;
 
@@ -155,13 +165,35 @@ export class CallAdmission {
   /** Calls running that hold a worker. */
   private onWorkers = 0;
 
-  constructor(readonly limits: CallAdmissionLimits, private readonly now: () => number = () => performance.now()) {
-    for (const [name, value] of Object.entries(limits)) {
-      if (value === undefined && name === 'workers') continue;
-      if (!Number.isInteger(value) || value < (name.endsWith('Queue') ? 0 : 1)) {
-        throw new RangeError(`call admission: ${name} must be a whole number${name.endsWith('Queue') ? '' : ' of at least 1'}, not ${value}`);
-      }
+  private current: CallAdmissionLimits;
+  private readonly sizing: (() => CallAdmissionLimits) | null;
+
+  /**
+   * `limits`: fixed, or (scale-out) read again at each call's arrival and end, as the fleet's slots change; when
+   * they grow, waiting calls that now fit start.
+   */
+  constructor(limits: CallAdmissionLimits | (() => CallAdmissionLimits), private readonly now: () => number = () => performance.now()) {
+    this.sizing = typeof limits === 'function' ? limits : null;
+    this.current = checkedLimits(typeof limits === 'function' ? limits() : limits);
+  }
+
+  /** The limits as they stand. */
+  get limits(): CallAdmissionLimits {
+    return this.current;
+  }
+
+  /** Reads the limits again (scale-out), and starts what they now let start. */
+  private resize(): void {
+    if (!this.sizing) return;
+    const next = this.sizing();
+    const was = this.current;
+    if (Object.keys(next).length === Object.keys(was).length && Object.entries(next).every(([k, v]) => was[k as keyof CallAdmissionLimits] === v)) return;
+    this.current = checkedLimits(next);
+    for (const agent of this.agents.values()) {
+      if (agent.waiting > 0) this.turns.wait(agent, agent.running);
     }
+    this.shareWorkers();
+    for (const agent of this.agents.values()) this.startWhatFits(agent);
   }
 
   /**
@@ -170,6 +202,7 @@ export class CallAdmission {
    * agent was stopped. `signal` is the caller's: its abort ends the call too.
    */
   admit(sessionId: string, agentId: string, deadlineMs: number, signal?: AbortSignal, tool?: AdmittedTool): AdmittedCall {
+    this.resize();
     if (this.stopped.has(`session:${sessionId}`)) throw new NotFoundError(`session ${sessionId}`);
     if (this.stopped.has(`agent:${agentId}`)) throw new NotFoundError(`agent ${agentId}`);
     const session = this.sessionGroup(sessionId);
@@ -299,6 +332,7 @@ export class CallAdmission {
 
   private end(entry: Entry): void {
     if (entry.state === 'ended') return;
+    this.resize();
     if (entry.state === 'waiting') this.leaveQueue(entry, 'cancelled');
     const session = this.sessions.get(entry.sessionId)!;
     const agent = this.agents.get(entry.agentId)!;

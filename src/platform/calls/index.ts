@@ -6,6 +6,7 @@
 export { SessionToolboxes, type AgentToolbox, type SessionTool } from './agent-toolbox.js';
 export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './approval-view.js';
 export { APPROVAL_INPUT_KEY, Approvals, MAX_HELD_ARGUMENT_BYTES, MAX_HELD_DEPTH, MAX_HELD_PER_SESSION, argumentsDigest, canonicalJson, type ApprovalGate, type Approver, type HeldApproval, type PendingApproval, type Verdict } from './approvals.js';
+export { FleetSlots, type FleetSlotsOptions } from './fleet-slots.js';
 export { CALL_REFUSED, CallAdmission, CallRefusedError, RETRY_AFTER_MS, defaultCallAdmissionLimits, type AdmittedCall, type CallAdmissionLimits, type NotStarted } from './call-admission.js';
 export { type CallEvent, type CallEvents } from './call-events.js';
 export { CallLog, type LoggedCall, type SessionCallContext } from './call-log.js';

@@ -143,6 +143,11 @@ export class NatsRuntime implements PackageRuntime {
     });
   }
 
+  /** The slots of the live workers of this replica's protocol: what admission sizes the agents' shares from. */
+  fleetSlots(): number {
+    return fleetSummary(this.presence.table.current(Date.now())).slots;
+  }
+
   /** The bus and the fleet as this replica sees them now, for `/v1/health`. */
   health(): RuntimeHealth {
     const connected = this.connected && !this.options.nc.isClosed();

@@ -283,4 +283,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX calls_started ON calls(started_at);
     `,
   },
+  {
+    version: 12,
+    description: 'call slots: the calls each agent and session runs at once across replicas (fleet-wide admission)',
+    // A slot counts while it has not expired (the call's deadline plus a grace) and the lease of the process that
+    // took it holds: a replica that dies stops counting once its lease lapses, however long its calls' deadlines.
+    sql: `
+      CREATE TABLE call_slots (
+        call_id TEXT PRIMARY KEY,
+        agent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        instance_id TEXT NOT NULL,
+        expires_at TEXT NOT NULL
+      );
+      CREATE INDEX call_slots_agent ON call_slots(agent_id);
+      CREATE INDEX call_slots_session ON call_slots(session_id);
+    `,
+    postgres: `
+      CREATE TABLE call_slots (
+        call_id TEXT COLLATE "C" PRIMARY KEY,
+        agent_id TEXT COLLATE "C" NOT NULL,
+        session_id TEXT COLLATE "C" NOT NULL,
+        instance_id TEXT COLLATE "C" NOT NULL,
+        expires_at TIMESTAMPTZ NOT NULL
+      );
+      CREATE INDEX call_slots_agent ON call_slots(agent_id);
+      CREATE INDEX call_slots_session ON call_slots(session_id);
+    `,
+  },
 ];

@@ -12,7 +12,7 @@ import {
 } from './store-rows.js';
 import { newId } from '../ids.js';
 import type {
-  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallStats, CallStatsQuery, CallStatsRow, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
+  AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallSlot, CallStats, CallStatsQuery, CallStatsRow, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
   HeldApprovalRecord, IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
   ToolPin, VaultRecord,
 } from './store.js';
@@ -307,10 +307,11 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
     return s((await this.db.get(this.sql.instances.renew, [instanceId, leaseMs, newId('epoch')]))?.epoch);
   }
   interruptOrphanedCalls(): Promise<number> {
-    const { instances } = this.sql;
+    const { instances, callSlots } = this.sql;
     // One transaction: on PostgreSQL now() is then one instant for both statements.
     return this.db.transaction(function* () {
       const interrupted = yield* run(instances.interruptOrphans, [INTERRUPTED_CRASH]);
+      yield* run(callSlots.dropLapsed);
       yield* run(instances.dropExpired);
       return interrupted;
     });
@@ -322,6 +323,21 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
       yield* run(instances.drop, [instanceId]);
       return interrupted;
     });
+  }
+  takeCallSlot(slot: CallSlot, limits: { agent: number; session: number }, holdMs: number): Promise<boolean> {
+    const { callSlots } = this.sql;
+    const lock = this.db.dialect.lockUntilCommit;
+    return this.db.transaction(function* () {
+      // The agent's lock: its sessions' slots are counted and taken by one process at a time.
+      if (lock !== null) yield* run(lock, [`call-slots:${slot.agentId}`]);
+      const taken = yield* run(callSlots.take, [
+        slot.callId, slot.agentId, slot.sessionId, slot.instanceId, holdMs, slot.agentId, limits.agent, slot.sessionId, limits.session,
+      ]);
+      return taken === 1;
+    });
+  }
+  async dropCallSlot(callId: string): Promise<void> {
+    await this.db.run(this.sql.callSlots.drop, [callId]);
   }
   async claimSetting(name: string, value: string): Promise<string> {
     await this.db.run(this.sql.instances.claimSetting, [name, value]);

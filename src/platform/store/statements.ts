@@ -93,6 +93,12 @@ const INTERRUPT = "UPDATE calls SET outcome = 'unknown', crash = ? WHERE outcome
 const liveEpoch = (d: Dialect, instance: string): string =>
   `(SELECT l.epoch FROM instance_leases l WHERE l.id = ${instance} AND l.expires_at > ${d.now})`;
 
+/** A call slot (alias `c`, or the table's name) that still counts: not expired, its process's lease live. */
+function liveSlot(d: Dialect, alias = 'c'): string {
+  return `${alias}.expires_at > ${d.now}
+    AND EXISTS (SELECT 1 FROM instance_leases l WHERE l.id = ${alias}.instance_id AND l.expires_at > ${d.now})`;
+}
+
 export function statementsFor(d: Dialect) {
   return {
     /** The health check's question: does the database answer at all. */
@@ -189,6 +195,17 @@ export function statementsFor(d: Dialect) {
       statsBuckets: CALL_STATS_BUCKETS,
       statsByTool: callStatsBy('c.tool'),
       statsByAgent: callStatsBy('s.agent_id'),
+    },
+    callSlots: {
+      // Taken under the agent's lock (sql-store.ts takeCallSlot): the counts are of slots that still count — not
+      // expired, and of a process whose lease holds — so a crashed replica's slots stop counting with its lease.
+      take: `INSERT INTO call_slots (call_id, agent_id, session_id, instance_id, expires_at)
+        SELECT ?, ?, ?, ?, ${d.msFromNow}
+        WHERE (SELECT count(*) FROM call_slots c WHERE c.agent_id = ? AND ${liveSlot(d)}) < ?
+          AND (SELECT count(*) FROM call_slots c WHERE c.session_id = ? AND ${liveSlot(d)}) < ?
+        ON CONFLICT (call_id) DO NOTHING`,
+      drop: 'DELETE FROM call_slots WHERE call_id = ?',
+      dropLapsed: `DELETE FROM call_slots WHERE NOT (${liveSlot(d, 'call_slots')})`,
     },
     instances: {
       // Renewed in time, a lease keeps its epoch; taken afresh (new, or after it lapsed) it gets the one given.

@@ -458,6 +458,14 @@ export interface CallStore {
   callStats(query: CallStatsQuery): Promise<CallStats>;
 }
 
+/** A call's place in its agent's and session's fleet-wide concurrency (store `takeCallSlot`). */
+export interface CallSlot {
+  callId: string;
+  agentId: string;
+  sessionId: string;
+  instanceId: string;
+}
+
 /** What the processes sharing one database agree on: whose calls still run, settings claimed once, turns. */
 export interface InstanceStore {
   /**
@@ -473,6 +481,16 @@ export interface InstanceStore {
   interruptOrphanedCalls(): Promise<number>;
   /** A clean close: the process's calls still `running` are marked `unknown` and its lease is dropped; returns how many calls. */
   releaseInstance(instanceId: string): Promise<number>;
+  /**
+   * Takes a slot for a call of `agentId`'s session `sessionId`, run by process `instanceId`, when fewer than
+   * `agentLimit` slots of the agent and fewer than `sessionLimit` of the session count now (across every
+   * process on the database); answers whether it took one. Decided under the agent's lock, so two replicas
+   * racing for the agent's last slot take turns. The slot lapses after `holdMs`, or as soon as the process's
+   * lease does (a replica that died).
+   */
+  takeCallSlot(slot: CallSlot, limits: { agent: number; session: number }, holdMs: number): Promise<boolean>;
+  /** Gives a call's slot back (nothing when it has none). */
+  dropCallSlot(callId: string): Promise<void>;
   /** A setting's value, written first when the database has none: the first writer's value is the one kept and answered. */
   claimSetting(name: string, value: string): Promise<string>;
   /**
