@@ -42,7 +42,7 @@ describe('configuration: flags over environment over subako.config.json over def
         assert.ok(err instanceof ValidationError);
         assert.deepEqual(err.problems.map((p) => p.message), [
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
-          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
+          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, accessLog, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
             'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
             'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, remoteAnswerMiB, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
