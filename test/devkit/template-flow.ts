@@ -80,8 +80,15 @@ export function templateFlow(spec: TemplateCase): void {
 
     const call = async (tool: string, args: unknown, ...flags: string[]): Promise<CallJson> => {
       const run = await subako(['call', project, tool, JSON.stringify(args), '--json', ...flags], { env: { NODE_EXTRA_CA_CERTS: caFile } });
-      assert.equal(run.code, 0, run.stderr);
-      return JSON.parse(run.stdout) as CallJson;
+      let out: CallJson;
+      try {
+        out = JSON.parse(run.stdout) as CallJson;
+      } catch {
+        assert.fail(`subako call printed no JSON (exit ${run.code}): ${run.stderr}`);
+      }
+      // The exit-code table of cli/call-exit.ts, as the README documents it: 0 a result, 1 a tool error or crash.
+      assert.equal(run.code, out.status === 'ok' ? 0 : 1, `subako call's exit for ${out.status}: ${run.stderr}`);
+      return out;
     };
 
     test('init writes a project, and the test adds an HTTP tool and an image tool to its source', async () => {
