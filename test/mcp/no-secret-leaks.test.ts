@@ -63,10 +63,10 @@ describe('a secret header value appears nowhere in plain text', () => {
     // The runs did what they should, so their outputs are worth searching.
     assert.equal(runs[0].code, 0, runs[0].stderr);
     assert.match(runs[0].stdout, /^add/m);
-    assert.equal(runs[3].code, 1);
+    assert.equal(runs[3].code, 3, 'a request the server rejects was not made (cli/call-exit.ts)');
     assert.match(runs[3].stderr, /rejected the request to call tool "echo_auth_error"/);
     assert.ok(runs[3].stderr.includes(REDACTED), 'the echoed value was cut out');
-    assert.equal(runs[5].code, 1);
+    assert.equal(runs[5].code, 3, 'a refused credential: the call could not be made (cli/call-exit.ts)');
     assert.match(runs[5].stderr, /HTTP 401/);
     assert.equal(runs[6].code, 2, 'a malformed --header is a usage error');
     for (const [i, run] of runs.entries()) {

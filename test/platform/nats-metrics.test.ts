@@ -34,7 +34,9 @@ describe('metrics of calls over NATS: the replica\'s and the worker\'s /metrics'
 
   before(async () => {
     bus = await connectShared();
-    serve = await spawnServe(dataDir, undefined, ['--nats', SHARED_NATS_URL, '--nats-prefix', prefix, '--no-examples']);
+    // The agent may run two calls at once although the fleet has one slot (its default share would be that one), so
+    // the second call gets past admission and meets the full worker.
+    serve = await spawnServe(dataDir, undefined, ['--nats', SHARED_NATS_URL, '--nats-prefix', prefix, '--no-examples', '--agent-concurrency', '2']);
     const port = await freePort();
     // The metrics port through the environment: the worker resolves it as every other setting.
     worker = await spawnWorker({ url: SHARED_NATS_URL, prefix, volumesDir: join(dataDir, 'volumes'), pool: 1, env: { ...TEST_KEY, SUBAKO_WORKER_METRICS_PORT: String(port) }, repoRoot: REPO_ROOT });
