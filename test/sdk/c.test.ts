@@ -444,7 +444,7 @@ describe('the C template', { skip: NO_TOOLCHAIN }, () => {
     assert.equal(outcome.status, 'ok');
     assert.deepEqual(outcome.result!.structuredContent, { message: 'Hello, Ada!' });
     const missing = subako(['call', project, 'greet', '{}']);
-    assert.equal(missing.status, 0);
+    assert.equal(missing.status, 1, 'a tool error exits 1 (cli/call-exit.ts)');
     assert.equal(missing.stdout, 'tool error:\nargument "name" is missing: expected a string\n');
     const mistyped = subako(['call', project, 'greet', '{"name":"Ada","excited":"yes"}']);
     assert.equal(mistyped.stdout, 'tool error:\nargument "excited" must be a boolean, not a string\n');

@@ -29,7 +29,7 @@ describe('while NATS is down', () => {
 
   before(async () => {
     nats = await OwnNatsServer.start();
-    serve = await spawnServe(dataDir, undefined, ['--nats', nats.url, '--nats-prefix', prefix, '--no-examples'], { env: { SUBAKO_LOG_LEVEL: 'info' } });
+    serve = await spawnServe(dataDir, undefined, ['--nats', nats.url, '--nats-prefix', prefix, '--no-examples', '--access-log'], { env: { SUBAKO_LOG_LEVEL: 'info' } });
     bundle = await packBundle(probePackageDir());
   });
 
