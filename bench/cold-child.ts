@@ -1,28 +1,57 @@
 /**
  * The fresh-process half of the cold-start rows (bench/cold-start.ts spawns it), doing what `subako call`
- * does: read a package directory, start a host, load the module, call one tool once, exit. Prints one JSON
- * line: milliseconds from the module bytes read to the first answer, and from the process's start (Node's
- * own time origin) to that answer. argv: the package directory, the tool, its arguments as JSON, and the
+ * does, in its order: start a host (its sandbox process starts at once), read a package directory, load the
+ * module, call one tool once, exit. Prints one JSON line of milliseconds: from the module bytes read to the first
+ * answer, from the process's start (Node's own time origin) to that answer, and the steps between, each from
+ * the end of the one before (`ColdSteps`). argv: the package directory, the tool, its arguments as JSON, and the
  * directory of instrumented modules ("" for none).
+ *
+ * subako's own modules are imported here, after the first timestamp, so that Node's start and ours are told apart.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FunctionHost } from '../src/function/index.js';
-import { readPackageDir } from '../src/package/package-dir.js';
 
+/** Where a fresh process's time goes, in order, each step from the end of the one before (ms). */
+export interface ColdSteps {
+  /** Node's start, up to this file's first line: what any Node program pays. */
+  nodeStart: number;
+  /** Importing subako's modules that the call needs (the function room and the package reader). */
+  imports: number;
+  /** Starting the host (the sandbox process is spawned, not waited for) and reading the package directory. */
+  hostAndRead: number;
+  /** Waiting for the sandbox process to be up and the module compiled in it (from the cache of instrumented modules when filled). */
+  sandboxAndCompile: number;
+  /** The first call: instance, `tools/call`, answer, exit. */
+  firstCall: number;
+}
+
+export interface ColdFigures {
+  bytesToAnswerMs: number;
+  processToAnswerMs: number;
+  steps: ColdSteps;
+}
+
+const nodeStarted = performance.now();
 const [dir, tool, args, cacheDir] = process.argv.slice(2);
-const read = await readPackageDir(dir);
-if (!read.ok) throw new Error(`${dir}: ${read.problems.map((p) => p.message).join('; ')}`);
-const bytesRead = performance.now();
+const [{ FunctionHost }, { readPackageDir }] = await Promise.all([import('../src/function/index.js'), import('../src/package/package-dir.js')]);
+const imported = performance.now();
 const host = new FunctionHost({ poolSize: 1, ...(cacheDir ? { preparedCacheDir: cacheDir } : {}) });
 const tmpDir = mkdtempSync(join(tmpdir(), 'subako-bench-cold-'));
 try {
+  const read = await readPackageDir(dir);
+  if (!read.ok) throw new Error(`${dir}: ${read.problems.map((p) => p.message).join('; ')}`);
+  const bytesRead = performance.now();
   const loaded = await host.load({ name: read.manifest.name, moduleBytes: read.moduleBytes, assetsDir: read.assetsDir });
+  const compiled = performance.now();
   const outcome = await host.call(loaded, tool, JSON.parse(args) as Record<string, unknown>, { tmpDir });
   const answered = performance.now();
   if (outcome.status !== 'ok') throw new Error(`the cold call ended ${outcome.status}`);
-  process.stdout.write(`${JSON.stringify({ bytesToAnswerMs: answered - bytesRead, processToAnswerMs: answered })}\n`);
+  const steps: ColdSteps = {
+    nodeStart: nodeStarted, imports: imported - nodeStarted, hostAndRead: bytesRead - imported, sandboxAndCompile: compiled - bytesRead, firstCall: answered - compiled,
+  };
+  const figures: ColdFigures = { bytesToAnswerMs: answered - bytesRead, processToAnswerMs: answered, steps };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
 } finally {
   await host.close();
   rmSync(tmpDir, { recursive: true, force: true });

@@ -15,9 +15,14 @@ import { FunctionHost } from '../src/function/index.js';
 import { readPackageDir } from '../src/package/package-dir.js';
 import { REPO_ROOT } from '../test/helpers/paths.js';
 import type { Row } from './run.js';
+import type { ColdFigures, ColdSteps } from './cold-child.js';
 import { summarize } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
+/** This tree (the bench runs from its dist/bench/). */
+const BENCH_ROOT = REPO_ROOT;
+/** Another checkout, built, whose fresh-process figure is taken in the same turns: a before/after in one run. */
+const BASELINE = process.env.BENCH_BASELINE;
 const PACKAGE = join(REPO_ROOT, 'examples', 'packages', 'greet');
 const TOOL = 'greet';
 const ARGS = { name: 'Ada' };
@@ -50,24 +55,42 @@ async function warmRuns(moduleBytes: Uint8Array, assetsDir: string | null): Prom
   }
 }
 
-interface FreshFigures {
-  bytesToAnswerMs: number;
-  processToAnswerMs: number;
-}
+/** What a baseline's older child prints may lack the steps. */
+type FreshFigures = Pick<ColdFigures, 'bytesToAnswerMs' | 'processToAnswerMs'> & { steps?: ColdSteps };
 
-function freshRun(cacheDir: string): Promise<FreshFigures> {
-  const child = new URL('./cold-child.js', import.meta.url).pathname;
+/** The node binary, its flags, and a line of the child's JSON: one fresh process, start to exit. */
+function runJson<T>(args: string[]): Promise<T> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--no-warnings', child, PACKAGE, TOOL, JSON.stringify(ARGS), cacheDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     proc.stdout.on('data', (chunk: Buffer) => { out += chunk.toString('utf8'); });
     proc.on('error', reject);
     proc.on('exit', (code) => {
-      if (code !== 0) reject(new Error(`the cold-start child exited ${code}`));
-      else resolve(JSON.parse(out.trim()) as FreshFigures);
+      if (code !== 0) reject(new Error(`${args.join(' ')} exited ${code}`));
+      else resolve(JSON.parse(out.trim().split('\n').pop()!) as T);
     });
   });
 }
+
+/** The cold-start child of `root` (this tree's, or BENCH_BASELINE's for a before/after in the same run). */
+function freshRun(cacheDir: string, root = BENCH_ROOT): Promise<FreshFigures> {
+  return runJson<FreshFigures>(['--no-warnings', join(root, 'dist', 'bench', 'cold-child.js'), PACKAGE, TOOL, JSON.stringify(ARGS), cacheDir]);
+}
+
+/** Milliseconds from spawning `args` to its exit, as a person at a shell sees it. */
+function wallClock(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`${args.join(' ')} exited ${code}`));
+      else resolve(performance.now() - started);
+    });
+  });
+}
+
+const median = (xs: number[]): number => summarize(xs).p50;
 
 export async function coldStartBench(): Promise<Row[]> {
   const read = await readPackageDir(PACKAGE);
@@ -76,27 +99,51 @@ export async function coldStartBench(): Promise<Row[]> {
   const scratch = mkdtempSync(join(tmpdir(), 'subako-bench-cold-cache-'));
   const empty: FreshFigures[] = [];
   const filled: FreshFigures[] = [];
+  const baseline: FreshFigures[] = [];
+  const nodeAlone: number[] = [];
+  const cli: number[] = [];
   try {
     const kept = join(scratch, 'kept');
     await freshRun(kept); // fills the cache the "filled" runs read
-    // In turns, so that the machine's drift falls on both alike.
+    if (BASELINE) await freshRun(kept, BASELINE);
+    // `subako call` keeps its instrumented modules in the data home: a home of the bench's own, filled by a first call.
+    const cliEnv = { ...process.env, SUBAKO_HOME: join(scratch, 'home') };
+    const cliArgs = ['--no-warnings', join(BENCH_ROOT, 'bin', 'subako.js'), 'call', PACKAGE, TOOL, JSON.stringify(ARGS)];
+    await wallClock(cliArgs, cliEnv);
+    // In turns, so that the machine's drift falls on all alike.
     for (let i = 0; i < RUNS; i += 1) {
       empty.push(await freshRun(join(scratch, `empty-${i}`)));
       filled.push(await freshRun(kept));
+      if (BASELINE) baseline.push(await freshRun(kept, BASELINE));
+      nodeAlone.push(await wallClock(['-e', '']));
+      cli.push(await wallClock(cliArgs, cliEnv));
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
-  const p50 = (xs: FreshFigures[], key: keyof FreshFigures) => summarize(xs.map((x) => x[key])).p50;
+  const p50 = (xs: FreshFigures[], key: 'bytesToAnswerMs' | 'processToAnswerMs') => median(xs.map((x) => x[key]));
+  const step = (key: keyof ColdSteps) => median(filled.map((x) => x.steps![key]));
   const atMost = (value: number, limit: number) => ({ text: `≤ ${limit} ms`, met: value <= limit, ...(value > limit ? { by: `${(value - limit).toFixed(1)} ms (${((value / limit - 1) * 100).toFixed(0)}%)` } : {}) });
-  const emptyP50 = p50(empty, 'bytesToAnswerMs');
-  const filledP50 = p50(filled, 'bytesToAnswerMs');
-  return [
-    { name: 'cold start, warm host: new package, first call (p50)', value: warm.p50, unit: 'ms', target: atMost(warm.p50, 15) },
-    { name: 'cold start, fresh process, cache empty (p50)', value: emptyP50, unit: 'ms', target: atMost(emptyP50, 30) },
-    { name: 'cold start, fresh process, cache filled (p50)', value: filledP50, unit: 'ms', against: { name: 'cache empty', value: emptyP50, ratio: filledP50 / emptyP50 }, target: atMost(filledP50, 30) },
-    { name: '  fresh process: node start to first answer, cache filled', value: p50(filled, 'processToAnswerMs'), unit: 'ms', against: { name: 'cache empty', value: p50(empty, 'processToAnswerMs'), ratio: p50(filled, 'processToAnswerMs') / p50(empty, 'processToAnswerMs') } },
+  const emptyP50 = p50(empty, 'processToAnswerMs');
+  const filledP50 = p50(filled, 'processToAnswerMs');
+  const nodeP50 = median(nodeAlone);
+  const rows: Row[] = [
+    { name: 'cold start, warm host: new package, first call (p50)', value: warm.p50, unit: 'ms', target: atMost(warm.p50, 10) },
+    { name: 'cold start, fresh process, cache filled: process start to first answer (p50)', value: filledP50, unit: 'ms', against: { name: 'cache empty', value: emptyP50, ratio: filledP50 / emptyP50 }, target: atMost(filledP50, 80) },
+    // Where it goes, step by step (each the median of its own; they add up to about the whole).
+    { name: '  node start (what any Node program pays)', value: step('nodeStart'), unit: 'ms', against: { name: 'the whole', value: filledP50, ratio: step('nodeStart') / filledP50 } },
+    { name: '  importing subako\'s modules', value: step('imports'), unit: 'ms', against: { name: 'the whole', value: filledP50, ratio: step('imports') / filledP50 } },
+    { name: '  host started, package read', value: step('hostAndRead'), unit: 'ms', against: { name: 'the whole', value: filledP50, ratio: step('hostAndRead') / filledP50 } },
+    { name: '  waiting for the sandbox process and the compile', value: step('sandboxAndCompile'), unit: 'ms', against: { name: 'the whole', value: filledP50, ratio: step('sandboxAndCompile') / filledP50 } },
+    { name: '  first call', value: step('firstCall'), unit: 'ms', against: { name: 'the whole', value: filledP50, ratio: step('firstCall') / filledP50 } },
+    { name: '  module bytes to first answer, cache filled', value: p50(filled, 'bytesToAnswerMs'), unit: 'ms', against: { name: 'cache empty', value: p50(empty, 'bytesToAnswerMs'), ratio: p50(filled, 'bytesToAnswerMs') / p50(empty, 'bytesToAnswerMs') } },
+    { name: 'subako call, spawn to exit (discovery, then the call)', value: median(cli), unit: 'ms', against: { name: 'node -e "" alone', value: nodeP50, ratio: median(cli) / nodeP50 } },
   ];
+  if (BASELINE) {
+    const before = p50(baseline, 'processToAnswerMs');
+    rows.push({ name: '  fresh process, cache filled: this tree against BENCH_BASELINE', value: filledP50, unit: 'ms', against: { name: 'baseline', value: before, ratio: filledP50 / before } });
+  }
+  return rows;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

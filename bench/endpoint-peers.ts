@@ -14,7 +14,9 @@
  *
  * `node dist/bench/endpoint-peers.js` runs it alone. BENCH_ENDPOINT_ROUNDS (3), BENCH_ENDPOINT_SECONDS (3)
  * and BENCH_ENDPOINT_CONNECTIONS ("8,32") make a quicker run; BENCH_ENDPOINT_ONLY="session URL" keeps only the
- * contestants whose name holds it (beside the official server), for a profile of one.
+ * contestants whose name holds it (beside the official server), for a profile of one. BENCH_BASELINE=<another
+ * checkout, built> adds that tree's session URL serving the echo package, in this process and in the same turns:
+ * a before/after of the platform's path as one ratio of one run.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +46,8 @@ const CONNECTIONS = (process.env.BENCH_ENDPOINT_CONNECTIONS ?? '8,32').split(','
 /** Only the contestants whose name holds this (and the official server), e.g. for a profile of one. */
 const ONLY = process.env.BENCH_ENDPOINT_ONLY;
 const OFFICIAL = 'official SDK v2 server, TypeScript echo';
+const BASELINE = process.env.BENCH_BASELINE;
+const BASELINE_SESSION = 'session URL, echo package, BENCH_BASELINE';
 /** The URL the platform is told the TypeScript echo's remote server has; the bench's RemoteMcp answers it. */
 const TS_ECHO_REMOTE = 'http://127.0.0.1:9/mcp';
 
@@ -243,14 +247,19 @@ function rows(contestants: Contestant[], figures: Map<string, Measured[]>): Row[
         against: { name: 'official', value: official, ratio: r }, ...(target ? { target } : {}),
       });
     }
-    // The platform's own cost: a session URL against mcp.serve of the same tool (issue 17, point 4: ≥ ×1).
-    for (const [session, served] of [['session URL, TypeScript echo', 'mcp.serve, TypeScript echo'], ['session URL, echo package', 'mcp.serve, echo package']]) {
+    // The platform's own cost: a session URL against mcp.serve of the same tool (issue 17, point 4: ≥ ×1 for the
+    // TypeScript echo; issue 26, point 4: ≥ ×0.8 for the package, whose run crosses to the sandbox process).
+    for (const [session, served, floor] of [['session URL, TypeScript echo', 'mcp.serve, TypeScript echo', 1], ['session URL, echo package', 'mcp.serve, echo package', 0.8]] as const) {
       if (!figures.has(`${session}@${connections}`) || !figures.has(`${served}@${connections}`)) continue;
       const r = ratio(session, served, connections);
       out.push({
         name: `  ${session} / mcp.serve, ${connections} conn.`, value: r, unit: '×',
-        target: { text: '≥ 1×', met: r >= 1, ...(r < 1 ? { by: `${((1 - r) * 100).toFixed(0)}%` } : {}) },
+        target: { text: `≥ ${floor}×`, met: r >= floor, ...(r < floor ? { by: `${((1 - r / floor) * 100).toFixed(0)}%` } : {}) },
       });
+    }
+    if (figures.has(`${BASELINE_SESSION}@${connections}`) && figures.has(`session URL, echo package@${connections}`)) {
+      const r = ratio('session URL, echo package', BASELINE_SESSION, connections);
+      out.push({ name: `  session URL, echo package: this tree / BENCH_BASELINE, ${connections} conn.`, value: r, unit: '×' });
     }
     const cpu = (name: string) => median(figures.get(`${name}@${connections}`)!.map((x) => x.cpuMicros));
     for (const c of contestants) {
@@ -272,6 +281,10 @@ export async function endpointPeersBench(host: FunctionHost, loaded: LoadedPacka
   const platform = await startPlatform(join(scratch, 'data'));
   const load = loadGenerator();
   const packageBox = host.toolbox(loaded, [{ name: 'echo', inputSchema: { type: 'object' } }], () => ({ tmpDir }));
+  // The other tree's own platform code, loaded beside ours (its modules are its own files: nothing is shared).
+  const baseline = BASELINE
+    ? await (await import(pathToFileURL(join(BASELINE, 'dist', 'bench', 'endpoint-peers.js')).href) as { startPlatform: typeof startPlatform }).startPlatform(join(scratch, 'baseline'))
+    : null;
   try {
     return await mcp.serve(typeScriptEcho(), (typeScriptUrl) => mcp.serve(packageBox, async (packageUrl) => {
       const contestants: Contestant[] = [
@@ -280,6 +293,7 @@ export async function endpointPeersBench(host: FunctionHost, loaded: LoadedPacka
         platform.typeScriptSession,
         { name: 'mcp.serve, echo package', url: packageUrl, tool: 'echo' },
         platform.packageSession,
+        ...(baseline ? [{ ...baseline.packageSession, name: BASELINE_SESSION }] : []),
       ].filter((c) => c.name === OFFICIAL || ONLY === undefined || c.name.includes(ONLY));
       const checked: Contestant[] = [];
       for (const c of contestants) checked.push(await checkAnswers(c));
@@ -287,6 +301,7 @@ export async function endpointPeersBench(host: FunctionHost, loaded: LoadedPacka
     }));
   } finally {
     load.close();
+    await baseline?.close();
     await platform.close();
     await official.close();
     rmSync(scratch, { recursive: true, force: true });

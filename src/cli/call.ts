@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { systemErrorCode } from '../common/index.js';
+import { subakoHome, systemErrorCode } from '../common/index.js';
 import { UsageError, ValidationError } from '../errors.js';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome } from '../function/index.js';
 import { parseEgressPolicyFile } from '../egress/index.js';
@@ -106,7 +106,9 @@ export function registerCall(program: Command, ctx: CommandContext): void {
     .action(async (path: string, tool: string, argsText: string | undefined, flags: CallFlags) => {
       const args = parseArguments(argsText);
       const egress = egressFromFlags(flags);
-      const host = new FunctionHost({ poolSize: 1, limits: limitsFromFlags(flags) });
+      // Instrumented modules are kept in the data home, as `serve` keeps them in its data directory: the next
+      // `subako call` of the same package reads them back instead of walking the module again.
+      const host = new FunctionHost({ poolSize: 1, limits: limitsFromFlags(flags), preparedCacheDir: join(subakoHome(), 'cache', 'prepared') });
       const volume = flags.volume ? resolve(flags.volume) : mkdtempSync(join(tmpdir(), 'subako-volume-'));
       try {
         const { problems, discovery, loaded } = await loadFunction(path, host);

@@ -11,9 +11,20 @@
  * before them come first, in order). A process killed with SIGKILL loses at most the last 250 ms of info lines.
  *
  * While traces are exported (telemetry/), a line written in a span's work carries `trace_id` and `span_id`.
+ *
+ * pino is loaded when the first logger is made, not when this file is: every room imports common/, and a
+ * command that logs nothing (`subako call`, a library user's first call) need not pay for it at start.
  */
-import { pino, type DestinationStream } from 'pino';
+import { createRequire } from 'node:module';
+import type { DestinationStream, pino as Pino } from 'pino';
 import { traceFields } from './trace.js';
+
+let loadedPino: typeof Pino | null = null;
+
+function pinoModule(): typeof Pino {
+  loadedPino ??= (createRequire(import.meta.url)('pino') as { pino: typeof Pino }).pino;
+  return loadedPino;
+}
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type LogFields = Record<string, unknown>;
@@ -50,6 +61,7 @@ let stderrLines: DestinationStream | null = null;
 /** The process's one buffered stderr destination (one buffer, one exit hook, however many loggers). */
 function bufferedStderr(): DestinationStream {
   if (stderrLines) return stderrLines;
+  const pino = pinoModule();
   const buffered = pino.destination({ dest: 2, sync: true, minLength: BUFFER_BYTES, periodicFlush: FLUSH_EVERY_MS });
   process.once('exit', () => buffered.flushSync());
   const urgent: DestinationStream = {
@@ -64,6 +76,7 @@ function bufferedStderr(): DestinationStream {
 
 /** Errors go under `err` (pino's serializer keeps type, message, stack and code). */
 export function createLogger(options: LoggerOptions = {}): Logger {
+  const pino = pinoModule();
   return pino(
     {
       level: options.level ?? defaultLogLevel(), base: { name: 'subako' }, serializers: { err: pino.stdSerializers.err },
@@ -74,5 +87,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   );
 }
 
-/** A logger that writes nothing. */
-export const silentLogger: Logger = createLogger({ level: 'silent', destination: { write: () => undefined } });
+/** A logger that writes nothing (made without pino: nothing it would do is needed). */
+export const silentLogger: Logger = {
+  error: () => undefined,
+  warn: () => undefined,
+  info: () => undefined,
+  debug: () => undefined,
+  child: () => silentLogger,
+};

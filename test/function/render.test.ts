@@ -7,7 +7,9 @@ import sharp from 'sharp';
 import { renderForModel, renderCrash } from '../../src/function/render.js';
 import { sniffImageType } from '../../src/function/image.js';
 import { parseVolumeUri, resolveVolumeFile } from '../../src/function/volume-uri.js';
-import { callToolResultProblem } from '../../src/function/call-result.js';
+import { CALL_TOOL_RESULT_SCHEMA, callToolResultProblem } from '../../src/function/call-result.js';
+import { compileSchema } from '../../src/common/index.js';
+import fc from 'fast-check';
 import { ImageBudget } from '../../src/function/render-budget.js';
 import {
   MAX_IMAGE_PIXELS, MAX_IMAGES_PER_RESULT, MAX_RESULT_IMAGE_BYTES, MAX_RESULT_PIXELS,
@@ -214,4 +216,43 @@ describe('an answer must be a CallToolResult', () => {
       assert.match(callToolResultProblem(bad) ?? '', new RegExp(where));
     });
   }
+  for (const [bad, where, why] of [
+    [{ content: [{ type: 'resource_link', uri: 'x' }] }, '/content/0', "'name'"],
+    [{ content: [{ type: 'audio', data: 'x', mimeType: 3 }] }, '/content/0/mimeType', 'string'],
+    [{ content: [{ type: 7 }] }, '/content/0/type', 'string'],
+    [{ content: [{}] }, '/content/0', "'type'"],
+    [{ content: ['x'] }, '/content/0', 'object'],
+    [{ content: [], resultType: 1 }, '/resultType', 'string'],
+    [{ content: [], _meta: null }, '/_meta', 'object'],
+    [[], 'the top', 'object'],
+  ] as const) {
+    test(`not a CallToolResult: ${JSON.stringify(bad)} (${where}: ${why})`, () => {
+      const problem = callToolResultProblem(bad) ?? '';
+      assert.ok(problem.includes(where) && problem.includes(why), problem);
+    });
+  }
+  test('unknown block types and extra fields are allowed', () => {
+    assert.equal(callToolResultProblem({ content: [{ type: 'resource', resource: {} }, { type: 'text', text: '', extra: 1 }], other: true }), null);
+  });
+  test('the check by hand accepts exactly what the schema does (the validator, on generated answers)', () => {
+    const validate = compileSchema(CALL_TOOL_RESULT_SCHEMA);
+    const scalar = fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.boolean(), fc.constant(null));
+    const anyValue = fc.oneof(scalar, fc.array(scalar, { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 2 }), scalar, { maxKeys: 2 }));
+    const field = (name: string) => fc.option(fc.oneof(fc.string({ maxLength: 3 }), anyValue), { nil: undefined }).map((v) => (v === undefined ? {} : { [name]: v }));
+    const block = fc.oneof(
+      anyValue,
+      fc.tuple(fc.option(fc.oneof(fc.constantFrom('text', 'image', 'audio', 'resource_link', 'resource'), scalar), { nil: undefined }),
+        field('text'), field('data'), field('mimeType'), field('uri'), field('name'))
+        .map(([type, ...fields]) => Object.assign(type === undefined ? {} : { type }, ...fields)),
+    );
+    const answer = fc.oneof(
+      anyValue,
+      fc.tuple(fc.option(fc.oneof(fc.array(block, { maxLength: 3 }), anyValue), { nil: undefined }),
+        field('structuredContent'), field('isError'), field('resultType'), field('_meta'), fc.option(fc.boolean(), { nil: undefined }).map((b) => (b === undefined ? {} : { isError: b })))
+        .map(([content, ...fields]) => Object.assign(content === undefined ? {} : { content }, ...fields)),
+    );
+    fc.assert(fc.property(answer, (value) => {
+      assert.equal(callToolResultProblem(value) === null, validate(value), JSON.stringify(value));
+    }), { numRuns: 3000 });
+  });
 });

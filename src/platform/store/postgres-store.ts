@@ -12,6 +12,7 @@
  * spelling), and a record must come back exactly as it went in, as on SQLite. The queries that look inside
  * JSON read it as json as they go (dialect.ts `jsonStrings`).
  */
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Secret } from '../../common/index.js';
 import { ValidationError } from '../../errors.js';
@@ -78,11 +79,30 @@ export class PostgresStore extends SqlStore<PostgresDatabase> {
   }
 }
 
+/** One of the call log's writes, held until its batch is sent. */
+interface HeldWrite {
+  readonly query: pg.QueryConfig;
+  resolve(changes: number): void;
+  reject(err: unknown): void;
+}
+
 export class PostgresDatabase implements SqlDatabase {
   readonly dialect = POSTGRES;
   /** Each statement's text with its placeholders numbered, by the text written (statements.ts): a small map. */
   private readonly rendered = new Map<string, string>();
+  /** The call log's statements as named prepared statements, by their text: each connection parses one once. */
+  private readonly named = new Map<string, string>();
   private closed = false;
+  /**
+   * The call log's writes (two a call, every call), held to the end of this turn of the event loop and sent as
+   * one batch: alone, one prepared statement (one round trip, its own commit); several, one transaction on one
+   * connection, so calls that start and end close together share one commit (the WAL flush that is most of a
+   * small write's cost). A write's promise resolves once its batch is committed; nothing is answered before.
+   */
+  private held: HeldWrite[] = [];
+  private flushQueued = false;
+  /** Batches sent and not yet answered: a close waits for them, so no row is lost on shutdown. */
+  private readonly sending = new Set<Promise<void>>();
 
   constructor(private readonly pool: pg.Pool) {}
 
@@ -125,6 +145,16 @@ export class PostgresDatabase implements SqlDatabase {
     return text;
   }
 
+  /** A statement as a named prepared one: its name is its text's digest, so the same text is the same statement on every connection. */
+  private prepared(sql: string, params: readonly unknown[]): pg.QueryConfig {
+    let name = this.named.get(sql);
+    if (name === undefined) {
+      name = `subako_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+      this.named.set(sql, name);
+    }
+    return { name, text: this.text(sql), values: [...params] };
+  }
+
   /** One statement on any pooled connection; a lost database is a StoreUnavailableError. */
   private async query(sql: string, params: readonly unknown[]): Promise<pg.QueryResult> {
     try {
@@ -142,8 +172,59 @@ export class PostgresDatabase implements SqlDatabase {
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
     return (await this.query(sql, params)).rowCount ?? 0;
   }
+
   write(sql: string, params: readonly unknown[]): Promise<number> {
-    return this.run(sql, params);
+    if (this.closed) return Promise.reject(new StoreUnavailableError({ cause: new Error('the store is closed') }));
+    return new Promise((resolve, reject) => {
+      this.held.push({ query: this.prepared(sql, params), resolve, reject });
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        setImmediate(() => this.sendHeld());
+      }
+    });
+  }
+
+  /** Sends what is held as one batch; resolves once it is answered (each write's own promise says how it went). */
+  private sendHeld(): Promise<void> {
+    this.flushQueued = false;
+    if (this.held.length === 0) return Promise.resolve();
+    const batch = this.held;
+    this.held = [];
+    const sent = this.sendBatch(batch).finally(() => this.sending.delete(sent));
+    this.sending.add(sent);
+    return sent;
+  }
+
+  private async sendBatch(batch: HeldWrite[]): Promise<void> {
+    if (batch.length === 1) return this.sendAlone(batch[0]);
+    let changes: number[];
+    try {
+      changes = await this.withClient((client, markBroken) => inTransaction(client, async () => {
+        const counts: number[] = [];
+        for (const held of batch) counts.push((await client.query(held.query)).rowCount ?? 0);
+        return counts;
+      }, markBroken));
+    } catch (err) {
+      const failure = unavailableOr(err);
+      // The database is gone: every write of the batch fails alike (the call log holds the ends and retries).
+      if (failure instanceof StoreUnavailableError) {
+        for (const held of batch) held.reject(failure);
+        return;
+      }
+      // One write failed (its session was deleted meanwhile) and the batch rolled back: each alone, so that
+      // each caller gets its own answer.
+      await Promise.all(batch.map((held) => this.sendAlone(held)));
+      return;
+    }
+    batch.forEach((held, i) => held.resolve(changes[i]));
+  }
+
+  private async sendAlone(held: HeldWrite): Promise<void> {
+    try {
+      held.resolve((await this.pool.query(held.query)).rowCount ?? 0);
+    } catch (err) {
+      held.reject(unavailableOr(err));
+    }
   }
 
   /**
@@ -201,9 +282,12 @@ export class PostgresDatabase implements SqlDatabase {
     });
   }
 
+  /** Sends what the call log holds and waits for every batch on its way, then ends the pool: no row is lost on shutdown. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.sendHeld();
+    await Promise.all([...this.sending]);
     await this.pool.end();
   }
 }

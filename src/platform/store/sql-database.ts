@@ -19,9 +19,10 @@ export interface SqlDatabase {
   /** Runs a statement that changes rows; answers how many it changed. */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   /**
-   * One of the call log's writes (two a call, on every call): SQLite holds it to the end of the event loop's
-   * turn and commits those of the turn together; PostgreSQL runs it at once. Resolves once it is committed, with
-   * how many rows it changed.
+   * One of the call log's writes (two a call, on every call), a prepared statement held to the end of the event
+   * loop's turn and committed with the others of the turn in one transaction (SQLite: synchronously; PostgreSQL:
+   * on one connection, or alone when it is the only one). Resolves once it is committed, with how many rows it
+   * changed; a write that fails is refused alone. `close` commits what is held first.
    */
   write(sql: string, params: readonly unknown[]): Promise<number>;
   /** Runs a program in one transaction: committed when it returns, rolled back when it throws. */
