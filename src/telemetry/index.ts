@@ -4,4 +4,4 @@
  * is the one place the SDK and the exporter are.
  */
 export { startTraces, type Traces } from './traces.js';
-export { otlpSettings, parseOtlpHeaders, type OtlpSettings } from './otlp-settings.js';
+export { otlpSettings, parseOtlpHeaders, OtlpSettingsError, OTLP_PROTOCOLS, type OtlpSettings, type OtlpProtocol } from './otlp-settings.js';

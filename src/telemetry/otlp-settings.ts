@@ -9,7 +9,23 @@
  * - OTEL_SERVICE_NAME: the `service.name` of the spans; the process's own name otherwise.
  * - OTEL_SDK_DISABLED=true: nothing exported, whatever else is set.
  * - OTEL_BSP_SCHEDULE_DELAY: milliseconds between two exports (5000 by default).
+ * - OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, else OTEL_EXPORTER_OTLP_PROTOCOL: `http/protobuf` (the specification's
+ *   default, and what every collector takes) or `http/json`. `grpc` is refused with a message saying what to set:
+ *   subako speaks OTLP over HTTP only, and exporting nothing while a person believes traces are flowing is worse
+ *   than not starting.
  */
+import { SubakoError } from '../errors.js';
+
+/** The OTLP/HTTP encodings subako exports in. */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
+
+/** An OTLP variable set to something subako cannot honour. */
+export class OtlpSettingsError extends SubakoError {
+  constructor(message: string) {
+    super('telemetry.unsupported_setting', message);
+  }
+}
 
 export interface OtlpSettings {
   /** The URL spans are sent to. */
@@ -19,6 +35,8 @@ export interface OtlpSettings {
   serviceName: string;
   /** Milliseconds between two batches. */
   exportEveryMs: number;
+  /** How spans are encoded on the wire. */
+  protocol: OtlpProtocol;
 }
 
 const DEFAULT_EXPORT_EVERY_MS = 5000;
@@ -47,7 +65,21 @@ function tracesUnder(base: string): string {
   return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
 
-/** The export settings the environment asks for, or null when it asks for none. */
+/** The encoding the environment asks for: the traces variable over the general one, protobuf when neither is set. */
+function protocolOf(env: NodeJS.ProcessEnv): OtlpProtocol {
+  const variable = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const value = env[variable]?.trim().toLowerCase() || 'http/protobuf';
+  if ((OTLP_PROTOCOLS as readonly string[]).includes(value)) return value as OtlpProtocol;
+  throw new OtlpSettingsError(
+    `${variable}=${JSON.stringify(env[variable]!.trim())} is not an OTLP protocol subako exports in: set http/protobuf (the default) ` +
+    `or http/json, with the endpoint at the collector's OTLP/HTTP port (4318 by default)`,
+  );
+}
+
+/**
+ * The export settings the environment asks for, or null when it asks for none. Throws OtlpSettingsError for a
+ * protocol it cannot export in.
+ */
 export function otlpSettings(env: NodeJS.ProcessEnv, defaultServiceName: string): OtlpSettings | null {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null;
   const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
@@ -60,5 +92,6 @@ export function otlpSettings(env: NodeJS.ProcessEnv, defaultServiceName: string)
     headers: { ...parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS) },
     serviceName: env.OTEL_SERVICE_NAME?.trim() || defaultServiceName,
     exportEveryMs: Number.isFinite(delay) && delay > 0 ? delay : DEFAULT_EXPORT_EVERY_MS,
+    protocol: protocolOf(env),
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The process's traces, set up once at `serve`/`worker` start: when the environment names an OTLP endpoint
  * (otlp-settings.ts), a tracer provider is registered that batches spans and POSTs them there over OTLP/HTTP
- * (JSON), with the ambient context carried across awaits (AsyncLocalStorage) so a log line knows its call's span.
+ * (protobuf, or JSON when asked), with the ambient context carried across awaits (AsyncLocalStorage) so a log line knows its call's span.
  * Without one nothing is registered: every span stays OpenTelemetry's no-op one and costs next to nothing.
  *
  * `close()` exports what is left and unregisters the provider (so a later start in the same process, a test's,
@@ -9,7 +9,8 @@
  */
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -30,14 +31,19 @@ const NOT_EXPORTING: Traces = { exportingTo: null, flush: async () => undefined,
 /** One exporting provider per process: a second start while one runs leaves the first in place. */
 let registered: TracerProvider | null = null;
 
-/** Starts exporting traces when `env` asks for it; `serviceName` when OTEL_SERVICE_NAME does not name one. */
+/**
+ * Starts exporting traces when `env` asks for it; `serviceName` when OTEL_SERVICE_NAME does not name one. Throws
+ * OtlpSettingsError for a protocol it cannot export in (before anything is registered).
+ */
 export function startTraces(env: NodeJS.ProcessEnv, serviceName: string): Traces {
   const settings = otlpSettings(env, serviceName);
   if (settings === null || registered !== null) return NOT_EXPORTING;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName, [ATTR_SERVICE_VERSION]: SUBAKO_VERSION }),
     spanProcessors: [new BatchSpanProcessor({
-      exporter: new OTLPTraceExporter({ url: settings.url, headers: settings.headers }),
+      exporter: settings.protocol === 'http/json'
+        ? new JsonTraceExporter({ url: settings.url, headers: settings.headers })
+        : new ProtobufTraceExporter({ url: settings.url, headers: settings.headers }),
       scheduledDelayMillis: settings.exportEveryMs,
     })],
   });

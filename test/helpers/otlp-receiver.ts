@@ -1,11 +1,13 @@
 /**
- * An OTLP/HTTP trace receiver on loopback, as a collector would be: it takes POST /v1/traces in the JSON encoding
- * (what @opentelemetry/exporter-trace-otlp-http sends), parses each ExportTraceServiceRequest and keeps its spans.
+ * An OTLP/HTTP trace receiver on loopback, as a collector would be: it takes POST /v1/traces in either encoding
+ * (protobuf, the default, or JSON), parses each ExportTraceServiceRequest and keeps its spans and the encodings
+ * it was sent.
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
+import { decodeTraceRequest } from './otlp-protobuf.js';
 
 /** A span as the OTLP/JSON encoding carries it (ids in hex), with its resource's service name. */
 export interface ReceivedSpan {
@@ -26,6 +28,8 @@ export interface OtlpReceiver {
   /** The base endpoint, for OTEL_EXPORTER_OTLP_ENDPOINT. */
   endpoint: string;
   spans: ReceivedSpan[];
+  /** The content type of each export it took. */
+  encodings: string[];
   /** What it was sent that it could not read: none expected. */
   unreadable: string[];
   close(): Promise<void>;
@@ -61,6 +65,7 @@ function spansOf(body: unknown): ReceivedSpan[] {
 export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   const unreadable: string[] = [];
+  const encodings: string[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -68,11 +73,15 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       try {
         assert.equal(req.method, 'POST');
         assert.equal(req.url, '/v1/traces');
-        assert.match(String(req.headers['content-type']), /^application\/json/);
+        const type = String(req.headers['content-type']).split(';')[0].trim();
+        assert.ok(type === 'application/json' || type === 'application/x-protobuf', `an OTLP content type: ${type}`);
         const raw = Buffer.concat(chunks);
-        spans.push(...spansOf(JSON.parse((req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8'))));
-        res.setHeader('content-type', 'application/json');
-        res.end('{}');
+        const body = req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw;
+        spans.push(...spansOf(type === 'application/json' ? JSON.parse(body.toString('utf8')) : decodeTraceRequest(body)));
+        encodings.push(type);
+        // An empty ExportTraceServiceResponse in the request's encoding (zero bytes is one in protobuf).
+        res.setHeader('content-type', type);
+        res.end(type === 'application/json' ? '{}' : '');
       } catch (err) {
         unreadable.push(String(err));
         res.statusCode = 400;
@@ -83,7 +92,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    spans, unreadable,
+    spans, encodings, unreadable,
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -48,7 +48,9 @@ describe('a call over NATS is one trace across the replica and its worker', () =
     });
     worker = await spawnWorker({
       url: SHARED_NATS_URL, prefix, volumesDir: join(dataDir, 'volumes'), pool: 1, repoRoot: REPO_ROOT,
-      env: { ...TEST_KEY, NODE_EXTRA_CA_CERTS: caFile, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: '60000' },
+      env: { ...TEST_KEY, NODE_EXTRA_CA_CERTS: caFile, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces`, OTEL_BSP_SCHEDULE_DELAY: '60000',
+        // The worker exports in JSON and the server in protobuf (the default): one trace, both encodings read back.
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' },
     });
   });
 
@@ -97,5 +99,6 @@ describe('a call over NATS is one trace across the replica and its worker', () =
     assert.equal(request.service, 'subako-worker');
     assert.deepEqual(headersSeen, [`00-${TRACE_ID}-${request.spanId}-01`]);
     assert.deepEqual(receiver.unreadable, []);
+    assert.deepEqual(new Set(receiver.encodings), new Set(['application/x-protobuf', 'application/json']));
   });
 });

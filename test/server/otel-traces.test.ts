@@ -5,7 +5,7 @@
  * line written in a call carries the call's trace_id and span_id.
  *
  * Real parts only: a `subako serve` child (a real sandbox running the ABI probe guest), an OTLP/HTTP receiver on
- * loopback that parses what it is sent (JSON, as @opentelemetry/exporter-trace-otlp-http sends it), an HTTPS
+ * loopback that parses what it is sent (protobuf, the default encoding), an HTTPS
  * server the guest is allowed to reach, a v2 McpServer upstream, and the official v2 client on the session.
  */
 import { after, before, describe, it } from 'node:test';
@@ -167,5 +167,7 @@ describe('a call is a trace exported over OTLP/HTTP', () => {
     assert.equal(request.traceId, call.traceId);
     assert.deepEqual(metaSeen, [`00-${call.traceId}-${request.spanId}-01`]);
     assert.deepEqual(receiver.unreadable, []);
+    // Nothing asked for an encoding: the specification's default, protobuf.
+    assert.deepEqual(new Set(receiver.encodings), new Set(['application/x-protobuf']));
   });
 });

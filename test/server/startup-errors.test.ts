@@ -70,4 +70,18 @@ describe('start-up errors', () => {
     assert.match(run.stderr, /^subako serve: cannot start: a setting is not valid: .*port.*"eighty"/);
     assert.ok(run.stderr.includes(config) || run.stderr.includes('subako.config.json'), run.stderr);
   });
+
+  it('an OTLP protocol subako does not export in (grpc) stops the start in one line saying what to set', async () => {
+    const dir = tempDir();
+    const run = await runCli(['serve', '--port', '0', '--data-dir', join(dir, 'data'), '--workers', '1'], {
+      ...TEST_KEY, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+    });
+    assert.equal(run.status, 1);
+    oneLine(run.stderr);
+    noStack(run.stderr);
+    assert.equal(run.stderr, 'subako serve: cannot start: OTEL_EXPORTER_OTLP_PROTOCOL="grpc" is not an OTLP protocol subako exports in: ' +
+      'set http/protobuf (the default) or http/json, with the endpoint at the collector\'s OTLP/HTTP port (4318 by default)\n');
+    assert.doesNotMatch(run.stdout, /sk_/, 'no key was shown');
+  });
 });
+

@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { otlpSettings, parseOtlpHeaders } from '../../src/telemetry/index.js';
+import { otlpSettings, parseOtlpHeaders, OtlpSettingsError } from '../../src/telemetry/index.js';
 
 describe('OTLP export settings', () => {
   it('nothing set, or the SDK disabled: nothing exported', () => {
@@ -37,5 +37,20 @@ describe('OTLP export settings', () => {
       OTEL_EXPORTER_OTLP_HEADERS: 'api-key=general,x-a=1',
       OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'api-key=traces',
     }, 'subako')?.headers, { 'api-key': 'traces', 'x-a': '1' });
+  });
+
+  it('the encoding: protobuf by default, http/json when asked, the traces variable over the general one; grpc refused saying what to set', () => {
+    const base = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' };
+    assert.equal(otlpSettings(base, 'subako')?.protocol, 'http/protobuf');
+    assert.equal(otlpSettings({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'HTTP/JSON ' }, 'subako')?.protocol, 'http/json');
+    assert.equal(otlpSettings({ ...base, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' }, 'subako')?.protocol, 'http/protobuf');
+    assert.throws(() => otlpSettings({ ...base, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc' }, 'subako'), (err: unknown) => {
+      assert.ok(err instanceof OtlpSettingsError);
+      assert.equal(err.code, 'telemetry.unsupported_setting');
+      assert.equal(err.message, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="grpc" is not an OTLP protocol subako exports in: set http/protobuf (the default) or http/json, with the endpoint at the collector\'s OTLP/HTTP port (4318 by default)');
+      return true;
+    });
+    // Nothing exported: a protocol nobody asked to use is not checked.
+    assert.equal(otlpSettings({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'subako'), null);
   });
 });
