@@ -306,7 +306,7 @@ export class Platform {
     this.approvals.close();
     const started = performance.now();
     await this.calls.drain(graceMs);
-    await this.tasks.drain();
+    await this.tasks.drain(Math.max(0, graceMs - (performance.now() - started)));
     // Ends the database could not take: written if it comes back within the grace, else given up (and their calls
     // marked unknown by whichever process sees this one's lease lapse).
     await this.calls.flushEnds(Math.max(0, graceMs - (performance.now() - started)));

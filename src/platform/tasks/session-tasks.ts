@@ -88,9 +88,15 @@ export class SessionTasks {
     return this.options.store.pruneTasks(new Date(this.clock.now()).toISOString());
   }
 
-  /** Waits until the outcomes of calls that already ended are written (a shutdown, after the calls drained). */
-  async drain(): Promise<void> {
-    await Promise.all([...this.settling]);
+  /**
+   * A shutdown, after the calls drained: waits up to `ms` for the outcomes of tasks' calls to be written (a call
+   * still running past the grace is left to the lease: its task fails once this process's lease lapses).
+   */
+  async drain(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const ceiling = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); });
+    await Promise.race([Promise.all([...this.settling]), ceiling]);
+    clearTimeout(timer);
     this.running.close();
   }
 
