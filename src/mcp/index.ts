@@ -73,5 +73,9 @@ export { isOriginAllowed, type OriginPolicy } from './origin.js';
 export { checkArguments, checkAgainstSchema, compileSchema, type ArgumentProblem, type SchemaCheck } from '../common/index.js';
 export { normalizeResult, resultText } from './result.js';
 export { requiresTask, type TaskSupport } from './remote-tool.js';
+export {
+  TASKS_EXTENSION, TASK_METHODS, TERMINAL_TASK_STATUSES, TaskNotFoundError, createTaskResult, declaresTasks,
+  type DetailedTaskView, type TaskError, type TaskHost, type TaskRun, type TaskStatus as McpTaskStatus, type TaskView,
+} from './task-protocol.js';
 export { formatToolList, formatResult } from './present.js';
 export { bridgeStdio, BRIDGE_FAILED_RPC_CODE, type StdioBridge, type StdioBridgeOptions } from './stdio-bridge.js';

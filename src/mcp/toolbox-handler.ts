@@ -16,6 +16,7 @@ import {
 import { nodeFace } from './node-adapter.js';
 import { originCheck, type OriginPolicy } from './origin.js';
 import { toolboxServer } from './toolbox-server.js';
+import type { TaskHost } from './task-protocol.js';
 
 export interface ToolboxHandlerOptions extends OriginPolicy {
   serverInfo?: { name: string; version: string };
@@ -35,6 +36,8 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
   listed?: readonly string[];
   /** Names not served, each with why: a call to one is refused with that sentence. */
   withheld?: ReadonlyMap<string, string>;
+  /** Keeps the tasks of the tasks extension: given, a long call of a client that declared it may become a task (task-protocol.ts). */
+  tasks?: TaskHost;
   /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
   maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
@@ -94,6 +97,7 @@ export function createToolboxHandler(served: ServedToolbox, options: ToolboxHand
     serverInfo: options.serverInfo, instructions: options.instructions, pageSize: options.pageSize,
     ...(catalog !== undefined ? { catalog } : {}), ...(options.toolsCache !== undefined ? { toolsCache: options.toolsCache } : {}),
     ...(options.listed !== undefined ? { listed: options.listed } : {}), ...(options.withheld !== undefined ? { withheld: options.withheld } : {}),
+    ...(options.tasks !== undefined ? { tasks: options.tasks } : {}),
     maxBodyBytes: settings.maxBodyBytes, report: settings.report,
   });
 

@@ -26,7 +26,7 @@
  * Resources, resource templates and prompts come from the server's catalog (catalog-handlers.ts); `tools/list`
  * answers with the caching hints it was given (`toolsCache`).
  */
-import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
 import { toolDefinition, type CallToolResult, type CallerInput, type Tool, type Toolbox } from '../tool.js';
 import { EMPTY_CATALOG, type Catalog } from './catalog.js';
 import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
@@ -38,6 +38,8 @@ import { errorResult } from './define-tool.js';
 import { withoutReservedMeta } from './result.js';
 import { progressSender, progressTokenOf } from './progress-sender.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
+import { TaskResultServer, registerTaskMethods, requestDeclaresTasks } from './task-handlers.js';
+import { createTaskResult, type TaskHost } from './task-protocol.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
 export const CALL_REFUSED_RPC_CODE = -32000;
@@ -77,6 +79,11 @@ export interface ToolboxServerOptions {
    * refused with that sentence rather than "Unknown tool".
    */
   withheld?: ReadonlyMap<string, string>;
+  /**
+   * Keeps the tasks of the tasks extension (task-protocol.ts): given, the server announces the extension, a
+   * `tools/call` from a client that declared it may become a task, and `tasks/get|update|cancel` are answered.
+   */
+  tasks?: TaskHost;
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -112,7 +119,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
   const toolsCache = options.toolsCache ?? {};
 
   const factory = () => {
-    const server = new Server(serverInfo, {
+    const server = new TaskResultServer(serverInfo, {
       capabilities: { tools: {}, ...catalogCapabilities(catalog) },
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     });
@@ -127,39 +134,56 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       return { tools: page as never, ...toolsCache, ...(next !== undefined ? { nextCursor: next } : {}) };
     });
     registerCatalog(server, catalog, report);
+    if (options.tasks) registerTaskMethods(server, options.tasks, report);
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
       const tool = byName.get(name);
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, withheld.get(name) ?? `Unknown tool: ${name}`);
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-      let result: CallToolResult;
-      // Progress goes out as notifications related to this request, on its own response stream.
+      // Progress goes out as notifications related to this request, on its own response stream (a task's call,
+      // once the request is answered with the task, reports to nobody: the extension has no progress on tasks).
       const token = progressTokenOf(ctx.mcpReq._meta) ?? progressTokenOf(request.params._meta);
       const progress = token === undefined ? undefined : progressSender(token, (n) => ctx.mcpReq.notify(n as never), report);
+      const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
+      const meta = request.params._meta ?? ctx.mcpReq._meta;
+      const input = inputOf(ctx.mcpReq);
+      // The call under a signal: the request's, or, for a call that may become a task, its task's.
+      const invoke = async (signal: AbortSignal): Promise<CallToolResult> => {
+        let result: CallToolResult;
+        try {
+          // Each source checks arguments its own way: defineTool and remote tools against the schema before
+          // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
+          // too would change what a function's own validation says, and keep refused calls out of the call log.
+          result = await tool.call(args, {
+            signal, ...(progress ? { progress: progress.report } : {}), ...input,
+            ...(traceparent !== undefined ? { traceparent } : {}),
+            ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
+          });
+        } catch (err) {
+          if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
+          if (err instanceof ToolInputRequiredError) throw err;
+          // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
+          report(err instanceof Error ? err : new Error(String(err)));
+          result = errorResult(err);
+        }
+        // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
+        return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as CallToolResult;
+      };
       try {
-        // Each source checks arguments its own way: defineTool and remote tools against the schema before
-        // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
-        // too would change what a function's own validation says, and keep refused calls out of the call log.
-        const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
-        const meta = request.params._meta ?? ctx.mcpReq._meta;
-        result = await tool.call(args, {
-          signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...inputOf(ctx.mcpReq),
-          ...(traceparent !== undefined ? { traceparent } : {}),
-          ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
-        });
+        // A client that declared tasks may be given one for a call that runs long; any other gets the result.
+        if (options.tasks && requestDeclaresTasks(ctx)) {
+          const run = await options.tasks.run(name, invoke, ctx.mcpReq.signal);
+          return (run.kind === 'task' ? createTaskResult(run.task) : run.result) as never;
+        }
+        return (await invoke(ctx.mcpReq.signal)) as never;
       } catch (err) {
-        if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
         if (err instanceof ToolInputRequiredError) {
           return inputRequired({ inputRequests: err.inputRequests as never, requestState: err.requestState }) as never;
         }
-        // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
-        report(err instanceof Error ? err : new Error(String(err)));
-        result = errorResult(err);
+        throw err;
       } finally {
         progress?.end();
       }
-      // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
-      return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as never;
     });
     return server;
   };

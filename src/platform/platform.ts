@@ -32,6 +32,7 @@ import { Approvals, InputRelay } from './calls/index.js';
 import { ValidationError } from '../errors.js';
 import { newId } from './ids.js';
 import { checkSealingKey } from './store/index.js';
+import { SessionTasks, type SessionTasksOptions } from './tasks/index.js';
 import { sweepLeftovers } from './leftovers.js';
 import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
@@ -95,6 +96,8 @@ export interface PlatformOptions {
   clock?: Clock;
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
   logger?: Logger;
+  /** When a call becomes a task, how long a task is kept, the poll interval clients are asked for (platform/tasks/). */
+  tasks?: Pick<SessionTasksOptions, 'graceMs' | 'ttlMs' | 'pollIntervalMs' | 'watchEveryMs'>;
 }
 
 export class Platform {
@@ -107,6 +110,8 @@ export class Platform {
   /** A read-only look into sessions' /volume/tmp (the console's file browser). */
   readonly tmpFiles: VolumeBrowser;
   readonly toolboxes: SessionToolboxes;
+  /** Sessions' tasks for long calls (the tasks extension), durable in the store. */
+  readonly tasks: SessionTasks;
   /** Each volume's quota across calls. */
   readonly quotas = new VolumeQuotas();
   readonly calls: CallLog;
@@ -172,6 +177,10 @@ export class Platform {
       inputRelay: new InputRelay({ key: options.sealingKey, clock: this.clock, spendOnce: (id, expiresAt) => store.redeemApproval(id, expiresAt) }),
       sealingKey: options.sealingKey,
       report: (error) => this.log.child({ component: 'sessions' }).warn({ err: error }, error.message),
+    });
+    this.tasks = new SessionTasks({
+      store, sealingKey: options.sealingKey, instanceId: this.instanceId, clock: this.clock, ...options.tasks,
+      report: (error) => this.log.child({ component: 'tasks' }).warn({ err: error }, error.message),
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));
     this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));
@@ -239,6 +248,7 @@ export class Platform {
       chore('call idempotency keys', () => store.pruneCallKeys(new Date(platform.clock.now()).toISOString()));
       // Decided approvals are kept a day (a late second decision is told 409, not 404); spent ids as long.
       chore('approvals', () => store.pruneApprovals(new Date(platform.clock.now() - 24 * 3600_000).toISOString()));
+      chore('tasks', () => platform.tasks.prune());
     }, interval);
     platform.sweeper.unref();
     // Renewed well before it runs out (a renewal may fail once, the database busy, and the next one still be
@@ -296,6 +306,7 @@ export class Platform {
     this.approvals.close();
     const started = performance.now();
     await this.calls.drain(graceMs);
+    await this.tasks.drain(Math.max(0, graceMs - (performance.now() - started)));
     // Ends the database could not take: written if it comes back within the grace, else given up (and their calls
     // marked unknown by whichever process sees this one's lease lapse).
     await this.calls.flushEnds(Math.max(0, graceMs - (performance.now() - started)));

@@ -37,6 +37,8 @@ export class SessionMcpEndpoints {
         catalog: box.catalog, toolsCache: box.listHint,
         // Discovery "search" lists the entry tools and search_tools; a pinned tool whose definition changed is refused with why.
         withheld: box.withheld, ...(box.listed ? { listed: box.listed } : {}),
+        // A long call of a client that declared the tasks extension becomes a task, kept in the store for every replica.
+        tasks: this.platform.tasks.forSession(session),
       });
       served = { box, handler, inFlight: 0, retired: false };
       this.served.set(session.id, served);

@@ -7,3 +7,4 @@ export { PostgresStore } from './postgres-store.js';
 export { checkSealingKey } from './sealing-key-check.js';
 export { SqliteStore } from './sqlite-store.js';
 export * from './store.js';
+export type { StoredTask, TaskChange, TaskRecord, TaskStatus, TaskStore } from './task-store.js';

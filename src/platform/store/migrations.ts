@@ -311,4 +311,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX call_slots_session ON call_slots(session_id);
     `,
   },
+  {
+    version: 13,
+    description: 'tasks: the durable handles of calls that became tasks (the io.modelcontextprotocol/tasks extension), bound to their session',
+    // `outcome` (the result or the JSON-RPC error), `pending` (the input requests of an `input_required` task and
+    // what continues it) and `upstream` (a remote server's own task this one stands for) are sealed, bound to the
+    // session and the task; `owner` is the process running the call, whose lapsed lease fails the task. Gone with
+    // their session; pruned past `expires_at`.
+    sql: `
+      CREATE TABLE tasks (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        tool TEXT NOT NULL,
+        status TEXT NOT NULL,
+        status_message TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        ttl_ms INTEGER NOT NULL,
+        poll_interval_ms INTEGER NOT NULL,
+        owner TEXT NOT NULL,
+        outcome TEXT,
+        pending TEXT,
+        upstream TEXT
+      );
+      CREATE INDEX tasks_session ON tasks(session_id);
+      CREATE INDEX tasks_expiry ON tasks(expires_at);
+    `,
+  },
 ];

@@ -8,9 +8,11 @@ import { CALL_SEARCH_FILTERS, callSearch, statementsFor, type PageStatements, ty
 import { all, get, run, type Program, type SqlDatabase } from './sql-database.js';
 import {
   INTERRUPTED_CRASH, agentVersionRefs, decodeCursor, encodeCursor, json, jsonOrNull, leaseLapse, listKey, pageFromRows, s, toAgent, toAgentVersion, toApiKey, toToolPin,
-  toCall, toCallKey, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toVault, versionRef, type Row,
+  toCall, toCallKey, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toTask, toVault, versionRef, type Row,
 } from './store-rows.js';
 import { newId } from '../ids.js';
+import { taskStatementsFor, type TaskStatements } from './task-statements.js';
+import type { StoredTask, TaskChange, TaskRecord, TaskStatus } from './task-store.js';
 import type {
   AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallSlot, CallStats, CallStatsQuery, CallStatsRow, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
   HeldApprovalRecord, IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
@@ -19,9 +21,31 @@ import type {
 
 export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   protected readonly sql: Statements;
+  private readonly taskSql: TaskStatements;
 
   constructor(protected readonly db: Db) {
     this.sql = statementsFor(db.dialect);
+    this.taskSql = taskStatementsFor(db.dialect);
+  }
+
+  // ---- tasks (task-store.ts)
+  async addTask(rec: TaskRecord): Promise<boolean> {
+    return (await this.db.run(this.taskSql.insert, [rec.id, rec.sessionId, rec.tool, rec.status, rec.statusMessage, rec.createdAt, rec.updatedAt, rec.expiresAt,
+      rec.ttlMs, rec.pollIntervalMs, rec.owner, rec.outcome, rec.pending, rec.upstream, rec.sessionId])) === 1;
+  }
+  getTask(sessionId: string, id: string): Promise<StoredTask | null> {
+    return this.one(this.taskSql.byId, [id, sessionId], toTask);
+  }
+  async changeTask(id: string, change: TaskChange, from?: TaskStatus): Promise<boolean> {
+    return (await this.db.run(this.taskSql.change, [change.status, change.statusMessage, change.outcome, change.pending, change.at, change.owner ?? null,
+      id, from ?? null, from ?? null])) === 1;
+  }
+  async endedTasks(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.all(this.taskSql.ended, [JSON.stringify(ids)])).map((row) => s(row.id));
+  }
+  pruneTasks(now: string): Promise<number> {
+    return this.db.run(this.taskSql.prune, [now]);
   }
 
   async ping(): Promise<void> {

@@ -8,6 +8,7 @@ import type {
   SessionRecord, SkillRecord, VaultRecord, Page, PageRequest, PinnedDefinition, ToolPin,
 } from './store.js';
 import type { HeldApprovalRecord } from './store.js';
+import type { StoredTask, TaskStatus } from './task-store.js';
 
 export type Row = Record<string, unknown>;
 
@@ -174,5 +175,14 @@ export function toHeldApproval(row: Row): HeldApprovalRecord {
     createdAt: s(row.created_at), expiresAt: s(row.expires_at), holder: s(row.holder),
     decision: orNull(row.decision) as HeldApprovalRecord['decision'], decidedBy: orNull(row.decided_by), decidedAt: orNull(row.decided_at),
     reason: orNull(row.reason),
+  };
+}
+
+export function toTask(row: Row): StoredTask {
+  const orNull = (v: unknown): string | null => (v === null || v === undefined ? null : s(v));
+  return {
+    id: s(row.id), sessionId: s(row.session_id), tool: s(row.tool), status: s(row.status) as TaskStatus, statusMessage: orNull(row.status_message),
+    createdAt: s(row.created_at), updatedAt: s(row.updated_at), expiresAt: s(row.expires_at), ttlMs: Number(row.ttl_ms), pollIntervalMs: Number(row.poll_interval_ms),
+    owner: s(row.owner), outcome: orNull(row.outcome), pending: orNull(row.pending), upstream: orNull(row.upstream), ownerLive: Number(row.owner_live) === 1,
   };
 }

@@ -6,6 +6,7 @@
  * Records are plain data. JSON-valued fields are typed here and (de)serialized by the implementation.
  * Lists page by id: ids sort by creation time (see ids.ts), `after` is the last id of the previous page.
  */
+import type { TaskStore } from './task-store.js';
 import type { ToolInfo } from '../../function/index.js';
 import type { CallWorker, EgressRecord } from '../../tool.js';
 
@@ -561,7 +562,7 @@ export interface ApprovalStore {
 
 /** Everything the platform remembers: every aggregate's store, on one database. */
 export interface Store
-  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, CallKeyStore, InstanceStore, IdempotencyStore, ApprovalStore {
+  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, CallKeyStore, InstanceStore, IdempotencyStore, ApprovalStore, TaskStore {
   /** Resolves once the database answered a trivial query (the health check's). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -13,6 +13,7 @@ import type {
   AgentSpec, AgentToolGrant, ApiKeyRecord, CallRecord, CredentialRecord, Page, PageRequest, PackageRecord, SessionRecord, Store, ToolPin,
 } from '../../../src/platform/store/store.js';
 import type { ApprovalDecision, HeldApprovalRecord } from '../../../src/platform/store/store.js';
+import type { TaskRecord } from '../../../src/platform/store/task-store.js';
 
 export interface StoreHandle {
   store: Store;
@@ -889,6 +890,47 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.ok(await store.getApproval(recent.id));
       assert.equal(await store.redeemApproval('apr_1', iso(100)), true, 'a pruned id is forgotten (it expired: the seal refuses it first)');
       assert.equal(await store.redeemApproval('apr_2', iso(300)), false, 'one not yet expired is kept');
+    });
+
+    const task = (sessionId: string, extra: Partial<TaskRecord> = {}): TaskRecord => ({
+      id: newId('tsk'), sessionId, tool: 'slow', status: 'working', statusMessage: null, createdAt: iso(0), updatedAt: iso(0), expiresAt: iso(1000),
+      ttlMs: 1000, pollIntervalMs: 500, owner: 'ins_live', outcome: null, pending: null, upstream: null, ...extra,
+    });
+
+    it('keeps a task within its session, ends it once (a cancel and a late end race: the first wins), and prunes it past its expiry', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      await store.renewInstanceLease('ins_live', 60_000);
+      const kept = task(session.id);
+      assert.equal(await store.addTask(kept), true);
+      assert.equal(await store.addTask(task('ses_gone')), false, 'no task for a session that is not there');
+      const read = await store.getTask(session.id, kept.id);
+      assert.deepEqual(read, { ...kept, ownerLive: true });
+      const other = await agentWithSession(store);
+      assert.equal(await store.getTask(other.session.id, kept.id), null, 'another session does not see it');
+
+      assert.equal(await store.changeTask(kept.id, { status: 'completed', statusMessage: null, outcome: 'sealed', pending: null, at: iso(5) }, 'input_required'), false,
+        'a change from a status it is not in changes nothing');
+      assert.equal(await store.changeTask(kept.id, { status: 'cancelled', statusMessage: 'by its client', outcome: null, pending: null, at: iso(6) }), true);
+      assert.equal(await store.changeTask(kept.id, { status: 'completed', statusMessage: null, outcome: 'sealed', pending: null, at: iso(7) }), false, 'terminal stays');
+      const ended = await store.getTask(session.id, kept.id);
+      assert.equal(ended?.status, 'cancelled');
+      assert.equal(ended?.statusMessage, 'by its client');
+      assert.equal(ended?.updatedAt, iso(6));
+      const running = task(session.id, { owner: 'ins_unknown', expiresAt: iso(3000) });
+      await store.addTask(running);
+      assert.equal((await store.getTask(session.id, running.id))?.ownerLive, false, 'an owner without a live lease');
+      assert.deepEqual((await store.endedTasks([kept.id, running.id, 'tsk_gone'])).sort(), [kept.id, 'tsk_gone'].sort());
+      assert.equal(await store.changeTask(running.id, { status: 'completed', statusMessage: null, outcome: 'sealed', pending: null, at: iso(8), owner: 'ins_live' }), true);
+      assert.deepEqual({ ...(await store.getTask(session.id, running.id)), ownerLive: undefined }, {
+        ...running, status: 'completed', outcome: 'sealed', updatedAt: iso(8), owner: 'ins_live', ownerLive: undefined,
+      });
+
+      assert.equal(await store.pruneTasks(iso(2000)), 1);
+      assert.equal(await store.getTask(session.id, kept.id), null);
+      assert.ok(await store.getTask(session.id, running.id));
+      await store.deleteSession(session.id);
+      assert.equal(await store.getTask(session.id, running.id), null, 'gone with its session');
     });
   });
 }

@@ -1,0 +1,248 @@
+/**
+ * Tasks for long calls (the `io.modelcontextprotocol/tasks` extension, mcp/task-protocol.ts) through a session:
+ * the session's MCP endpoint hands every `tools/call` of a client that declared the extension to its session's
+ * TaskHost here. The call starts at once; when it ends within `graceMs` the client gets its result as any other
+ * client would, and when it runs longer it becomes a task — written to the store first (the extension forbids
+ * answering with a task `tasks/get` cannot yet find), then answered as the CreateTaskResult — and runs on, no
+ * longer tied to the client's request.
+ *
+ * Durable and shared: the task is a row of the store, bound to its session, so `tasks/get`, `tasks/update` and
+ * `tasks/cancel` work through either URL of the session and through any replica. Its outcome (the result, or the
+ * JSON-RPC error) is sealed in the row (task-outcome.ts). A task of another session, an expired one and a
+ * made-up id get the same -32602 (no oracle): the id alone (192 random bits) never reaches another session's
+ * tasks. A cancellation is written to the store (the task is `cancelled` from then on) and stops the call: at
+ * once on the replica running it, within a second on another (running-tasks.ts). A task whose running process
+ * stopped (its lease lapsed) before the call ended is `failed`: whether the tool ran to its end is not known.
+ *
+ * A task keeps `ttlMs` (default an hour, never past its session's end) and is then no longer served; the sweeper
+ * prunes it. `pollIntervalMs` (default a second) is what clients are asked to poll at.
+ */
+import { systemClock, type Clock } from '../../common/index.js';
+import { TaskNotFoundError, TERMINAL_TASK_STATUSES, describeInputRequests, ToolInputRequiredError, type DetailedTaskView, type TaskError, type TaskHost, type TaskRun, type TaskView } from '../../mcp/index.js';
+import { CallCancelledError, type CallToolResult } from '../../tool.js';
+import { newSecret } from '../ids.js';
+import type { SessionRecord, StoredTask, TaskRecord, TaskStatus, TaskStore } from '../store/index.js';
+import { RunningTasks } from './running-tasks.js';
+import { boundedResult, openOutcome, sealOutcome, type TaskOutcome } from './task-outcome.js';
+
+export const DEFAULT_TASK_GRACE_MS = 1_000;
+export const DEFAULT_TASK_TTL_MS = 3_600_000;
+export const DEFAULT_TASK_POLL_INTERVAL_MS = 1_000;
+
+/** JSON-RPC's internal error: what a task failed for reasons of the platform's carries. */
+const INTERNAL_ERROR_RPC_CODE = -32603;
+
+export interface SessionTasksOptions {
+  store: TaskStore;
+  /** The platform's sealing key: outcomes are sealed with it. */
+  sealingKey: Buffer;
+  /** This process (its lease names it): the owner of the tasks whose calls run here. */
+  instanceId: string;
+  clock?: Clock;
+  /** How long a call runs before it becomes a task. */
+  graceMs?: number;
+  ttlMs?: number;
+  pollIntervalMs?: number;
+  /** How often the running calls' tasks are checked for a cancellation made on another replica. */
+  watchEveryMs?: number;
+  /** Hears failures no client is told of (an outcome the store could not take). Never given a secret. */
+  report?: (error: Error) => void;
+}
+
+/** What a call's promise settled as. */
+type Settled = { ok: true; result: CallToolResult } | { ok: false; error: unknown };
+
+const GRACE = Symbol('grace');
+
+export class SessionTasks {
+  private readonly clock: Clock;
+  private readonly graceMs: number;
+  private readonly ttlMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly running: RunningTasks;
+  private readonly report: (error: Error) => void;
+  /** Ends of calls still being written, so `drain` can wait for them. */
+  private readonly settling = new Set<Promise<void>>();
+
+  constructor(private readonly options: SessionTasksOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.graceMs = options.graceMs ?? DEFAULT_TASK_GRACE_MS;
+    this.ttlMs = options.ttlMs ?? DEFAULT_TASK_TTL_MS;
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_TASK_POLL_INTERVAL_MS;
+    this.report = options.report ?? (() => undefined);
+    this.running = new RunningTasks((ids) => options.store.endedTasks(ids), options.watchEveryMs ?? 1_000, this.report);
+  }
+
+  /** The session's task host, for its MCP endpoint. */
+  forSession(session: SessionRecord): TaskHost {
+    return {
+      run: (tool, call, requestSignal) => this.run(session, tool, call, requestSignal),
+      get: (taskId) => this.get(session, taskId),
+      update: (taskId) => this.update(session, taskId),
+      cancel: (taskId) => this.cancel(session, taskId),
+    };
+  }
+
+  /** Deletes the tasks past their time (the sweeper's chore). */
+  prune(): Promise<number> {
+    return this.options.store.pruneTasks(new Date(this.clock.now()).toISOString());
+  }
+
+  /**
+   * A shutdown, after the calls drained: waits up to `ms` for the outcomes of tasks' calls to be written (a call
+   * still running past the grace is left to the lease: its task fails once this process's lease lapses).
+   */
+  async drain(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const ceiling = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); });
+    await Promise.race([Promise.all([...this.settling]), ceiling]);
+    clearTimeout(timer);
+    this.running.close();
+  }
+
+  private async run(session: SessionRecord, tool: string, call: (signal: AbortSignal) => Promise<CallToolResult>, requestSignal: AbortSignal): Promise<TaskRun> {
+    const controller = new AbortController();
+    const followRequest = () => controller.abort(requestSignal.reason);
+    if (requestSignal.aborted) followRequest();
+    else requestSignal.addEventListener('abort', followRequest, { once: true });
+    const ended: Promise<Settled> = call(controller.signal).then((result) => ({ ok: true, result }), (error: unknown) => ({ ok: false, error }));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<typeof GRACE>((resolve) => { timer = setTimeout(() => resolve(GRACE), this.graceMs); });
+    const first = await Promise.race([ended, grace]);
+    clearTimeout(timer);
+    if (first !== GRACE) {
+      requestSignal.removeEventListener('abort', followRequest);
+      if (first.ok) return { kind: 'result', result: first.result };
+      throw first.error;
+    }
+    // From here the call is the task's: the client's request going away no longer stops it, tasks/cancel does.
+    requestSignal.removeEventListener('abort', followRequest);
+    const now = this.clock.now();
+    const ttlMs = Math.max(1, Math.min(this.ttlMs, Date.parse(session.expiresAt) - now));
+    const at = new Date(now).toISOString();
+    const record: TaskRecord = {
+      id: newSecret('tsk'), sessionId: session.id, tool, status: 'working', statusMessage: null, createdAt: at, updatedAt: at,
+      expiresAt: new Date(now + ttlMs).toISOString(), ttlMs, pollIntervalMs: this.pollIntervalMs, owner: this.options.instanceId,
+      outcome: null, pending: null, upstream: null,
+    };
+    let written = false;
+    try {
+      written = await this.options.store.addTask(record);
+    } catch (err) {
+      this.report(err instanceof Error ? err : new Error(String(err)));
+    }
+    if (!written) {
+      // No durable task (the store out of reach, the session gone): the client, which takes results too, waits for this one.
+      if (requestSignal.aborted) controller.abort(requestSignal.reason);
+      else requestSignal.addEventListener('abort', followRequest, { once: true });
+      const settled = await ended;
+      requestSignal.removeEventListener('abort', followRequest);
+      if (settled.ok) return { kind: 'result', result: settled.result };
+      throw settled.error;
+    }
+    this.running.add(record.id, controller);
+    const settling = ended.then((settled) => this.settle(session, record.id, settled)).finally(() => {
+      this.running.remove(record.id);
+      this.settling.delete(settling);
+    });
+    this.settling.add(settling);
+    return { kind: 'task', task: view(record) };
+  }
+
+  /** Writes how a task's call ended, unless the task ended first (cancelled). */
+  private async settle(session: SessionRecord, taskId: string, settled: Settled): Promise<void> {
+    const { status, statusMessage, outcome } = endOf(settled);
+    try {
+      await this.options.store.changeTask(taskId, {
+        status, statusMessage, pending: null, at: new Date(this.clock.now()).toISOString(),
+        outcome: outcome === undefined ? null : sealOutcome(outcome, this.options.sealingKey, session.id, taskId),
+      });
+    } catch (err) {
+      // The outcome is lost with the store out of reach; the task then fails once this process's lease lapses.
+      this.report(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private async read(session: SessionRecord, taskId: string): Promise<StoredTask> {
+    const task = await this.options.store.getTask(session.id, taskId);
+    if (task === null) throw new TaskNotFoundError();
+    if (Date.parse(task.expiresAt) <= this.clock.now()) throw new TaskNotFoundError('Task has expired');
+    return task;
+  }
+
+  private async get(session: SessionRecord, taskId: string): Promise<DetailedTaskView> {
+    let task = await this.read(session, taskId);
+    if (!isTerminal(task.status) && !task.ownerLive && !this.running.has(task.id)) {
+      // Its process stopped before the call ended: nobody will write its end.
+      await this.options.store.changeTask(task.id, {
+        status: 'failed', pending: null, outcome: null, at: new Date(this.clock.now()).toISOString(),
+        statusMessage: 'the process running its call stopped before the call ended; whether the tool ran to its end is not known (check its effects before calling it again)',
+      });
+      task = await this.read(session, taskId);
+    }
+    return this.detailed(session, task);
+  }
+
+  private detailed(session: SessionRecord, task: StoredTask): DetailedTaskView {
+    const base = view(task);
+    if (task.status === 'completed' || task.status === 'failed') {
+      const outcome = task.outcome === null ? undefined : openOutcome(task.outcome, this.options.sealingKey, session.id, task.id);
+      if (outcome !== undefined && 'result' in outcome) return { ...base, result: outcome.result as unknown as Record<string, unknown> };
+      const error: TaskError = outcome !== undefined && 'error' in outcome ? outcome.error : { code: INTERNAL_ERROR_RPC_CODE, message: task.statusMessage ?? 'the task failed' };
+      return { ...base, status: 'failed', error };
+    }
+    return base;
+  }
+
+  /** No request of a task of subako's is ever outstanding (see endOf): answers are acknowledged and ignored, as the extension asks. */
+  private async update(session: SessionRecord, taskId: string): Promise<void> {
+    await this.read(session, taskId);
+  }
+
+  private async cancel(session: SessionRecord, taskId: string): Promise<void> {
+    const task = await this.read(session, taskId);
+    if (isTerminal(task.status)) return;
+    await this.options.store.changeTask(task.id, {
+      status: 'cancelled', statusMessage: 'cancelled by its client', outcome: null, pending: null, at: new Date(this.clock.now()).toISOString(),
+    });
+    this.running.stop(task.id, 'its task was cancelled');
+  }
+}
+
+function isTerminal(status: TaskStatus): boolean {
+  return TERMINAL_TASK_STATUSES.includes(status);
+}
+
+function view(task: TaskRecord): TaskView {
+  return {
+    taskId: task.id, status: task.status, ...(task.statusMessage !== null ? { statusMessage: task.statusMessage } : {}),
+    createdAt: task.createdAt, lastUpdatedAt: task.updatedAt, ttlMs: task.ttlMs, pollIntervalMs: task.pollIntervalMs,
+  };
+}
+
+/**
+ * A task's end from its call's: a result is `completed` (a tool's own error included, as the extension says); a
+ * JSON-RPC error (the call refused) `failed` with it; a stopped call `cancelled`. A tool that asks its client for
+ * input once its call is a task ends `completed` with a result saying what it asked: the question belonged to a
+ * request that has been answered already, and the state to resume it is not carried into a task.
+ */
+function endOf(settled: Settled): { status: TaskStatus; statusMessage: string | null; outcome?: TaskOutcome } {
+  if (settled.ok) return { status: 'completed', statusMessage: null, outcome: { result: boundedResult(settled.result) } };
+  const error = settled.error;
+  if (error instanceof CallCancelledError) return { status: 'cancelled', statusMessage: error.message };
+  if (error instanceof ToolInputRequiredError) {
+    const text = `The tool did not complete: once running as a task it asked its client for input (${describeInputRequests(error.inputRequests)}), which a task does not relay. Call it again without the tasks extension to answer it.`;
+    return { status: 'completed', statusMessage: null, outcome: { result: { content: [{ type: 'text', text }], isError: true } } };
+  }
+  const rpc = rpcErrorOf(error);
+  if (rpc !== undefined) return { status: 'failed', statusMessage: rpc.message, outcome: { error: rpc } };
+  return { status: 'failed', statusMessage: 'the call failed inside the platform', outcome: { error: { code: INTERNAL_ERROR_RPC_CODE, message: 'the call failed inside the platform' } } };
+}
+
+/** A JSON-RPC error a call was refused with (the SDK's ProtocolError: a numeric code and a message). */
+function rpcErrorOf(error: unknown): TaskError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { code, data } = error as Error & { code?: unknown; data?: unknown };
+  if (typeof code !== 'number' || !Number.isInteger(code)) return undefined;
+  return { code, message: error.message, ...(data !== undefined ? { data } : {}) };
+}
