@@ -62,7 +62,7 @@ interface ConsoleFile {
 }
 
 /** The console's sections: the pages its router (console/src/main.tsx, PAGES) answers, each with sub-paths. */
-export const CONSOLE_SECTIONS = ['overview', 'calls', 'packages', 'agents', 'sessions', 'vaults'] as const;
+export const CONSOLE_SECTIONS = ['overview', 'calls', 'packages', 'agents', 'sessions', 'vaults', 'users'] as const;
 
 /** Whether a path names one of the console's pages: `/`, or a section and what follows it. */
 export function isPagePath(pathname: string): boolean {
