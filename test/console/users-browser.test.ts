@@ -26,7 +26,7 @@ before(async () => {
   serve = await spawnServe(tempDir());
   agentId = (await serve.call('POST', '/v1/agents', { name: 'helper' })).body.id;
   assert.equal((await serve.call('POST', '/v1/users', { id: 'auth0|ada', display_name: 'Ada Lovelace', email: 'ada@example.com' })).status, 201);
-  assert.equal((await serve.call('POST', '/v1/users', { id: 'bob' })).status, 201);
+  assert.equal((await serve.call('POST', '/v1/users', { id: 'bob.smith@example.com' })).status, 201);
   liveVault = (await serve.call('POST', `/v1/users/${encodeURIComponent('auth0|ada')}/vaults`, { name: 'github' })).body.id;
   const credentials = [
     { target: 'https://api.github.com', payload: { auth_scheme: 'static_bearer', token: SECRETS[0] } },
@@ -56,7 +56,7 @@ describe('the Users page', () => {
     const list = page.locator('table.list');
     await list.getByRole('link', { name: 'auth0|ada' }).waitFor();
     assert.match(await list.innerText(), /auth0\|ada\s+Ada Lovelace\s+ada@example\.com/);
-    assert.match(await list.innerText(), /\bbob\b/);
+    assert.match(await list.innerText(), /bob\.smith@example\.com/);
     await list.getByRole('link', { name: 'auth0|ada' }).click();
     await page.getByRole('heading', { name: 'User Ada Lovelace' }).waitFor();
     assert.equal(new URL(page.url()).pathname, `/users/${encodeURIComponent('auth0|ada')}`);
@@ -69,6 +69,17 @@ describe('the Users page', () => {
     await page.locator(`a[href="/sessions/${adaSession}"]`).waitFor();
     const html = await page.content();
     for (const secret of SECRETS) assert.ok(!html.includes(secret), 'no secret on the page');
+  });
+
+  it('a user whose id holds dots has a page that a reload finds again', async () => {
+    await page.locator('nav.top').getByRole('link', { name: 'Users', exact: true }).click();
+    await page.locator('table.list').getByRole('link', { name: 'bob.smith@example.com' }).click();
+    await page.getByRole('heading', { name: 'User bob.smith@example.com' }).waitFor();
+    await page.reload();
+    await page.getByRole('heading', { name: 'User bob.smith@example.com' }).waitFor();
+    await page.locator('nav.top').getByRole('link', { name: 'Users', exact: true }).click();
+    await page.locator('table.list').getByRole('link', { name: 'auth0|ada' }).click();
+    await page.getByRole('heading', { name: 'User Ada Lovelace' }).waitFor();
   });
 
   it('revokes a credential: it leaves the page and the vault', async () => {

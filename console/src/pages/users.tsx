@@ -6,7 +6,7 @@ import {
   type VaultInput, type VaultView,
 } from '../api';
 import { ErrorLine, Section, useLoad, When } from '../components';
-import { linkProps, navigate } from '../router';
+import { linkProps, navigate, userPagePath } from '../router';
 import { keepStartedEndpoint } from './sessions';
 
 const userPath = (id: string): string => `/v1/users/${encodeURIComponent(id)}`;
@@ -25,7 +25,7 @@ export function UsersPage() {
           <tbody>
             {(list.data?.items ?? []).map((u) => (
               <tr key={u.id}>
-                <td><a {...linkProps(`/users/${encodeURIComponent(u.id)}`)}><code>{u.id}</code></a></td>
+                <td><a {...linkProps(userPagePath(u.id))}><code>{u.id}</code></a></td>
                 <td>{u.display_name ?? ''}</td><td>{u.email ?? ''}</td><td><When iso={u.created_at} /></td>
               </tr>
             ))}
@@ -40,7 +40,7 @@ export function UsersPage() {
           try {
             const input: UserInput = { id: fields.id, ...(fields.display_name ? { display_name: fields.display_name } : {}), ...(fields.email ? { email: fields.email } : {}) };
             const user = await api<UserView>('POST', '/v1/users', input);
-            navigate(`/users/${encodeURIComponent(user.id)}`);
+            navigate(userPagePath(user.id));
           } catch (err) {
             setError(err);
           }
