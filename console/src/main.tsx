@@ -1,5 +1,5 @@
 // The subako console: sign in with an API key (kept in sessionStorage for this tab only, sent as a bearer
-// header), then Calls (live), Packages, Agents, Sessions, Vaults.
+// header), then Calls (live), Packages, Agents, Sessions, Vaults, Users.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiKey, ApiError, signIn, signOut } from './api';
@@ -11,6 +11,7 @@ import { PackagePage, PackagesPage } from './pages/packages';
 import { AgentPage, AgentsPage } from './pages/agents';
 import { SessionPage, SessionsPage } from './pages/sessions';
 import { VaultPage, VaultsPage } from './pages/vaults';
+import { UserPage, UsersPage } from './pages/users';
 import './style.css';
 
 function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
@@ -42,7 +43,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 }
 
 // The server answers index.html for these sections (src/server/console-files.ts, CONSOLE_SECTIONS).
-const PAGES = [['/overview', 'Overview'], ['/calls', 'Calls'], ['/packages', 'Packages'], ['/agents', 'Agents'], ['/sessions', 'Sessions'], ['/vaults', 'Vaults']] as const;
+const PAGES = [['/overview', 'Overview'], ['/calls', 'Calls'], ['/packages', 'Packages'], ['/agents', 'Agents'], ['/sessions', 'Sessions'], ['/vaults', 'Vaults'], ['/users', 'Users']] as const;
 
 function Page({ place }: { place: Place }) {
   const parts = place.path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -54,6 +55,7 @@ function Page({ place }: { place: Place }) {
     case 'agents': return parts[1] ? <AgentPage id={parts[1]} /> : <AgentsPage />;
     case 'sessions': return parts[1] ? <SessionPage id={parts[1]} /> : <SessionsPage agent={search.get('agent')} />;
     case 'vaults': return parts[1] ? <VaultPage id={parts[1]} /> : <VaultsPage />;
+    case 'users': return parts[1] ? <UserPage id={parts[1]} /> : <UsersPage />;
     default: return <p class="error">No such page. <a {...linkProps('/calls')}>Go to Calls</a></p>;
   }
 }

@@ -45,3 +45,8 @@ export function linkProps(path: string): { href: string; onClick: (e: MouseEvent
     },
   };
 }
+
+/** A user's page (its id is the application's: any character of it may need escaping, and it may hold a dot). */
+export function userPagePath(id: string): string {
+  return `/users/${encodeURIComponent(id)}`;
+}

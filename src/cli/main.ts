@@ -33,6 +33,7 @@ const SUBCOMMANDS: Record<string, () => Promise<Register>> = {
   agents: async () => (await import('./agents.js')).registerAgents,
   sessions: async () => (await import('./sessions.js')).registerSessions,
   vaults: async () => (await import('./vaults.js')).registerVaults,
+  users: async () => (await import('./users.js')).registerUsers,
   calls: async () => (await import('./calls.js')).registerCalls,
   approvals: async () => (await import('./approvals.js')).registerApprovals,
 };

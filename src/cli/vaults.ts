@@ -54,7 +54,7 @@ export function registerVaults(program: Command): void {
   platformCommand(vaults.command('list').description('List vaults.'))
     .action(async (flags: ConnectionFlags) => {
       const items = await clientFor(flags).list<VaultView>('/v1/vaults');
-      print(flags.json, items, () => printTable(items, [['ID', (v) => v.id], ['NAME', (v) => v.name], ['CREATED', (v) => v.created_at]]));
+      print(flags.json, items, () => printTable(items, [['ID', (v) => v.id], ['NAME', (v) => v.name], ['USER', (v) => v.user_id ?? '-'], ['CREATED', (v) => v.created_at]]));
     });
   platformCommand(vaults.command('get').description('A vault and its credentials (targets and schemes only).'))
     .argument('<id>', 'the vault id (vlt_…)')
@@ -63,17 +63,19 @@ export function registerVaults(program: Command): void {
       const vault = await client.request<VaultView>('GET', `/v1/vaults/${encodeURIComponent(id)}`);
       const credentials = await client.list<CredentialView>(`/v1/vaults/${encodeURIComponent(id)}/credentials`);
       print(flags.json, { ...vault, credentials }, () => {
-        printFields([['id', vault.id], ['name', vault.name], ['created', vault.created_at]]);
+        printFields([['id', vault.id], ['name', vault.name], ['user', vault.user_id ?? '-'], ['created', vault.created_at]]);
         process.stdout.write('credentials:\n');
         printTable(credentials, [['ID', (c) => c.id], ['TARGET', (c) => c.target], ['SCHEME', (c) => c.auth_scheme], ['EXPIRES', (c) => c.expires_at]]);
       });
     });
-  platformCommand(vaults.command('create').description('Create a vault.'))
+  platformCommand(vaults.command('create').description('Create a vault: the operator\'s, or with --user one that user owns (only its sessions use it).'))
     .argument('<name>', 'the vault\'s name')
-    .action(async (name: string, flags: ConnectionFlags) => {
+    .option('--user <id>', 'the user who owns the vault')
+    .action(async (name: string, flags: ConnectionFlags & { user?: string }) => {
       const input: VaultInput = { name };
-      const vault = await clientFor(flags).request<VaultView>('POST', '/v1/vaults', { json: input });
-      print(flags.json, vault, () => process.stdout.write(`vault ${vault.name} created: ${vault.id}\n`));
+      const path = flags.user === undefined ? '/v1/vaults' : `/v1/users/${encodeURIComponent(flags.user)}/vaults`;
+      const vault = await clientFor(flags).request<VaultView>('POST', path, { json: input });
+      print(flags.json, vault, () => process.stdout.write(`vault ${vault.name} created${vault.user_id === null ? '' : ` for user ${vault.user_id}`}: ${vault.id}\n`));
     });
   platformCommand(vaults.command('add-credential').description('Add a credential to a vault; its secret is read from standard input (typed without echo, or piped).'))
     .argument('<vault>', 'the vault id (vlt_…)')

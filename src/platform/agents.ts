@@ -233,6 +233,10 @@ export class AgentService {
       if (credential) {
         const vault = await this.store.getVault(credential.vault_id);
         if (!vault) problems.push({ code: 'agent.unknown_vault', message: `${where}: vault ${credential.vault_id} does not exist` });
+        // An agent serves every user: its own credentials are the operator's. A user's vault reaches only that user's sessions.
+        else if (vault.userId !== null) {
+          problems.push({ code: 'agent.user_vault', message: `${where}: vault ${credential.vault_id} belongs to a user; an agent's remote server takes a credential from a vault of no user (a user's vaults reach only that user's sessions)` });
+        }
         else if (credential.credential_id && !(await this.store.getCredential(credential.vault_id, credential.credential_id))) {
           problems.push({ code: 'agent.unknown_credential', message: `${where}: credential ${credential.credential_id} is not in vault ${credential.vault_id}` });
         }

@@ -38,3 +38,13 @@ export class StoreUnavailableError extends SubakoError {
     super('store_unavailable', 'the database cannot be reached; retry shortly (the server reconnects by itself)', options);
   }
 }
+
+/**
+ * A session was to use a vault that belongs to a user it does not act for (vault-access.ts). The message does not
+ * name the owner: a session's own client reads it.
+ */
+export class VaultNotUsableError extends SubakoError {
+  constructor(vaultId: string) {
+    super('session.foreign_vault', `vault ${vaultId} belongs to a user this session does not act for; a session uses only its own user's vaults and the operator's`);
+  }
+}

@@ -28,6 +28,8 @@ export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './calls/index
 export type { AgentInput } from './agents.js';
 export type { AgentDrift, ServerDriftReport, DigestedDefinition } from './tool-pinning.js';
 export type { SessionInput } from './sessions.js';
+export type { UserInput, UserUpdate } from './users.js';
+export { USER_ID_RULE, MAX_USER_ID_CHARS, isUserId } from './user-ids.js';
 export type { CredentialInput } from './vaults.js';
 export type * from './store/index.js';
 export type { CallEvents, CallEvent } from './calls/index.js';

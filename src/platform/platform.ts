@@ -38,6 +38,7 @@ import type { PackageRuntime } from './package-runtime.js';
 import { PackageService } from './packages.js';
 import type { RemoteMcp } from './remote-mcp.js';
 import { SessionService } from './sessions.js';
+import { UserService } from './users.js';
 import { SkillService } from './skills.js';
 import { PostgresStore } from './store/index.js';
 import { SqliteStore } from './store/index.js';
@@ -107,6 +108,8 @@ export class Platform {
   readonly agents: AgentService;
   readonly vaults: VaultService;
   readonly sessions: SessionService;
+  /** End users: they own vaults, sessions are opened for them (users.ts). */
+  readonly users: UserService;
   /** A read-only look into sessions' /volume/tmp (the console's file browser). */
   readonly tmpFiles: VolumeBrowser;
   readonly toolboxes: SessionToolboxes;
@@ -157,6 +160,7 @@ export class Platform {
     this.agents = new AgentService(store, volumes, stopCalls, new ToolPinning(options.remote, this.vaults));
     // The embedded store has no other writer, so live sessions can be kept by token (sessions.ts).
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
+    this.users = new UserService(store, this.sessions);
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     this.storeHealth = new StoreHealth(store);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;

@@ -3,13 +3,16 @@
  * its own /volume/tmp. A session is opened by a token (shown once, stored as its sha-256) that works both in
  * a capability URL and as a bearer token. Deleting or expiring a session removes its tmp volume; the agent's
  * /volume/data stays. The record goes first (no new call can start), then the session's calls are stopped,
- * then the volume is moved out of every guest's reach and removed (volumes.ts).
+ * then the volume is moved out of every guest's reach and removed (volumes.ts). A session may be opened for an end
+ * user (users.ts): it then uses that user's vaults and the operator's it names, never another user's (vault-access.ts).
  */
 import { isoAt, systemClock, type Clock } from '../common/index.js';
 import { ValidationError } from '../errors.js';
 import { NotFoundError } from './errors.js';
 import { hashSecret, newId, newSecret } from './ids.js';
-import type { AgentStore, Page, PageRequest, SessionRecord, SessionStore, VaultStore } from './store/index.js';
+import type { AgentStore, Page, PageRequest, SessionRecord, SessionStore, UserStore, VaultStore } from './store/index.js';
+import { checkUserId } from './user-ids.js';
+import { mayUseVault } from './vault-access.js';
 import type { Volumes } from './volumes/index.js';
 
 /**
@@ -27,6 +30,8 @@ export const MAX_SESSION_TTL_SECONDS = 30 * 24 * 60 * 60;
 export interface SessionInput {
   vault_ids?: string[];
   ttl_seconds?: number;
+  /** The end user the session acts for. */
+  user_id?: string;
 }
 
 /** How many live sessions `byToken` keeps in memory; past it the oldest looked up is forgotten first. */
@@ -48,7 +53,7 @@ export class SessionService {
   private goneEpoch = 0;
 
   constructor(
-    private readonly store: SessionStore & Pick<AgentStore, 'getAgent'> & Pick<VaultStore, 'getVault'>,
+    private readonly store: SessionStore & Pick<AgentStore, 'getAgent'> & Pick<VaultStore, 'getVault'> & Pick<UserStore, 'getUser' | 'addUserSession' | 'listUserSessions'>,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
     /** Decides expiry: tests move it forward instead of sleeping out a TTL. */
@@ -80,10 +85,20 @@ export class SessionService {
   async create(agentId: string, input: SessionInput): Promise<{ session: SessionRecord; token: string }> {
     const agent = await this.store.getAgent(agentId);
     if (!agent) throw new NotFoundError(`agent ${agentId}`);
+    const userId = input.user_id === undefined ? null : checkUserId(input.user_id, 'user_id');
+    if (userId !== null && !(await this.store.getUser(userId))) {
+      throw new ValidationError([{ code: 'session.unknown_user', message: `user ${userId} does not exist; create it first (POST /v1/users)` }]);
+    }
     const vaultIds = [...new Set(input.vault_ids ?? [])];
     for (const vaultId of vaultIds) {
-      if (!(await this.store.getVault(vaultId))) {
-        throw new ValidationError([{ code: 'session.unknown_vault', message: `vault ${vaultId} does not exist` }]);
+      const vault = await this.store.getVault(vaultId);
+      if (!vault) throw new ValidationError([{ code: 'session.unknown_vault', message: `vault ${vaultId} does not exist` }]);
+      if (!mayUseVault(vault.userId, userId)) {
+        throw new ValidationError([{
+          code: 'session.foreign_vault',
+          message: `vault ${vaultId} belongs to ${userId === null ? 'a user' : 'another user'}: a session uses only its own user's vaults and the operator's` +
+            `${userId === null ? ' (open the session for that user with user_id)' : ''}`,
+        }]);
       }
     }
     const ttl = input.ttl_seconds ?? DEFAULT_SESSION_TTL_SECONDS;
@@ -93,10 +108,12 @@ export class SessionService {
     const token = newSecret('st');
     const now = this.clock.now();
     const session: SessionRecord = {
-      id: newId('ses'), agentId, agentVersion: agent.currentVersion, tokenHash: hashSecret(token), vaultIds,
+      id: newId('ses'), agentId, agentVersion: agent.currentVersion, tokenHash: hashSecret(token), vaultIds, userId,
       createdAt: new Date(now).toISOString(), expiresAt: new Date(now + ttl * 1000).toISOString(),
     };
-    await this.store.addSession(session);
+    if (userId === null) await this.store.addSession(session);
+    // Refused when the user was deleted meanwhile (on any replica): a user's deletion ends every session of it.
+    else if (!(await this.store.addUserSession(session))) throw new ValidationError([{ code: 'session.unknown_user', message: `user ${userId} does not exist` }]);
     await this.volumes.sessionTmp(session.id);
     return { session, token };
   }
@@ -140,6 +157,11 @@ export class SessionService {
     return this.store.listSessions(agentId, page);
   }
 
+  /** The sessions of one end user (whose existence the caller checked). */
+  listForUser(userId: string, page: PageRequest): Promise<Page<SessionRecord>> {
+    return this.store.listUserSessions(userId, page);
+  }
+
   async delete(id: string): Promise<void> {
     const session = await this.store.getSession(id);
     if (!session) throw new NotFoundError(`session ${id}`);
@@ -155,10 +177,18 @@ export class SessionService {
 
   private async remove(session: SessionRecord): Promise<void> {
     await this.store.deleteSession(session.id);
-    this.notifyGone(session.id);
-    await this.stopCalls([session.id]);
+    await this.ended([session.id]);
+  }
+
+  /**
+   * What follows sessions' records leaving the store (a deletion, an expiry, their user's deletion): every cache is
+   * told, their calls are stopped, their volumes removed. Other replicas find the records gone on their next lookup.
+   */
+  async ended(sessionIds: readonly string[]): Promise<void> {
+    for (const id of sessionIds) this.notifyGone(id);
+    await this.stopCalls(sessionIds);
     // Whatever is left (a guest still refilling it) is out of every guest's path and swept at start-up.
-    await this.volumes.remove([session.id]);
+    await this.volumes.remove(sessionIds);
   }
 }
 

@@ -3,15 +3,17 @@
  * and holds either static headers, a bearer token, or OAuth tokens with refresh settings. The payload is
  * sealed (AES-256-GCM, bound to the credential's id) before it reaches the store and is never returned:
  * views show the target, the scheme and the expiry only. OAuth access tokens are refreshed shortly before
- * they expire, once per credential however many calls ask at the same time.
+ * they expire, once per credential however many calls ask at the same time. A vault is the operator's or one end
+ * user's; which vaults a session opens is vault-access.ts's rule.
  */
 import { seal, unseal, silentLogger, systemClock, type Clock, type Logger } from '../common/index.js';
 import { ValidationError } from '../errors.js';
-import { InUseError, NotFoundError } from './errors.js';
+import { InUseError, NotFoundError, VaultNotUsableError } from './errors.js';
+import { mayUseVault, usableVaultIds, usesAllUserVaults } from './vault-access.js';
 import { newId, nowIso } from './ids.js';
 import { needsRefresh } from '../mcp/oauth/index.js';
 import { isAcceptableTokenEndpoint, refreshAccessToken, type OAuthRefreshSettings } from './oauth-refresh.js';
-import type { AgentStore, CredentialRecord, CredentialScheme, Page, PageRequest, SessionStore, VaultRecord, VaultStore } from './store/index.js';
+import type { AgentStore, CredentialRecord, CredentialScheme, Page, PageRequest, SessionRecord, SessionStore, UserStore, VaultRecord, VaultStore } from './store/index.js';
 
 export type CredentialPayload =
   | { auth_scheme: 'static_bearer'; token: string }
@@ -51,16 +53,31 @@ export class VaultService {
 
   /** `clock` decides when an OAuth token is close enough to its expiry to refresh. */
   constructor(
-    private readonly store: VaultStore & Pick<AgentStore, 'agentVersionsUsingVault'> & Pick<SessionStore, 'sessionsUsingVault'>,
+    private readonly store: VaultStore & Pick<AgentStore, 'agentVersionsUsingVault'> & Pick<SessionStore, 'sessionsUsingVault'>
+      & Pick<UserStore, 'addUserVault' | 'userVaultIds' | 'getVaults'>,
     private readonly key: Buffer,
     private readonly clock: Clock = systemClock,
     private readonly log: Logger = silentLogger,
   ) {}
 
-  async createVault(name: string): Promise<VaultRecord> {
-    const rec: VaultRecord = { id: newId('vlt'), name, createdAt: nowIso() };
-    await this.store.addVault(rec);
+  /** A vault of the operator's, or, with `userId`, one that user owns (only the user's sessions use it). */
+  async createVault(name: string, userId: string | null = null): Promise<VaultRecord> {
+    const rec: VaultRecord = { id: newId('vlt'), name, userId, createdAt: nowIso() };
+    if (userId === null) await this.store.addVault(rec);
+    else if (!(await this.store.addUserVault(rec))) throw new NotFoundError(`user ${userId}`);
     return rec;
+  }
+
+  /** The vaults a session opens now (vault-access.ts): re-checked against their owners at every use. */
+  async vaultIdsFor(session: Pick<SessionRecord, 'userId' | 'vaultIds'>): Promise<string[]> {
+    if (usesAllUserVaults(session)) return this.store.userVaultIds(session.userId!);
+    if (session.vaultIds.length === 0) return [];
+    return usableVaultIds(session.vaultIds, await this.store.getVaults(session.vaultIds), session.userId);
+  }
+
+  /** Every usable credential of the vaults the session may use now (see `openAll`). */
+  async openForSession(session: Pick<SessionRecord, 'userId' | 'vaultIds'>): Promise<OpenCredential[]> {
+    return this.openAll(await this.vaultIdsFor(session));
   }
 
   async getVault(id: string): Promise<VaultRecord> {
@@ -135,8 +152,15 @@ export class VaultService {
     return out;
   }
 
-  /** The credential an agent's remote server names: the one given, else the vault's best match for the URL. */
-  async credentialFor(vaultId: string, credentialId: string | undefined, url: string): Promise<OpenCredential | null> {
+  /**
+   * The credential an agent's remote server names: the one given, else the vault's best match for the URL. With
+   * `session`, only from a vault that session may use (vault-access.ts): another user's vault is refused.
+   */
+  async credentialFor(vaultId: string, credentialId: string | undefined, url: string, session?: Pick<SessionRecord, 'userId'>): Promise<OpenCredential | null> {
+    if (session) {
+      const vault = await this.store.getVault(vaultId);
+      if (vault && !mayUseVault(vault.userId, session.userId)) throw new VaultNotUsableError(vaultId);
+    }
     if (credentialId) {
       const rec = await this.store.getCredential(vaultId, credentialId);
       return rec ? this.openForUse(rec) : null;

@@ -62,13 +62,20 @@ interface ConsoleFile {
 }
 
 /** The console's sections: the pages its router (console/src/main.tsx, PAGES) answers, each with sub-paths. */
-export const CONSOLE_SECTIONS = ['overview', 'calls', 'packages', 'agents', 'sessions', 'vaults'] as const;
+export const CONSOLE_SECTIONS = ['overview', 'calls', 'packages', 'agents', 'sessions', 'vaults', 'users'] as const;
 
-/** Whether a path names one of the console's pages: `/`, or a section and what follows it. */
+/** Sections whose pages are named by ids the operator's application chose (a user's), which may hold a dot. */
+const DOTTED_ID_SECTIONS: readonly string[] = ['users'];
+
+/**
+ * Whether a path names one of the console's pages: `/`, or a section and what follows it — but for a last segment
+ * with a dot (a file name the console does not have: 404, not the page), unless the section's ids may hold one.
+ */
 export function isPagePath(pathname: string): boolean {
   if (pathname === '/') return true;
   const section = pathname.split('/')[1];
-  return (CONSOLE_SECTIONS as readonly string[]).includes(section) && !pathname.slice(pathname.lastIndexOf('/') + 1).includes('.');
+  if (!(CONSOLE_SECTIONS as readonly string[]).includes(section)) return false;
+  return DOTTED_ID_SECTIONS.includes(section) || !pathname.slice(pathname.lastIndexOf('/') + 1).includes('.');
 }
 
 export class ConsoleFiles {

@@ -53,7 +53,7 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
     info: {
       title: 'subako platform API',
       version: SUBAKO_VERSION,
-      description: 'Function packages, agents, vaults, sessions and their MCP endpoints. Lists take limit (<= 200) and after, and answer {items, next_cursor}; errors answer {"error": {"code", "message"}}.',
+      description: 'Function packages, agents, end users, vaults, sessions and their MCP endpoints. Lists take limit (<= 200) and after, and answer {items, next_cursor}; errors answer {"error": {"code", "message"}}.',
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     components: {

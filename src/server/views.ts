@@ -3,12 +3,12 @@
  * credential payloads exist only as hashes or sealed text and are not in any view). Each view is typed by
  * its answer's schema (server/api/), so a record and the schema the OpenAPI document shows cannot drift apart.
  */
-import type { AgentDrift, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, CallStatsRow, CallStatsWindow, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, VaultRecord } from '../platform/index.js';
+import type { AgentDrift, AgentRecord, AgentVersionRecord, ApiKeyRecord, CallApproval, CallRecord, CallStatsRow, CallStatsWindow, PackageRecord, PackageVersionSummary, Page, PageRequest, HeldApproval, PendingApproval, SessionRecord, SkillRecord, UserRecord, VaultRecord } from '../platform/index.js';
 import type { Tool } from '../tool.js';
 import { redactUrl } from '../common/index.js';
 import type {
   AgentCallView, AgentDriftView, AgentVersionView, AgentView, ApprovalView, CallApprovalView, CallStatsRowView, CallStatsView, CallView, HeldApprovalView, KeyView, PackageSummaryView, PackageView,
-  Page as PageView, SessionEndpoints, SessionTool, SessionView, SkillView, VaultView,
+  Page as PageView, SessionEndpoints, SessionTool, SessionView, SkillView, UserView, VaultView,
 } from './api/index.js';
 
 export const DEFAULT_PAGE_LIMIT = 50;
@@ -71,12 +71,16 @@ export function agentVersionView(rec: AgentVersionRecord): AgentVersionView {
 }
 
 export function vaultView(rec: VaultRecord): VaultView {
-  return { id: rec.id, name: rec.name, created_at: rec.createdAt };
+  return { id: rec.id, name: rec.name, user_id: rec.userId, created_at: rec.createdAt };
+}
+
+export function userView(rec: UserRecord): UserView {
+  return { id: rec.id, display_name: rec.displayName, email: rec.email, created_at: rec.createdAt, updated_at: rec.updatedAt };
 }
 
 export function sessionView(rec: SessionRecord): SessionView {
   return {
-    id: rec.id, agent_id: rec.agentId, agent_version: rec.agentVersion, vault_ids: rec.vaultIds,
+    id: rec.id, agent_id: rec.agentId, agent_version: rec.agentVersion, vault_ids: rec.vaultIds, user_id: rec.userId,
     created_at: rec.createdAt, expires_at: rec.expiresAt,
   };
 }

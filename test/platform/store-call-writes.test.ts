@@ -31,7 +31,7 @@ async function addSession(store: Store): Promise<string> {
   const sessionId = newId('ses');
   const now = new Date().toISOString();
   await store.createAgent({ id: agentId, name: 'a', currentVersion: 1, createdAt: now, updatedAt: now }, { agentId, version: 1, spec, createdAt: now });
-  await store.addSession({ id: sessionId, agentId, agentVersion: 1, tokenHash: newId('tok'), vaultIds: [], createdAt: now, expiresAt: now });
+  await store.addSession({ id: sessionId, agentId, agentVersion: 1, tokenHash: newId('tok'), vaultIds: [], userId: null, createdAt: now, expiresAt: now });
   return sessionId;
 }
 

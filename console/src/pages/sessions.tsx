@@ -6,7 +6,7 @@ import {
   type Page, type SessionInput, type SessionTool, type SessionTools, type SessionView, type VaultView,
 } from '../api';
 import { CopyButton, ErrorLine, Outcome, Section, useLoad, When } from '../components';
-import { linkProps, navigate } from '../router';
+import { linkProps, navigate, userPagePath } from '../router';
 import { SchemaForm } from '../schema-form';
 import { Trace } from '../trace';
 
@@ -16,6 +16,11 @@ import { Trace } from '../trace';
  * keeps it no longer than the page (never in storage). A reload forgets it.
  */
 const started = new Map<string, NonNullable<CreatedSessionView['mcp']>>();
+
+/** Keeps the endpoint of a session started on another page (a user's), for its session page to show once. */
+export function keepStartedEndpoint(session: CreatedSessionView): void {
+  if (session.mcp) started.set(session.id, session.mcp);
+}
 
 export function SessionsPage({ agent }: { agent: string | null }) {
   const agents = useLoad(() => api<Page<AgentView>>('GET', '/v1/agents?limit=200'), []);
@@ -189,7 +194,8 @@ export function SessionPage({ id }: { id: string }) {
         <dl class="facts">
           <dt>agent</dt><dd><a {...linkProps(`/agents/${s.agent_id}`)}><code>{s.agent_id}</code></a> version {s.agent_version}</dd>
           <dt>started</dt><dd><When iso={s.created_at} /></dd><dt>expires</dt><dd><When iso={s.expires_at} /></dd>
-          <dt>vaults</dt><dd>{s.vault_ids.length ? s.vault_ids.map((v) => <code key={v}>{v} </code>) : 'none'}</dd>
+          {s.user_id !== null ? <><dt>user</dt><dd><a {...linkProps(userPagePath(s.user_id))}><code>{s.user_id}</code></a></dd></> : null}
+          <dt>vaults</dt><dd>{s.vault_ids.length ? s.vault_ids.map((v) => <code key={v}>{v} </code>) : s.user_id !== null ? 'every vault of the user' : 'none'}</dd>
         </dl>
         <h4>MCP endpoint</h4>
         <Endpoint id={s.id} />

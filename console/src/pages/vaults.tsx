@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api, type CredentialInput, type CredentialPayload, type CredentialView, type Page, type VaultInput, type VaultView } from '../api';
 import { ErrorLine, Section, useLoad, When } from '../components';
-import { linkProps, navigate } from '../router';
+import { linkProps, navigate, userPagePath } from '../router';
 
 
 export function VaultsPage() {
@@ -15,10 +15,12 @@ export function VaultsPage() {
       <Section title="Vaults">
         <ErrorLine error={list.error} />
         <table class="list">
-          <thead><tr><th>name</th><th>created</th><th>id</th></tr></thead>
+          <thead><tr><th>name</th><th>user</th><th>created</th><th>id</th></tr></thead>
           <tbody>
             {(list.data?.items ?? []).map((v) => (
-              <tr key={v.id}><td><a {...linkProps(`/vaults/${v.id}`)}>{v.name}</a></td><td><When iso={v.created_at} /></td><td><code class="muted">{v.id}</code></td></tr>
+              <tr key={v.id}><td><a {...linkProps(`/vaults/${v.id}`)}>{v.name}</a></td>
+                <td>{v.user_id !== null ? <a {...linkProps(userPagePath(v.user_id))}><code>{v.user_id}</code></a> : <span class="muted">operator</span>}</td>
+                <td><When iso={v.created_at} /></td><td><code class="muted">{v.id}</code></td></tr>
             ))}
           </tbody>
         </table>

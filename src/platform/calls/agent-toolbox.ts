@@ -140,7 +140,7 @@ export class SessionToolboxes {
     if (!version) throw new NotFoundError(`version ${session.agentVersion} of agent ${session.agentId}`);
     const spec = version.spec;
     const secrets = new Set<string>();
-    for (const credential of await this.deps.vaults.openAll(session.vaultIds)) {
+    for (const credential of await this.deps.vaults.openForSession(session)) {
       for (const value of Object.values(credential.headers)) addSecret(secrets, value);
     }
     const sources: { source: string; tools: Tool[] }[] = [];
@@ -166,7 +166,7 @@ export class SessionToolboxes {
     }
     for (const server of spec.mcp_servers) {
       try {
-        const headers = await this.remoteHeaders(server);
+        const headers = await this.remoteHeaders(server, session);
         for (const value of Object.values(headers)) addSecret(secrets, value);
         // Opened on the session's first request for resources or prompts, with the same credential as its tools.
         catalogSources.push({ name: server.name, open: () => this.deps.remote.catalog(server.url, headers) });
@@ -286,7 +286,7 @@ export class SessionToolboxes {
    * context that could not be made holds no reservation; the run settles it (FunctionHost.call, always).
    */
   private async callContext(session: SessionRecord, base: GrantContext): Promise<FunctionCallContext> {
-    const credentials = await this.deps.vaults.openAll(session.vaultIds);
+    const credentials = await this.deps.vaults.openForSession(session);
     const context: FunctionCallContext = {
       ...base,
       egress: { ...base.egress, credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })) },
@@ -314,9 +314,9 @@ export class SessionToolboxes {
     return { tools, taskOnly, approval };
   }
 
-  /** The headers a server's vault credential supplies (none without one). */
-  private remoteHeaders(server: AgentRemoteServer): Promise<Record<string, string>> {
-    return remoteServerHeaders(this.deps.vaults, server);
+  /** The headers a server's vault credential supplies (none without one), from a vault the session may use. */
+  private remoteHeaders(server: AgentRemoteServer, session: SessionRecord): Promise<Record<string, string>> {
+    return remoteServerHeaders(this.deps.vaults, server, session);
   }
 }
 

@@ -339,4 +339,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX tasks_expiry ON tasks(expires_at);
     `,
   },
+  {
+    version: 14,
+    description: 'end users: users chosen by the operator\'s application, the vaults each owns, the sessions opened for each',
+    // A vault or session with no user is the operator's, as every one made before users existed. Deleting a user
+    // deletes its sessions and vaults in one transaction (sql-store.ts deleteUser); the references refuse an orphan.
+    sql: `
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        display_name TEXT,
+        email TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      ALTER TABLE vaults ADD COLUMN user_id TEXT REFERENCES users(id);
+      CREATE INDEX vaults_user ON vaults(user_id, id);
+      ALTER TABLE sessions ADD COLUMN user_id TEXT REFERENCES users(id);
+      CREATE INDEX sessions_user ON sessions(user_id, id);
+    `,
+  },
 ];

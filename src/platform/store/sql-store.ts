@@ -8,7 +8,7 @@ import { CALL_SEARCH_FILTERS, callSearch, statementsFor, type PageStatements, ty
 import { all, get, run, type Program, type SqlDatabase } from './sql-database.js';
 import {
   INTERRUPTED_CRASH, agentVersionRefs, decodeCursor, encodeCursor, json, jsonOrNull, leaseLapse, listKey, pageFromRows, s, toAgent, toAgentVersion, toApiKey, toToolPin,
-  toCall, toCallKey, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toTask, toVault, versionRef, type Row,
+  toCall, toCallKey, toCredential, toHeldApproval, toIdempotency, toPackage, toSession, toSkill, toTask, toUser, toVault, versionRef, type Row,
 } from './store-rows.js';
 import { newId } from '../ids.js';
 import { taskStatementsFor, type TaskStatements } from './task-statements.js';
@@ -16,7 +16,7 @@ import type { StoredTask, TaskChange, TaskRecord, TaskStatus } from './task-stor
 import type {
   AgentCall, AgentRecord, AgentVersionRecord, ApiKeyRecord, ApprovalDecision, CallEndWrite, CallSlot, CallStats, CallStatsQuery, CallStatsRow, CallFilter, CallKeyRecord, CallOutcome, CallRecord, CredentialRecord,
   HeldApprovalRecord, IdempotencyRecord, NewPackage, NewSkill, PackageRecord, PackageVersionSummary, Page, PageRequest, SessionRecord, SkillRecord, Store,
-  ToolPin, VaultRecord,
+  ToolPin, UserRecord, VaultRecord,
 } from './store.js';
 
 export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
@@ -203,7 +203,11 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
 
   // ---- vaults and credentials
   async addVault(rec: VaultRecord): Promise<void> {
-    await this.db.run(this.sql.vaults.insert, [rec.id, rec.name, rec.createdAt]);
+    await this.db.run(this.sql.vaults.insert, [rec.id, rec.name, rec.userId, rec.createdAt]);
+  }
+  async getVaults(ids: readonly string[]): Promise<VaultRecord[]> {
+    if (ids.length === 0) return [];
+    return (await this.db.all(this.sql.vaults.byIds, [JSON.stringify(ids)])).map(toVault);
   }
   getVault(id: string): Promise<VaultRecord | null> {
     return this.one(this.sql.vaults.byId, [id], toVault);
@@ -239,9 +243,74 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
     await this.db.run(this.sql.vaults.deleteCredential, [vaultId, id]);
   }
 
+  // ---- users: what is added for a user, and the user's deletion, take the user's lock (one at a time across replicas)
+  async addUser(rec: UserRecord): Promise<void> {
+    const { users } = this.sql;
+    const added = await this.db.transaction(function* () {
+      if (yield* get(users.byId, [rec.id])) return false;
+      yield* run(users.insert, [rec.id, rec.displayName, rec.email, rec.createdAt, rec.updatedAt]);
+      return true;
+    }).catch(async (err: unknown) => {
+      // Two creations at once on two replicas: the loser meets the primary key; the user is there either way.
+      if (await this.getUser(rec.id)) return false;
+      throw err;
+    });
+    if (!added) throw new ConflictError(`user ${rec.id} exists already; choose another id, or change its fields with PATCH /v1/users/{id}`, 'user_exists');
+  }
+  getUser(id: string): Promise<UserRecord | null> {
+    return this.one(this.sql.users.byId, [id], toUser);
+  }
+  listUsers(page: PageRequest): Promise<Page<UserRecord>> {
+    return this.page(this.sql.users.pages, [], page, toUser);
+  }
+  async updateUser(rec: UserRecord): Promise<void> {
+    await this.db.run(this.sql.users.update, [rec.displayName, rec.email, rec.updatedAt, rec.id]);
+  }
+  deleteUser(id: string): Promise<{ sessionIds: string[] } | null> {
+    const { users } = this.sql;
+    const lock = this.db.dialect.lockUntilCommit;
+    return this.db.transaction(function* () {
+      if (lock !== null) yield* run(lock, [userLock(id)]);
+      if (!(yield* get(users.byId, [id]))) return null;
+      const sessionIds = (yield* all(users.sessionIds, [id])).map((r) => s(r.id));
+      for (const statement of [users.deleteCalls, users.deleteSessions, users.deleteCredentials, users.deleteVaults, users.delete]) {
+        yield* run(statement, [id]);
+      }
+      return { sessionIds };
+    });
+  }
+  addUserVault(rec: VaultRecord): Promise<boolean> {
+    const { users, vaults } = this.sql;
+    return this.forLiveUser(rec.userId, users.byId, [vaults.insert, [rec.id, rec.name, rec.userId, rec.createdAt]]);
+  }
+  addUserSession(rec: SessionRecord): Promise<boolean> {
+    const { users, sessions } = this.sql;
+    return this.forLiveUser(rec.userId, users.byId, [sessions.insert, sessionRow(rec)]);
+  }
+  /** Runs one insert for a user, under the user's lock, only while the user exists: answers whether it ran. */
+  private forLiveUser(userId: string | null, userById: string, [insert, params]: [string, unknown[]]): Promise<boolean> {
+    if (userId === null) throw new Error('a user\'s vault or session names its user');
+    const lock = this.db.dialect.lockUntilCommit;
+    return this.db.transaction(function* () {
+      if (lock !== null) yield* run(lock, [userLock(userId)]);
+      if (!(yield* get(userById, [userId]))) return false;
+      yield* run(insert, params);
+      return true;
+    });
+  }
+  listUserVaults(userId: string, page: PageRequest): Promise<Page<VaultRecord>> {
+    return this.page(this.sql.users.vaultPages, [userId], page, toVault);
+  }
+  async userVaultIds(userId: string): Promise<string[]> {
+    return (await this.db.all(this.sql.users.vaultIds, [userId])).map((r) => s(r.id));
+  }
+  listUserSessions(userId: string, page: PageRequest): Promise<Page<SessionRecord>> {
+    return this.page(this.sql.users.sessionPages, [userId], page, toSession);
+  }
+
   // ---- sessions
   async addSession(rec: SessionRecord): Promise<void> {
-    await this.db.run(this.sql.sessions.insert, [rec.id, rec.agentId, rec.agentVersion, rec.tokenHash, json(rec.vaultIds), rec.createdAt, rec.expiresAt]);
+    await this.db.run(this.sql.sessions.insert, sessionRow(rec));
   }
   getSession(id: string): Promise<SessionRecord | null> {
     return this.one(this.sql.sessions.byId, [id], toSession);
@@ -455,6 +524,12 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
     return pageFromRows(rows, page, map, (row) => encodeCursor(key, s(row[key])));
   }
 }
+
+/** The name of a user's lock (store `deleteUser`, `addUserVault`, `addUserSession`). */
+const userLock = (userId: string): string => `user:${userId}`;
+
+const sessionRow = (rec: SessionRecord): unknown[] =>
+  [rec.id, rec.agentId, rec.agentVersion, rec.tokenHash, json(rec.vaultIds), rec.userId, rec.createdAt, rec.expiresAt];
 
 const toAgentCall = (row: Row): AgentCall => ({ call: toCall(row), agentId: s(row.agent_id) });
 

@@ -153,8 +153,9 @@ export function statementsFor(d: Dialect) {
       delete: 'DELETE FROM agents WHERE id = ?',
     },
     vaults: {
-      insert: 'INSERT INTO vaults (id, name, created_at) VALUES (?, ?, ?)',
+      insert: 'INSERT INTO vaults (id, name, user_id, created_at) VALUES (?, ?, ?, ?)',
       byId: 'SELECT * FROM vaults WHERE id = ?',
+      byIds: `SELECT * FROM vaults WHERE id IN (SELECT ids.value FROM ${d.jsonStrings('?')} AS ids)`,
       pages: pages('vaults', 'id'),
       deleteCredentials: 'DELETE FROM credentials WHERE vault_id = ?',
       delete: 'DELETE FROM vaults WHERE id = ?',
@@ -167,8 +168,25 @@ export function statementsFor(d: Dialect) {
         WHERE vault_id = ? AND id = ?`,
       deleteCredential: 'DELETE FROM credentials WHERE vault_id = ? AND id = ?',
     },
+    users: {
+      insert: 'INSERT INTO users (id, display_name, email, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+      byId: 'SELECT * FROM users WHERE id = ?',
+      pages: pages('users', 'id'),
+      update: 'UPDATE users SET display_name = ?, email = ?, updated_at = ? WHERE id = ?',
+      vaultPages: pages('vaults', 'id', 'user_id = ?'),
+      vaultIds: 'SELECT id FROM vaults WHERE user_id = ? ORDER BY id',
+      sessionPages: pages('sessions', 'id', 'user_id = ?'),
+      sessionIds: 'SELECT id FROM sessions WHERE user_id = ? ORDER BY id',
+      // What goes with a user, children first (the references refuse an orphan): its sessions' calls, then its sessions
+      // (their approvals and call keys go with them), its vaults' credentials, its vaults, the user.
+      deleteCalls: 'DELETE FROM calls WHERE session_id IN (SELECT id FROM sessions WHERE user_id = ?)',
+      deleteSessions: 'DELETE FROM sessions WHERE user_id = ?',
+      deleteCredentials: 'DELETE FROM credentials WHERE vault_id IN (SELECT id FROM vaults WHERE user_id = ?)',
+      deleteVaults: 'DELETE FROM vaults WHERE user_id = ?',
+      delete: 'DELETE FROM users WHERE id = ?',
+    },
     sessions: {
-      insert: 'INSERT INTO sessions (id, agent_id, agent_version, token_hash, vault_ids, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      insert: 'INSERT INTO sessions (id, agent_id, agent_version, token_hash, vault_ids, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       byId: 'SELECT * FROM sessions WHERE id = ?',
       byTokenHash: 'SELECT * FROM sessions WHERE token_hash = ?',
       pages: pages('sessions', 'id', 'agent_id = ?'),

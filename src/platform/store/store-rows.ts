@@ -5,7 +5,7 @@
 import { CrashReason } from '../../function/index.js';
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallKeyRecord, CallRecord, CredentialRecord, IdempotencyRecord, LeaseLapse, PackageRecord,
-  SessionRecord, SkillRecord, VaultRecord, Page, PageRequest, PinnedDefinition, ToolPin,
+  SessionRecord, SkillRecord, UserRecord, VaultRecord, Page, PageRequest, PinnedDefinition, ToolPin,
 } from './store.js';
 import type { HeldApprovalRecord } from './store.js';
 import type { StoredTask, TaskStatus } from './task-store.js';
@@ -109,7 +109,13 @@ export function toToolPin(row: Row): ToolPin {
   return { server: s(row.server), tool: s(row.tool), digest: s(row.digest), definition: j<PinnedDefinition>(row.definition) };
 }
 export function toVault(row: Row): VaultRecord {
-  return { id: s(row.id), name: s(row.name), createdAt: s(row.created_at) };
+  return { id: s(row.id), name: s(row.name), userId: row.user_id === null || row.user_id === undefined ? null : s(row.user_id), createdAt: s(row.created_at) };
+}
+export function toUser(row: Row): UserRecord {
+  return {
+    id: s(row.id), displayName: row.display_name === null ? null : s(row.display_name), email: row.email === null ? null : s(row.email),
+    createdAt: s(row.created_at), updatedAt: s(row.updated_at),
+  };
 }
 export function toCredential(row: Row): CredentialRecord {
   return {
@@ -121,7 +127,8 @@ export function toCredential(row: Row): CredentialRecord {
 export function toSession(row: Row): SessionRecord {
   return {
     id: s(row.id), agentId: s(row.agent_id), agentVersion: Number(row.agent_version), tokenHash: s(row.token_hash),
-    vaultIds: j(row.vault_ids), createdAt: s(row.created_at), expiresAt: s(row.expires_at),
+    vaultIds: j(row.vault_ids), userId: row.user_id === null || row.user_id === undefined ? null : s(row.user_id),
+    createdAt: s(row.created_at), expiresAt: s(row.expires_at),
   };
 }
 export function toCall(row: Row): CallRecord {

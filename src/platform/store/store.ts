@@ -162,7 +162,21 @@ export interface AgentVersionRecord {
 export interface VaultRecord {
   id: string;
   name: string;
+  /** The user who owns the vault (only that user's sessions use it), or null: the operator's. */
+  userId: string | null;
   createdAt: string;
+}
+
+/**
+ * An end user: an id the operator's application chooses (user-ids.ts holds its form), with optional fields to
+ * show. A user owns vaults, and sessions are opened for a user (users.ts).
+ */
+export interface UserRecord {
+  id: string;
+  displayName: string | null;
+  email: string | null;
+  createdAt: string;
+  updatedAt: string;
 }
 
 export type CredentialScheme = 'static_headers' | 'static_bearer' | 'oauth';
@@ -188,7 +202,10 @@ export interface SessionRecord {
   agentVersion: number;
   /** sha-256 of the session token that opens its MCP endpoint. */
   tokenHash: string;
+  /** The vaults named when the session was opened (for a user's session with none: all of the user's, vault-access.ts). */
   vaultIds: string[];
+  /** The user the session acts for, or null (the operator's session). */
+  userId: string | null;
   createdAt: string;
   expiresAt: string;
 }
@@ -430,6 +447,31 @@ export interface VaultStore {
   deleteCredential(vaultId: string, id: string): Promise<void>;
 }
 
+/** End users, their vaults and their sessions (users.ts). */
+export interface UserStore {
+  /** Adds a user; refuses (ConflictError `user_exists`) an id taken. */
+  addUser(rec: UserRecord): Promise<void>;
+  getUser(id: string): Promise<UserRecord | null>;
+  listUsers(page: PageRequest): Promise<Page<UserRecord>>;
+  updateUser(rec: UserRecord): Promise<void>;
+  /**
+   * Removes the user, its sessions (and their calls) and its vaults (and their credentials) in one transaction,
+   * under the user's lock (as `addUserSession` and `addUserVault` take it), so nothing is added for a user being
+   * deleted; answers the ids of the sessions removed, or null when there is no such user.
+   */
+  deleteUser(id: string): Promise<{ sessionIds: string[] } | null>;
+  /** Adds a vault owned by `rec.userId` unless that user no longer exists: answers whether it did. */
+  addUserVault(rec: VaultRecord): Promise<boolean>;
+  /** Adds a session for `rec.userId` unless that user no longer exists: answers whether it did. */
+  addUserSession(rec: SessionRecord): Promise<boolean>;
+  listUserVaults(userId: string, page: PageRequest): Promise<Page<VaultRecord>>;
+  /** The ids of every vault the user owns, oldest first. */
+  userVaultIds(userId: string): Promise<string[]>;
+  listUserSessions(userId: string, page: PageRequest): Promise<Page<SessionRecord>>;
+  /** The records of these vaults, in no order; an id that names no vault is left out. */
+  getVaults(ids: readonly string[]): Promise<VaultRecord[]>;
+}
+
 export interface SessionStore {
   addSession(rec: SessionRecord): Promise<void>;
   getSession(id: string): Promise<SessionRecord | null>;
@@ -562,7 +604,7 @@ export interface ApprovalStore {
 
 /** Everything the platform remembers: every aggregate's store, on one database. */
 export interface Store
-  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, SessionStore, CallStore, CallKeyStore, InstanceStore, IdempotencyStore, ApprovalStore, TaskStore {
+  extends ApiKeyStore, PackageStore, SkillStore, AgentStore, VaultStore, UserStore, SessionStore, CallStore, CallKeyStore, InstanceStore, IdempotencyStore, ApprovalStore, TaskStore {
   /** Resolves once the database answered a trivial query (the health check's). */
   ping(): Promise<void>;
   close(): Promise<void>;

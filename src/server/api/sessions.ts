@@ -5,11 +5,16 @@ import { jsonObject, timestamp } from './shared.js';
 export const SessionInput = z.strictObject({
   vault_ids: z.array(z.string().min(1).max(64)).max(16).optional(),
   ttl_seconds: z.int().min(1).max(30 * 24 * 3600).optional(),
+  user_id: z.string().min(1).max(128).describe(
+    'The end user the session acts for. Its vaults are then that user\'s: those named in vault_ids (the user\'s own, or ' +
+    'the operator\'s), or, with none named, every vault the user owns at the time of each call. Never another user\'s.',
+  ).optional(),
 });
 export type SessionInput = z.infer<typeof SessionInput>;
 
 export const SessionView = z.object({
   id: z.string(), agent_id: z.string(), agent_version: z.int(), vault_ids: z.array(z.string()),
+  user_id: z.string().nullable().describe('The end user the session acts for, or null.'),
   created_at: timestamp, expires_at: timestamp,
 });
 export type SessionView = z.infer<typeof SessionView>;

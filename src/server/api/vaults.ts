@@ -5,7 +5,11 @@ import { timestamp } from './shared.js';
 export const VaultInput = z.strictObject({ name: z.string().min(1).max(128) });
 export type VaultInput = z.infer<typeof VaultInput>;
 
-export const VaultView = z.object({ id: z.string(), name: z.string(), created_at: timestamp });
+export const VaultView = z.object({
+  id: z.string(), name: z.string(),
+  user_id: z.string().nullable().describe('The user who owns the vault (only that user\'s sessions use it), or null: the operator\'s.'),
+  created_at: timestamp,
+});
 export type VaultView = z.infer<typeof VaultView>;
 
 const headerValue = z.string().min(1).max(8192);

@@ -105,7 +105,7 @@ export function agentRoutes(): Route[] {
       method: 'POST', path: '/v1/agents/{id}/sessions', operationId: 'createSession', tag: 'sessions', auth: 'api_key',
       summary: 'Start a session on the agent\'s current version. The answer holds the session token and MCP URLs, shown this once (an Idempotency-Key replay answers without them).',
       body: { kind: 'json', schema: SessionInput, optional: true }, replayOmits: ['token', 'mcp'],
-      responses: { 201: { description: 'Created.', schema: CreatedSessionView }, 404: error('No such agent.'), 422: error('Unknown vaults or bad TTL.') },
+      responses: { 201: { description: 'Created.', schema: CreatedSessionView }, 404: error('No such agent.'), 422: error('Unknown vaults or user, a vault the session may not use (session.foreign_vault: another user\'s), or bad TTL.') },
       async handler({ platform, params, body, baseUrl }) {
         const { session, token } = await platform.sessions.create(params.id, body);
         return { status: 201, body: { ...sessionView(session), token, mcp: sessionEndpoints(baseUrl, session, token) } };

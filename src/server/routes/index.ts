@@ -15,6 +15,7 @@ import { packageRoutes } from './packages.js';
 import { sessionRoutes } from './sessions.js';
 import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
+import { userRoutes } from './users.js';
 
 export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
   const routes: Route[] = [
@@ -25,6 +26,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...callRoutes(options.streams),
     ...sessionFileRoutes(),
     ...vaultRoutes(),
+    ...userRoutes(),
     ...keyRoutes(),
     ...mcpRoutes(options.endpoints),
     metricsRoute(options.metrics),

@@ -87,7 +87,7 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       await store.createAgent({ id: agentId, name: 'a', currentVersion: 1, createdAt: iso(0), updatedAt: iso(0) },
         { agentId, version: 1, spec: spec(), createdAt: iso(0) });
       const session: SessionRecord = {
-        id: newId('ses'), agentId, agentVersion: 1, tokenHash: newId('tok'), vaultIds, createdAt: iso(0), expiresAt,
+        id: newId('ses'), agentId, agentVersion: 1, tokenHash: newId('tok'), vaultIds, userId: null, createdAt: iso(0), expiresAt,
       };
       await store.addSession(session);
       return { agentId, session };
@@ -360,8 +360,8 @@ export function storeSuite(title: string, backend: StoreBackend): void {
 
     it('keeps vaults and their credentials: add, get, page, update, delete, and a vault delete takes its credentials', async () => {
       const { store } = await fresh();
-      const vault = { id: newId('vlt'), name: 'v', createdAt: iso(0) };
-      const other = { id: newId('vlt'), name: 'w', createdAt: iso(0) };
+      const vault = { id: newId('vlt'), name: 'v', userId: null, createdAt: iso(0) };
+      const other = { id: newId('vlt'), name: 'w', userId: null, createdAt: iso(0) };
       await store.addVault(vault);
       await store.addVault(other);
       assert.deepEqual(await store.getVault(vault.id), vault);
@@ -410,6 +410,82 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual(await store.sessionsUsingVault('vlt_a'), [session.id]);
       assert.deepEqual((await store.sessionsUsingVault('vlt_b')).sort(), [session.id, more[1].id].sort());
       assert.deepEqual(await store.sessionsUsingVault('vlt'), [], 'a vault id matches whole, not as a prefix');
+    });
+
+    it('keeps end users: add (an id taken is user_exists), get, page by id, update; their vaults and sessions listed by user', async () => {
+      const { store } = await fresh();
+      const ada = { id: 'ada@example.com', displayName: 'Ada', email: 'ada@example.com', createdAt: iso(0), updatedAt: iso(0) };
+      const bob = { id: 'auth0|bob', displayName: null, email: null, createdAt: iso(1), updatedAt: iso(1) };
+      await store.addUser(bob);
+      await store.addUser(ada);
+      await assert.rejects(store.addUser({ ...ada, displayName: 'again' }), (err: unknown) => err instanceof ConflictError && err.code === 'user_exists');
+      assert.deepEqual(await store.getUser('ada@example.com'), ada);
+      assert.equal(await store.getUser('ADA@example.com'), null, 'ids match exactly, letter case too');
+      assert.deepEqual((await walk((page) => store.listUsers(page), 1)).items, [ada, bob], 'by id, in byte order');
+      const renamed = { ...ada, displayName: 'Ada L.', email: null, updatedAt: iso(5) };
+      await store.updateUser(renamed);
+      assert.deepEqual(await store.getUser(ada.id), renamed);
+
+      const adaVaults = [{ id: newId('vlt'), name: 'a1', userId: ada.id, createdAt: iso(0) }, { id: newId('vlt'), name: 'a2', userId: ada.id, createdAt: iso(0) }];
+      for (const v of adaVaults) assert.equal(await store.addUserVault(v), true);
+      const bobVault = { id: newId('vlt'), name: 'b', userId: bob.id, createdAt: iso(0) };
+      assert.equal(await store.addUserVault(bobVault), true);
+      const shared = { id: newId('vlt'), name: 'shared', userId: null, createdAt: iso(0) };
+      await store.addVault(shared);
+      assert.equal(await store.addUserVault({ id: newId('vlt'), name: 'x', userId: 'nobody', createdAt: iso(0) }), false, 'no vault for a user that does not exist');
+      assert.deepEqual(await store.getVault(adaVaults[0].id), adaVaults[0]);
+      assert.deepEqual((await walk((page) => store.listUserVaults(ada.id, page), 1)).items, adaVaults);
+      assert.deepEqual(await store.userVaultIds(bob.id), [bobVault.id]);
+      assert.deepEqual((await store.getVaults([shared.id, bobVault.id, 'vlt_none'])).sort((x, y) => x.id.localeCompare(y.id)), [bobVault, shared].sort((x, y) => x.id.localeCompare(y.id)));
+
+      const { session } = await agentWithSession(store);
+      const adaSession = { ...session, id: newId('ses'), tokenHash: newId('tok'), userId: ada.id };
+      assert.equal(await store.addUserSession(adaSession), true);
+      assert.equal(await store.addUserSession({ ...adaSession, id: newId('ses'), tokenHash: newId('tok'), userId: 'nobody' }), false);
+      assert.deepEqual(await store.getSession(adaSession.id), adaSession);
+      assert.deepEqual((await store.listUserSessions(ada.id, { limit: 10 })).items, [adaSession]);
+      assert.deepEqual((await store.listUserSessions(bob.id, { limit: 10 })).items, []);
+    });
+
+    it('deletes a user with its sessions, their calls and approvals, its vaults and their credentials, and nothing of anyone else', async () => {
+      const { store } = await fresh();
+      const user = (id: string) => ({ id, displayName: null, email: null, createdAt: iso(0), updatedAt: iso(0) });
+      await store.addUser(user('gone'));
+      await store.addUser(user('stays'));
+      const { session } = await agentWithSession(store);
+      const vault = (userId: string | null) => ({ id: newId('vlt'), name: 'v', userId, createdAt: iso(0) });
+      const [goneVault, staysVault, shared] = [vault('gone'), vault('stays'), vault(null)];
+      await store.addUserVault(goneVault);
+      await store.addUserVault(staysVault);
+      await store.addVault(shared);
+      const credential = (vaultId: string): CredentialRecord => ({
+        id: newId('cred'), vaultId, target: 'https://api.example.com', displayName: 'c', scheme: 'static_bearer', sealed: 's', expiresAt: null, createdAt: iso(0), updatedAt: iso(0),
+      });
+      for (const v of [goneVault, staysVault, shared]) await store.addCredential(credential(v.id));
+      const sessionOf = (userId: string | null) => ({ ...session, id: newId('ses'), tokenHash: newId('tok'), userId });
+      const goneSessions = [sessionOf('gone'), sessionOf('gone')];
+      for (const s of goneSessions) await store.addUserSession(s);
+      const staysSession = sessionOf('stays');
+      await store.addUserSession(staysSession);
+      const goneCall = call(goneSessions[0].id);
+      const staysCall = call(staysSession.id);
+      await store.addCall(goneCall);
+      await store.addCall(staysCall);
+
+      const removed = await store.deleteUser('gone');
+      assert.deepEqual(removed?.sessionIds.sort(), goneSessions.map((s) => s.id).sort());
+      assert.equal(await store.getUser('gone'), null);
+      for (const s of goneSessions) assert.equal(await store.getSession(s.id), null);
+      assert.equal(await store.findCall(goneCall.id), null);
+      assert.equal(await store.getVault(goneVault.id), null);
+      assert.deepEqual(await store.allCredentials(goneVault.id), []);
+      assert.equal(await store.deleteUser('gone'), null, 'a second deletion finds nothing');
+      assert.ok(await store.getUser('stays'));
+      assert.ok(await store.getSession(staysSession.id));
+      assert.ok(await store.getSession(session.id));
+      assert.ok(await store.findCall(staysCall.id));
+      assert.equal((await store.allCredentials(staysVault.id)).length, 1);
+      assert.equal((await store.allCredentials(shared.id)).length, 1);
     });
 
     it('deletes a session with its calls only', async () => {
