@@ -16,6 +16,7 @@ import {
 import { nodeFace } from './node-adapter.js';
 import { originCheck, type OriginPolicy } from './origin.js';
 import { toolboxServer } from './toolbox-server.js';
+import type { InFlightCalls } from './in-flight-calls.js';
 
 export interface ToolboxHandlerOptions extends OriginPolicy {
   serverInfo?: { name: string; version: string };
@@ -35,6 +36,11 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
   listed?: readonly string[];
   /** Names not served, each with why: a call to one is refused with that sentence. */
   withheld?: ReadonlyMap<string, string>;
+  /**
+   * The calls in flight by request id, which `notifications/cancelled` stops: give the previous handler's when this
+   * one replaces it under the same clients (a new one when absent).
+   */
+  inFlight?: InFlightCalls;
   /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
   maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
@@ -94,6 +100,7 @@ export function createToolboxHandler(served: ServedToolbox, options: ToolboxHand
     serverInfo: options.serverInfo, instructions: options.instructions, pageSize: options.pageSize,
     ...(catalog !== undefined ? { catalog } : {}), ...(options.toolsCache !== undefined ? { toolsCache: options.toolsCache } : {}),
     ...(options.listed !== undefined ? { listed: options.listed } : {}), ...(options.withheld !== undefined ? { withheld: options.withheld } : {}),
+    ...(options.inFlight !== undefined ? { inFlight: options.inFlight } : {}),
     maxBodyBytes: settings.maxBodyBytes, report: settings.report,
   });
 

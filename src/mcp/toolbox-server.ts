@@ -15,7 +15,10 @@
  * model reading "try later" as the tool's own failure would be misled.
  *
  * A `tools/call` with a `progressToken` gives the tool a `ctx.progress` whose reports reach the client as
- * `notifications/progress` (progress-sender.ts); without one, tools get no reporter.
+ * `notifications/progress` (progress-sender.ts); without one, tools get no reporter. One whose `_meta` carries
+ * `io.modelcontextprotocol/logLevel` gives it a `ctx.log` whose messages at that level or above reach the client as
+ * `notifications/message` (log-sender.ts); without one, none are sent. A call ends early when its client closes
+ * the request's stream (the request's signal) or sends `notifications/cancelled` naming it (in-flight-calls.ts).
  *
  * A 2026-07-28 `tools/call` gives the tool `ctx.input` (what its client declared it can answer: `accepts`); a tool
  * that needs the client's input rejects with ToolInputRequiredError and the client is answered `input_required`
@@ -37,6 +40,8 @@ import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
 import { withoutReservedMeta } from './result.js';
 import { progressSender, progressTokenOf } from './progress-sender.js';
+import { logLevelOf, logSender } from './log-sender.js';
+import { InFlightCalls } from './in-flight-calls.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
@@ -77,6 +82,11 @@ export interface ToolboxServerOptions {
    * refused with that sentence rather than "Unknown tool".
    */
   withheld?: ReadonlyMap<string, string>;
+  /**
+   * The calls in flight, by request id, for `notifications/cancelled` to find (a new registry when absent). An
+   * endpoint rebuilt under its clients (a session's, when its tools change) passes the one it had.
+   */
+  inFlight?: InFlightCalls;
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -110,10 +120,12 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
 
   const catalog = options.catalog ?? EMPTY_CATALOG;
   const toolsCache = options.toolsCache ?? {};
+  const inFlight = options.inFlight ?? new InFlightCalls();
 
   const factory = () => {
     const server = new Server(serverInfo, {
-      capabilities: { tools: {}, ...catalogCapabilities(catalog) },
+      // `logging`: tools' messages (a remote server's, relayed) reach a client that asked, as the revision allows.
+      capabilities: { tools: {}, logging: {}, ...catalogCapabilities(catalog) },
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     });
     server.setRequestHandler('tools/list', async (request) => {
@@ -127,6 +139,12 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       return { tools: page as never, ...toolsCache, ...(next !== undefined ? { nextCursor: next } : {}) };
     });
     registerCatalog(server, catalog, report);
+    server.setNotificationHandler('notifications/cancelled', (notification) => {
+      const params = (notification.params ?? {}) as { requestId?: unknown; reason?: unknown };
+      if (inFlight.cancel(params.requestId, params.reason) === 'ambiguous') {
+        report(new Error('a notifications/cancelled named a request id that two calls in flight share: neither was cancelled'));
+      }
+    });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
       const tool = byName.get(name);
@@ -136,6 +154,11 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       // Progress goes out as notifications related to this request, on its own response stream.
       const token = progressTokenOf(ctx.mcpReq._meta) ?? progressTokenOf(request.params._meta);
       const progress = token === undefined ? undefined : progressSender(token, (n) => ctx.mcpReq.notify(n as never), report);
+      // Log messages likewise, only when the request named a level.
+      const logLevel = logLevelOf(ctx.mcpReq.envelope, ctx.mcpReq._meta, request.params._meta);
+      const log = logLevel === undefined ? undefined : logSender(logLevel, (n) => ctx.mcpReq.notify(n as never), report);
+      // Cancelled by its stream closing (the SDK's signal) or by a notifications/cancelled naming it.
+      const tracked = inFlight.begin(ctx.mcpReq.id);
       try {
         // Each source checks arguments its own way: defineTool and remote tools against the schema before
         // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
@@ -143,7 +166,8 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
         const meta = request.params._meta ?? ctx.mcpReq._meta;
         result = await tool.call(args, {
-          signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...inputOf(ctx.mcpReq),
+          signal: AbortSignal.any([ctx.mcpReq.signal, tracked.signal]),
+          ...(progress ? { progress: progress.report } : {}), ...(log ? { log: log.report } : {}), ...inputOf(ctx.mcpReq),
           ...(traceparent !== undefined ? { traceparent } : {}),
           ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
         });
@@ -156,7 +180,9 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         report(err instanceof Error ? err : new Error(String(err)));
         result = errorResult(err);
       } finally {
+        tracked.end();
         progress?.end();
+        log?.end();
       }
       // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
       return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as never;
