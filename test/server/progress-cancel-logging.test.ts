@@ -5,6 +5,7 @@
  * - progress: a function package guest's, and the upstream's, reach the client on the request's stream;
  * - cancellation reaching the upstream: a 2026-07-28 client closing its request's stream, and a 2025-era client
  *   sending `notifications/cancelled`, each end the upstream's request (its handler's signal aborts) within 2 s;
+ *   an upstream that speaks only the 2025 era (the v1 SDK, sessionful) gets `notifications/cancelled` from subako;
  * - a cancelled guest call ends: the call is logged `cancelled`, the platform's one sandbox worker is idle again,
  *   and the next guest call runs on it;
  * - logging: the request's `io.modelcontextprotocol/logLevel` goes to the upstream, and what comes back reaches the
@@ -18,6 +19,11 @@ import { join } from 'node:path';
 import { McpServer } from '@modelcontextprotocol/server';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import * as z from 'zod';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { McpServer as LegacyMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport as LegacyServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { packBundle } from '../../src/package/index.js';
 import { LOG_LEVELS } from '../../src/tool.js';
 import { serveMcpServer } from '../mcp/helpers/servers.js';
@@ -36,8 +42,40 @@ interface Logged { level: string; data: unknown }
 
 let s: InProcess;
 let upstream: { url: string; stop(): Promise<void> };
-/** What the upstream saw: `hang` calls started and ended by their signal; the log level each `chatty` call carried. */
-const seen = { hangStarted: 0, hangAborted: 0, levels: [] as (string | undefined)[] };
+let legacy: HttpServer;
+let legacyUrl: string;
+/**
+ * What the upstreams saw: `hang` calls started and ended by their signal; the log level each `chatty` call carried;
+ * the 2025-era upstream's `hang_legacy` calls started and cancelled.
+ */
+const seen = { hangStarted: 0, hangAborted: 0, levels: [] as (string | undefined)[], legacyStarted: 0, legacyAborted: 0 };
+
+/** A 2025-era upstream as they are deployed: the v1 SDK with sessions, whose `hang_legacy` waits until cancelled. */
+async function startLegacyUpstream(): Promise<void> {
+  const sessions = new Map<string, LegacyServerTransport>();
+  legacy = createServer((req, res) => {
+    void (async () => {
+      const id = req.headers['mcp-session-id'];
+      let transport = typeof id === 'string' ? sessions.get(id) : undefined;
+      if (transport === undefined) {
+        const created: LegacyServerTransport = new LegacyServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => void sessions.set(sid, created) });
+        transport = created;
+        const server = new LegacyMcpServer({ name: 'legacy', version: '1.0.0' });
+        server.registerTool('hang_legacy', { description: 'Waits until cancelled.' }, (extra) => new Promise((resolve) => {
+          seen.legacyStarted += 1;
+          extra.signal.addEventListener('abort', () => {
+            seen.legacyAborted += 1;
+            resolve({ content: [{ type: 'text', text: 'stopped' }] });
+          }, { once: true });
+        }));
+        await server.connect(transport);
+      }
+      await transport.handleRequest(req, res);
+    })();
+  });
+  await new Promise<void>((resolve) => legacy.listen(0, '127.0.0.1', resolve));
+  legacyUrl = `http://127.0.0.1:${(legacy.address() as AddressInfo).port}/mcp`;
+}
 
 before(async () => {
   // One sandbox worker: a cancelled guest that held it would hold up every later guest call.
@@ -77,17 +115,20 @@ before(async () => {
     });
     return server;
   });
+  await startLegacyUpstream();
 });
 after(async () => {
   await s.close();
   await upstream.stop();
+  legacy.closeAllConnections();
+  await new Promise((resolve) => legacy.close(resolve));
 });
 
 interface Session { id: string; forms: { name: string; url: string; headers: Record<string, string> }[] }
 
 async function newSession(): Promise<Session> {
   const agent = await s.call('POST', '/v1/agents', {
-    name: `p4-${Math.random().toString(36).slice(2)}`, tools: [{ package: 'steps' }, { package: 'probe' }], mcp_servers: [{ name: 'up', url: upstream.url }],
+    name: `p4-${Math.random().toString(36).slice(2)}`, tools: [{ package: 'steps' }, { package: 'probe' }], mcp_servers: [{ name: 'up', url: upstream.url }, { name: 'old', url: legacyUrl }],
   });
   assert.equal(agent.status, 201, JSON.stringify(agent.body));
   const session = (await s.call('POST', `/v1/agents/${agent.body.id}/sessions`, {})).body;
@@ -194,6 +235,21 @@ describe('progress, cancellation and logging through a session endpoint', () => 
           }
         });
       }
+
+      it('a call to a 2025-era upstream cancelled by its client reaches the upstream as notifications/cancelled within 2 s', async () => {
+        const { client, tool } = await connect(session.forms[formIndex]);
+        try {
+          const before = { ...seen };
+          const controller = new AbortController();
+          const call = client.callTool({ name: tool('hang_legacy'), arguments: {} }, { signal: controller.signal });
+          await until('the 2025-era upstream started the call', () => seen.legacyStarted > before.legacyStarted);
+          controller.abort('the user pressed stop');
+          await assert.rejects(call);
+          await until("the 2025-era upstream's request was cancelled", () => seen.legacyAborted > before.legacyAborted, CANCEL_REACHES_WITHIN_MS);
+        } finally {
+          await client.close();
+        }
+      });
 
       it("the request's logLevel reaches the upstream and gates what reaches the client", async () => {
         const { client, tool } = await connect(session.forms[formIndex]);
