@@ -1,9 +1,10 @@
 /**
  * The serving side of logging: a request whose `_meta` carries `io.modelcontextprotocol/logLevel` (the 2026-07-28
  * revision's per-request level, which replaced `logging/setLevel`) gets a LogReporter whose messages at that level
- * or above become `notifications/message` on the request's own stream. A request without it gets none: the
- * revision forbids a message for a request that did not ask, and a 2025-era client, served statelessly here, has
- * no `logging/setLevel` that could outlive its request.
+ * or above become `notifications/message` on the request's own stream. A 2026-07-28 request without it gets none:
+ * the revision forbids a message for a request that did not ask. A 2025-era request without it gets LEGACY_LOG_LEVEL
+ * and above: its era lets a server choose when the client set no level, and its `logging/setLevel`, accepted,
+ * cannot outlive its own request on an endpoint served statelessly.
  *
  * Whatever a tool sends — an upstream server's messages relayed, a hostile one's included — is checked here, once
  * for every source: a level that is not one of MCP's is dropped, data is cut to MAX_LOG_DATA_CHARS of JSON (then
@@ -15,6 +16,8 @@ import { LOG_LEVELS, type LogLevel, type LogReporter } from '../tool.js';
 
 /** The `_meta` key of a request's log level (MCP 2026-07-28). */
 export const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
+/** What a 2025-era request that named no level gets (the SDK's own default for that era is everything). */
+export const LEGACY_LOG_LEVEL: LogLevel = 'info';
 /** Messages one call may send; later ones are dropped. */
 export const MAX_LOG_MESSAGES_PER_CALL = 1000;
 /** A message's data past this many characters of JSON is sent as that JSON text, cut. */

@@ -17,7 +17,7 @@
  * A `tools/call` with a `progressToken` gives the tool a `ctx.progress` whose reports reach the client as
  * `notifications/progress` (progress-sender.ts); without one, tools get no reporter. One whose `_meta` carries
  * `io.modelcontextprotocol/logLevel` gives it a `ctx.log` whose messages at that level or above reach the client as
- * `notifications/message` (log-sender.ts); without one, none are sent. A call ends early when its client closes
+ * `notifications/message` (log-sender.ts); without one, none are sent (to a 2025-era request, the era's default). A call ends early when its client closes
  * the request's stream (the request's signal) or sends `notifications/cancelled` naming it (in-flight-calls.ts).
  *
  * A 2026-07-28 `tools/call` gives the tool `ctx.input` (what its client declared it can answer: `accepts`); a tool
@@ -40,7 +40,7 @@ import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
 import { withoutReservedMeta } from './result.js';
 import { progressSender, progressTokenOf } from './progress-sender.js';
-import { logLevelOf, logSender } from './log-sender.js';
+import { LEGACY_LOG_LEVEL, logLevelOf, logSender } from './log-sender.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 
@@ -154,8 +154,9 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       // Progress goes out as notifications related to this request, on its own response stream.
       const token = progressTokenOf(ctx.mcpReq._meta) ?? progressTokenOf(request.params._meta);
       const progress = token === undefined ? undefined : progressSender(token, (n) => ctx.mcpReq.notify(n as never), report);
-      // Log messages likewise, only when the request named a level.
-      const logLevel = logLevelOf(ctx.mcpReq.envelope, ctx.mcpReq._meta, request.params._meta);
+      // Log messages likewise, at the level the request named; a 2025-era one (no envelope) that named none gets
+      // the era's default, a 2026-07-28 one none.
+      const logLevel = logLevelOf(ctx.mcpReq.envelope, ctx.mcpReq._meta, request.params._meta) ?? (ctx.mcpReq.envelope === undefined ? LEGACY_LOG_LEVEL : undefined);
       const log = logLevel === undefined ? undefined : logSender(logLevel, (n) => ctx.mcpReq.notify(n as never), report);
       // Cancelled by its stream closing (the SDK's signal) or by a notifications/cancelled naming it.
       const tracked = inFlight.begin(ctx.mcpReq.id);

@@ -2,8 +2,8 @@
  * Logging and cancellation through `mcp.serve` (issue 27, point 4), with the official v2 client:
  * - a request whose `_meta` carries `io.modelcontextprotocol/logLevel` gives a defineTool handler `ctx.log`, and the
  *   messages it sends at that level or above reach the client as `notifications/message`, in order; those below
- *   it do not; a request without the key gives the handler no `ctx.log` and the client no message (the revision:
- *   none for a request that did not ask);
+ *   it do not; a 2026-07-28 request without the key gives the handler no `ctx.log` and the client no message (the
+ *   revision: none for a request that did not ask); a 2025-era request without it gets `info` and above;
  * - a 2026-07-28 client that aborts its call closes the request's stream, and the handler's signal aborts;
  * - a 2025-era client that aborts sends `notifications/cancelled` in a POST of its own, which reaches the call it
  *   names although the endpoint is served statelessly, and the handler's signal aborts.
@@ -79,6 +79,25 @@ describe('logging through mcp.serve', () => {
         await until('the emergency message of the third call arrived', () => logged.length >= 6);
         assert.deepEqual(logged.slice(5), [{ level: 'emergency', data: { said: 'emergency' }, logger: 'chatty' }]);
         assert.deepEqual(sawLog, [true, false, true]);
+      } finally {
+        await client.close();
+      }
+    });
+  });
+
+  it('a 2025-era client that named no level gets info and above; one that named a level gets that level and above', async () => {
+    sawLog = [];
+    await mcp.serve(toolbox, async (url) => {
+      const client = await connect(url, 'legacy');
+      try {
+        const logged = collectLogs(client);
+        await client.callTool({ name: 'chatty', arguments: {} });
+        await until('the seven messages at info and above arrived', () => logged.length >= 7);
+        assert.deepEqual(logged.map((l) => l.level), LOG_LEVELS.slice(1));
+        logged.length = 0;
+        await client.callTool({ name: 'chatty', arguments: {}, _meta: { [LOG_LEVEL_KEY]: 'alert' } });
+        await until('the two messages at alert and above arrived', () => logged.length >= 2);
+        assert.deepEqual(logged.map((l) => l.level), ['alert', 'emergency']);
       } finally {
         await client.close();
       }
