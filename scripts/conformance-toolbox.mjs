@@ -49,9 +49,11 @@ const tools = {
     },
     handler: () => 'ok',
   }),
-  // subako's TypeScript tools have no logging channel, so this tool never sends notifications/message;
-  // the suite uses it to check that no log arrives for a request without a log level.
-  test_logging_tool: defineTool({ name: 'test_logging_tool', description: 'Does work that would be logged; sends no log messages.', inputSchema: none, handler: () => 'done' }),
+  // Both log through ctx.log, which exists only when the request asked for messages (a 2026-07-28 request's
+  // io.modelcontextprotocol/logLevel; a 2025-era request gets info and above): the suite checks that no message
+  // arrives for a 2026-07-28 request without a level, and that a 2025-era client gets them.
+  test_logging_tool: defineTool({ name: 'test_logging_tool', description: 'Logs three messages at info.', inputSchema: none, handler: logThree }),
+  test_tool_with_logging: defineTool({ name: 'test_tool_with_logging', description: 'Logs three messages at info.', inputSchema: none, handler: logThree }),
   test_header_echo: defineTool({
     name: 'test_header_echo',
     description: 'Takes region from the Mcp-Param-Region header (x-mcp-header).',
@@ -59,6 +61,12 @@ const tools = {
     handler: (args) => `region ${args.region}`,
   }),
 };
+
+/** Three info messages, through the reporter the request gave (none when it asked for none). */
+function logThree(_args, ctx) {
+  for (const step of ['started', 'working', 'done']) ctx.log?.('info', `tool execution ${step}`);
+  return 'done';
+}
 
 await mcp.serve(tools, async (url, signal) => {
   process.stdout.write(`${url}\n`);

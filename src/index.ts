@@ -6,7 +6,7 @@
  * import { FunctionHost, mcp, defineTool, callTool } from 'subako';
  * ```
  */
-export type { Tool, Toolbox, ToolCallContext, ProgressReporter, CallToolResult, ContentBlock, CallReport, CallStatus, JsonSchema } from './tool.js';
+export type { Tool, Toolbox, ToolCallContext, ProgressReporter, LogReporter, LogLevel, CallToolResult, ContentBlock, CallReport, CallStatus, JsonSchema } from './tool.js';
 export { CallCancelledError } from './tool.js';
 export { SubakoError, ValidationError, UsageError, type Problem } from './errors.js';
 export { DEFAULT_CALL_LIMITS, type CallLimits } from './config.js';

@@ -93,6 +93,13 @@ export interface ToolCallContext {
    */
   progress?: ProgressReporter;
   /**
+   * Present when the caller wants log messages (an MCP request whose `_meta` carries
+   * `io.modelcontextprotocol/logLevel`): what the tool sends at `log.level` or above reaches the client as
+   * `notifications/message` on the request's own stream; below it, or after the call ended, it is dropped. Absent:
+   * nothing may be sent (the 2026-07-28 revision: no message for a request that did not ask). It never throws.
+   */
+  log?: LogReporter;
+  /**
    * Present when the caller can ask its person for input and bring the answer back on a retried request (an
    * MCP 2026-07-28 client): a tool that needs a person's word (a call held for approval) asks through it
    * rather than waiting, by rejecting with mcp/'s ToolInputRequiredError. Absent: the caller cannot ask.
@@ -154,6 +161,16 @@ export interface CallerInput {
   /** On a retried request: the state the first answer carried, echoed by the client. Untrusted. */
   requestState?: string;
 }
+
+/** MCP's log levels (RFC 5424 severities), least severe first. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * How a tool sends a log message to its caller's client: a level, any JSON value, and optionally the logger's name.
+ * `level` is the least severe level the caller asked for (a tool that calls on passes it on).
+ */
+export type LogReporter = ((level: LogLevel, data: unknown, logger?: string) => void) & { readonly level: LogLevel };
 
 /** How a tool reports progress: `done` of `total` (when known), and a short line for people. */
 export type ProgressReporter = (done: number, total?: number, message?: string) => void;

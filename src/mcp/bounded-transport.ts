@@ -8,12 +8,15 @@
  *
  * Which request a response belongs to is known from where the fetch runs: each request's send runs in an
  * async context of its own, and the SDK's fetches for it (the POST, and the GETs that resume its stream,
- * scheduled from that POST's stream) run inside it.
+ * scheduled from that POST's stream) run inside it. The same context routes a request's `notifications/message`
+ * to the caller that sent it (request-notifications.ts), when that caller gave a sink; otherwise it goes to the
+ * client's handlers as any notification does.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike, JSONRPCMessage, StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/client';
 import { capResponse, describeBytes, type AnswerTooLargeError } from './answer-cap.js';
 import { ResumingTransport, requestIdOf } from './resuming-transport.js';
+import { REQUEST_SCOPED_METHODS, requestNotificationSink, type RequestNotification, type RequestNotificationSink } from './request-notifications.js';
 
 type SendArguments = Parameters<ResumingTransport['send']>;
 
@@ -22,7 +25,11 @@ export const ANSWER_TOO_LARGE_RPC_CODE = -32000;
 
 interface RequestInFlight {
   exceeded(error: AnswerTooLargeError): void;
+  /** Where this request's request-scoped notifications go, when its caller gave a sink. */
+  notifications?: RequestNotificationSink;
 }
+
+type MessageHandler = (message: JSONRPCMessage, extra?: unknown) => void;
 
 export class BoundedTransport extends ResumingTransport {
   readonly #requests: AsyncLocalStorage<RequestInFlight>;
@@ -37,6 +44,32 @@ export class BoundedTransport extends ResumingTransport {
     super(url, { ...options, fetch: capped }, marker);
     this.#requests = requests;
     this.#marker = marker;
+    // Messages pass through here before the client's handler (ResumingTransport's accessor, wrapped once more).
+    const inherited = Object.getOwnPropertyDescriptor(this, 'onmessage')!;
+    Object.defineProperty(this, 'onmessage', {
+      configurable: true,
+      enumerable: true,
+      get: () => {
+        const handler = inherited.get!.call(this) as MessageHandler | undefined;
+        return handler === undefined ? undefined : this.#routed(handler);
+      },
+      set: (value: MessageHandler | undefined) => inherited.set!.call(this, value),
+    });
+  }
+
+  /** A request-scoped notification read on a request's stream goes to that request's caller, when it gave a sink. */
+  #routed(handler: MessageHandler): MessageHandler {
+    return (message, extra) => {
+      const m = message as { method?: unknown; id?: unknown; params?: unknown };
+      const sink = typeof m.method === 'string' && m.id === undefined && REQUEST_SCOPED_METHODS.has(m.method)
+        ? this.#requests.getStore()?.notifications : undefined;
+      if (sink === undefined) return handler(message, extra);
+      try {
+        sink({ method: m.method as string, params: m.params } satisfies RequestNotification);
+      } catch {
+        // The sink is the caller's; its failure is not the connection's.
+      }
+    };
   }
 
   override async send(...[message, options]: SendArguments): Promise<void> {
@@ -46,7 +79,9 @@ export class BoundedTransport extends ResumingTransport {
     const cut = new AbortController();
     const theirs = options?.requestSignal;
     const requestSignal = theirs ? AbortSignal.any([theirs, cut.signal]) : cut.signal;
+    const notifications = requestNotificationSink();
     const request: RequestInFlight = {
+      ...(notifications !== undefined ? { notifications } : {}),
       exceeded: (error) => {
         if (cut.signal.aborted) return;
         this.onmessage?.({

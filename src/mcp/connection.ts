@@ -21,6 +21,7 @@ import { BoundedTransport } from './bounded-transport.js';
 import { DEFAULT_MAX_ANSWER_BYTES } from './answer-cap.js';
 import { boundedOutputValidator } from './output-validator.js';
 import { redactSecretsDeep, type Secret } from '../common/index.js';
+import { withRequestNotifications, type RequestNotificationSink } from './request-notifications.js';
 
 export interface Descriptor {
   readonly url: string;
@@ -48,6 +49,11 @@ export interface UseOptions {
   tool?: string;
   /** The caller's: when it aborts, the operation is cancelled and `use` rejects with CallCancelledError. */
   signal?: AbortSignal;
+  /**
+   * Receives the request-scoped notifications (`notifications/message`) the server sends on the operation's
+   * requests' streams, with every secret revealed on the connection cut out, as the operation's value is.
+   */
+  notifications?: RequestNotificationSink;
 }
 
 export interface McpClientPoolOptions {
@@ -93,7 +99,11 @@ export class McpClientPool {
     try {
       await entry.ready;
       connected = true;
-      return redactSecretsDeep(await op(entry.client), entry.secrets);
+      const sink = options.notifications;
+      const run = () => op(entry.client);
+      // Only the operation's own requests carry the sink: the connection was made before, outside it.
+      const value = sink === undefined ? await run() : await withRequestNotifications((n) => sink(redactSecretsDeep(n, entry.secrets)), run);
+      return redactSecretsDeep(value, entry.secrets);
     } catch (err) {
       // The caller went away while the operation ran: the SDK cancelled the request (it rejects with its own
       // error, not an AbortError), and the connection, which other calls share, stays.

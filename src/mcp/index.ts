@@ -65,6 +65,7 @@ export { parseTraceparent, traceparentOf, TRACEPARENT } from './trace-context.js
 export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connection.js';
 export { defineTool, isToolName, TOOL_NAME_RULE, type DefineToolOptions } from './define-tool.js';
 export { createToolboxHandler, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
+export { InFlightCalls } from './in-flight-calls.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES } from './endpoint-admission.js';
 export { CALL_REFUSED_RPC_CODE, INVALID_PARAMS_RPC_CODE, ToolCallRefusedError, toolDescriptor } from './toolbox-server.js';
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';

@@ -8,11 +8,17 @@
  * what was asked. A call that continues such a round for someone else (`ctx.resume`, the session's input relay)
  * sends their answers and the server's state back with it. The request's trace context goes in its `_meta`.
  *
+ * A caller that wants progress (`ctx.progress`) gets the server's, and one that wants log messages (`ctx.log`) gets
+ * those the server sends with this call, at its level: the level goes in the request's `_meta`
+ * (`io.modelcontextprotocol/logLevel`), and the caller's reporter checks what comes back. A caller that aborts
+ * (`ctx.signal`) cancels the request: a 2026-07-28 server sees its stream closed, a 2025-era one gets
+ * `notifications/cancelled` (the SDK's doing, on either era).
+ *
  * The tool's outputSchema is checked here, on the bounded engine, once the call is complete: the SDK's own check
  * would refuse an `input_required` answer for carrying no structured content.
  */
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import type { CallToolResult, InputKinds, JsonSchema, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
+import type { CallToolResult, InputKinds, JsonSchema, LogReporter, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
 import type { McpClientPool, Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
 import { callThroughInput, requestMeta, type InputHandler, type ToolCallParams } from './input-rounds.js';
@@ -21,6 +27,8 @@ import { normalizeResult } from './result.js';
 import { upstreamSpan } from './upstream-span.js';
 import { markFailed } from '../common/index.js';
 import { toolAnnotationsOf, toolIconsOf, toolTitleOf } from './tool-presentation.js';
+import { LOG_LEVEL_META_KEY, isLogLevel } from './log-sender.js';
+import type { RequestNotification } from './request-notifications.js';
 
 /** A tool as `tools/list` describes it. */
 export interface ListedTool {
@@ -140,15 +148,17 @@ export class RemoteTool implements Tool {
   /** The call sent, `traceparent` (the request's span) in its `_meta`. */
   async #send(listed: ListedTool, args: Record<string, unknown>, ctx: ToolCallContext, traceparent: string | undefined): Promise<CallToolResult> {
     const started = performance.now();
+    // The kinds of input this call can take back: its own handler's, or those its caller passes on.
+    const { _meta: meta } = requestMeta(traceparent, this.#onInput !== undefined ? this.#inputKinds : ctx.inputKinds);
+    const withLogLevel = ctx.log ? { ...meta, [LOG_LEVEL_META_KEY]: ctx.log.level } : meta;
     const first: ToolCallParams = {
       name: listed.name, arguments: args,
-      // The kinds of input this call can take back: its own handler's, or those its caller passes on.
-      ...requestMeta(traceparent, this.#onInput !== undefined ? this.#inputKinds : ctx.inputKinds),
+      ...(withLogLevel !== undefined ? { _meta: withLogLevel } : {}),
       ...(ctx.resume ? { inputResponses: ctx.resume.responses, ...(ctx.resume.requestState !== undefined ? { requestState: ctx.resume.requestState } : {}) } : {}),
     };
     const result = await this.#pool.use(
       this.#descriptor,
-      { operation: `call tool "${this.name}"`, tool: this.name, signal: ctx.signal },
+      { operation: `call tool "${this.name}"`, tool: this.name, signal: ctx.signal, ...(ctx.log ? { notifications: relayLog(ctx.log) } : {}) },
       async (client) => {
         const check = this.#outputChecker();
         const send = (params: ToolCallParams) => client.callTool(params as never, {
@@ -170,6 +180,17 @@ export class RemoteTool implements Tool {
     ctx.report?.({ status: result.isError ? 'tool_error' : 'ok', durationMs: performance.now() - started });
     return result;
   }
+}
+
+/** The server's `notifications/message` for this call, fed to a LogReporter (which checks level, size and count). */
+function relayLog(log: LogReporter) {
+  return (notification: RequestNotification): void => {
+    const params = notification.params;
+    if (notification.method !== 'notifications/message' || typeof params !== 'object' || params === null) return;
+    const { level, data, logger } = params as Record<string, unknown>;
+    if (!isLogLevel(level)) return;
+    log(level, data, typeof logger === 'string' ? logger : undefined);
+  };
 }
 
 /** The SDK's progress callback, feeding a ProgressReporter (which checks what the server said). */

@@ -17,6 +17,7 @@ import { nodeFace } from './node-adapter.js';
 import { originCheck, type OriginPolicy } from './origin.js';
 import { toolboxServer } from './toolbox-server.js';
 import type { TaskHost } from './task-protocol.js';
+import type { InFlightCalls } from './in-flight-calls.js';
 
 export interface ToolboxHandlerOptions extends OriginPolicy {
   serverInfo?: { name: string; version: string };
@@ -38,6 +39,11 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
   withheld?: ReadonlyMap<string, string>;
   /** Keeps the tasks of the tasks extension: given, a long call of a client that declared it may become a task (task-protocol.ts). */
   tasks?: TaskHost;
+  /**
+   * The calls in flight by request id, which `notifications/cancelled` stops: give the previous handler's when this
+   * one replaces it under the same clients (a new one when absent).
+   */
+  inFlight?: InFlightCalls;
   /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
   maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
@@ -98,6 +104,7 @@ export function createToolboxHandler(served: ServedToolbox, options: ToolboxHand
     ...(catalog !== undefined ? { catalog } : {}), ...(options.toolsCache !== undefined ? { toolsCache: options.toolsCache } : {}),
     ...(options.listed !== undefined ? { listed: options.listed } : {}), ...(options.withheld !== undefined ? { withheld: options.withheld } : {}),
     ...(options.tasks !== undefined ? { tasks: options.tasks } : {}),
+    ...(options.inFlight !== undefined ? { inFlight: options.inFlight } : {}),
     maxBodyBytes: settings.maxBodyBytes, report: settings.report,
   });
 

@@ -15,7 +15,10 @@
  * model reading "try later" as the tool's own failure would be misled.
  *
  * A `tools/call` with a `progressToken` gives the tool a `ctx.progress` whose reports reach the client as
- * `notifications/progress` (progress-sender.ts); without one, tools get no reporter.
+ * `notifications/progress` (progress-sender.ts); without one, tools get no reporter. One whose `_meta` carries
+ * `io.modelcontextprotocol/logLevel` gives it a `ctx.log` whose messages at that level or above reach the client as
+ * `notifications/message` (log-sender.ts); without one, none are sent (to a 2025-era request, the era's default). A call ends early when its client closes
+ * the request's stream (the request's signal) or sends `notifications/cancelled` naming it (in-flight-calls.ts).
  *
  * A 2026-07-28 `tools/call` gives the tool `ctx.input` (what its client declared it can answer: `accepts`); a tool
  * that needs the client's input rejects with ToolInputRequiredError and the client is answered `input_required`
@@ -37,6 +40,8 @@ import { SUBAKO_VERSION } from '../version.js';
 import { errorResult } from './define-tool.js';
 import { withoutReservedMeta } from './result.js';
 import { progressSender, progressTokenOf } from './progress-sender.js';
+import { LEGACY_LOG_LEVEL, logLevelOf, logSender } from './log-sender.js';
+import { InFlightCalls } from './in-flight-calls.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 import { TaskResultServer, registerTaskMethods, requestDeclaresTasks } from './task-handlers.js';
 import { createTaskResult, type TaskHost } from './task-protocol.js';
@@ -84,6 +89,11 @@ export interface ToolboxServerOptions {
    * `tools/call` from a client that declared it may become a task, and `tasks/get|update|cancel` are answered.
    */
   tasks?: TaskHost;
+  /**
+   * The calls in flight, by request id, for `notifications/cancelled` to find (a new registry when absent). An
+   * endpoint rebuilt under its clients (a session's, when its tools change) passes the one it had.
+   */
+  inFlight?: InFlightCalls;
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -117,10 +127,12 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
 
   const catalog = options.catalog ?? EMPTY_CATALOG;
   const toolsCache = options.toolsCache ?? {};
+  const inFlight = options.inFlight ?? new InFlightCalls();
 
   const factory = () => {
     const server = new TaskResultServer(serverInfo, {
-      capabilities: { tools: {}, ...catalogCapabilities(catalog) },
+      // `logging`: tools' messages (a remote server's, relayed) reach a client that asked, as the revision allows.
+      capabilities: { tools: {}, logging: {}, ...catalogCapabilities(catalog) },
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     });
     server.setRequestHandler('tools/list', async (request) => {
@@ -135,6 +147,12 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
     });
     registerCatalog(server, catalog, report);
     if (options.tasks) registerTaskMethods(server, options.tasks, report);
+    server.setNotificationHandler('notifications/cancelled', (notification) => {
+      const params = (notification.params ?? {}) as { requestId?: unknown; reason?: unknown };
+      if (inFlight.cancel(params.requestId, params.reason) === 'ambiguous') {
+        report(new Error('a notifications/cancelled named a request id that two calls in flight share: neither was cancelled'));
+      }
+    });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
       const tool = byName.get(name);
@@ -144,6 +162,10 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       // once the request is answered with the task, reports to nobody: the extension has no progress on tasks).
       const token = progressTokenOf(ctx.mcpReq._meta) ?? progressTokenOf(request.params._meta);
       const progress = token === undefined ? undefined : progressSender(token, (n) => ctx.mcpReq.notify(n as never), report);
+      // Log messages likewise, at the level the request named; a 2025-era one (no envelope) that named none gets
+      // the era's default, a 2026-07-28 one none.
+      const logLevel = logLevelOf(ctx.mcpReq.envelope, ctx.mcpReq._meta, request.params._meta) ?? (ctx.mcpReq.envelope === undefined ? LEGACY_LOG_LEVEL : undefined);
+      const log = logLevel === undefined ? undefined : logSender(logLevel, (n) => ctx.mcpReq.notify(n as never), report);
       const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
       const meta = request.params._meta ?? ctx.mcpReq._meta;
       const input = inputOf(ctx.mcpReq);
@@ -155,7 +177,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
           // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
           // too would change what a function's own validation says, and keep refused calls out of the call log.
           result = await tool.call(args, {
-            signal, ...(progress ? { progress: progress.report } : {}), ...input,
+            signal, ...(progress ? { progress: progress.report } : {}), ...(log ? { log: log.report } : {}), ...input,
             ...(traceparent !== undefined ? { traceparent } : {}),
             ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
           });
@@ -169,20 +191,26 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
         return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as CallToolResult;
       };
+      // Cancelled by its stream closing (the SDK's signal) or by a notifications/cancelled naming it (until it
+      // becomes a task, which tasks/cancel ends).
+      const tracked = inFlight.begin(ctx.mcpReq.id);
       try {
+        const signal = AbortSignal.any([ctx.mcpReq.signal, tracked.signal]);
         // A client that declared tasks may be given one for a call that runs long; any other gets the result.
         if (options.tasks && requestDeclaresTasks(ctx)) {
-          const run = await options.tasks.run(name, invoke, ctx.mcpReq.signal);
+          const run = await options.tasks.run(name, invoke, signal);
           return (run.kind === 'task' ? createTaskResult(run.task) : run.result) as never;
         }
-        return (await invoke(ctx.mcpReq.signal)) as never;
+        return (await invoke(signal)) as never;
       } catch (err) {
         if (err instanceof ToolInputRequiredError) {
           return inputRequired({ inputRequests: err.inputRequests as never, requestState: err.requestState }) as never;
         }
         throw err;
       } finally {
+        tracked.end();
         progress?.end();
+        log?.end();
       }
     });
     return server;

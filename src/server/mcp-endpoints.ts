@@ -3,15 +3,19 @@
  * there: see platform/agent-toolbox.ts), and its remote servers' resources and prompts, served over Streamable HTTP for both protocol eras by mcp/'s toolbox
  * handler. This file only adapts: handlers are kept per session, rebuilt when the session's toolbox is
  * (remote tool lists refresh), and dropped when the session goes. A handler replaced by a rebuild is closed
- * once the requests it is serving have been answered: closing it at once would abort them.
+ * once the requests it is serving have been answered: closing it at once would abort them. The calls in flight by
+ * request id go from a handler to the one that replaces it, so a `notifications/cancelled` reaches a call the old
+ * one is still serving.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createToolboxHandler, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
+import { createToolboxHandler, InFlightCalls, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
 import type { AgentToolbox, Platform, SessionRecord } from '../platform/index.js';
 
 interface Served {
   box: AgentToolbox;
   handler: ToolboxHandler;
+  /** The session's calls in flight by request id, kept across rebuilds. */
+  inFlightCalls: InFlightCalls;
   /** Requests this handler is serving now. */
   inFlight: number;
   /** Replaced by a rebuild: closed when its last request is answered. */
@@ -30,6 +34,7 @@ export class SessionMcpEndpoints {
     let served = this.served.get(session.id);
     if (!served || served.box !== box) {
       if (served) this.retire(served);
+      const inFlightCalls = served?.inFlightCalls ?? new InFlightCalls();
       const handler = createToolboxHandler(box.entry('mcp'), {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
@@ -39,8 +44,9 @@ export class SessionMcpEndpoints {
         withheld: box.withheld, ...(box.listed ? { listed: box.listed } : {}),
         // A long call of a client that declared the tasks extension becomes a task, kept in the store for every replica.
         tasks: this.platform.tasks.forSession(session),
+        inFlight: inFlightCalls,
       });
-      served = { box, handler, inFlight: 0, retired: false };
+      served = { box, handler, inFlightCalls, inFlight: 0, retired: false };
       this.served.set(session.id, served);
     }
     const serving = served;
