@@ -19,18 +19,19 @@
  *
  * A 2026-07-28 `tools/call` gives the tool `ctx.input` (what its client declared it can answer: `accepts`); a tool
  * that needs the client's input rejects with ToolInputRequiredError and the client is answered `input_required`
- * with those input requests and the tool's `requestState`. The retried request's answers and echoed state reach
- * the tool as they came (`ctx.input.responses`, `.requestState`): the tool verifies them, this file only carries
- * them. A request's `_meta.traceparent`, when a valid one, reaches the tool as `ctx.traceparent`.
+ * with those input requests and the tool's `requestState`, sealed when the server was given a seal (request-input.ts).
+ * The retried request's answers reach the tool as they came (`ctx.input.responses`: untrusted), its state opened. A request's `_meta.traceparent`, when a valid one, reaches the tool as `ctx.traceparent`.
  *
  * Resources, resource templates and prompts come from the server's catalog (catalog-handlers.ts); `tools/list`
  * answers with the caching hints it was given (`toolsCache`).
  */
-import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
-import { toolDefinition, type CallToolResult, type CallerInput, type Tool, type Toolbox } from '../tool.js';
+import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
+import { toolDefinition, type CallToolResult, type Tool, type Toolbox } from '../tool.js';
 import { EMPTY_CATALOG, type Catalog } from './catalog.js';
 import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
-import { acceptedInputKinds, ToolInputRequiredError } from './input-requests.js';
+import { ToolInputRequiredError } from './input-requests.js';
+import { callerInput, inputRequiredAnswer } from './request-input.js';
+import type { RequestStateSeal } from './request-state-seal.js';
 import { traceparentOf } from './trace-context.js';
 import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
@@ -77,6 +78,11 @@ export interface ToolboxServerOptions {
    * refused with that sentence rather than "Unknown tool".
    */
   withheld?: ReadonlyMap<string, string>;
+  /**
+   * Seals the `requestState` a tool, prompt or resource gives with its input requests, and opens it on the retry
+   * (request-state-seal.ts); absent, states pass as they are (a host whose tools seal their own: a session's).
+   */
+  requestStateSeal?: RequestStateSeal;
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -109,6 +115,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
   const withheld = options.withheld ?? new Map<string, string>();
 
   const catalog = options.catalog ?? EMPTY_CATALOG;
+  const seal = options.requestStateSeal;
   const toolsCache = options.toolsCache ?? {};
 
   const factory = () => {
@@ -126,12 +133,15 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       const next = offset + pageSize < descriptors.length ? encodeCursor(offset + pageSize) : undefined;
       return { tools: page as never, ...toolsCache, ...(next !== undefined ? { nextCursor: next } : {}) };
     });
-    registerCatalog(server, catalog, report);
+    registerCatalog(server, catalog, report, seal);
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const name = request.params.name;
       const tool = byName.get(name);
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, withheld.get(name) ?? `Unknown tool: ${name}`);
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const asked = { method: 'tools/call' as const, name, args };
+      // A retry's state is opened before anything runs: one this endpoint did not give for this call is refused.
+      const input = callerInput(ctx.mcpReq, asked, seal);
       let result: CallToolResult;
       // Progress goes out as notifications related to this request, on its own response stream.
       const token = progressTokenOf(ctx.mcpReq._meta) ?? progressTokenOf(request.params._meta);
@@ -143,15 +153,13 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
         const meta = request.params._meta ?? ctx.mcpReq._meta;
         result = await tool.call(args, {
-          signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...inputOf(ctx.mcpReq),
+          signal: ctx.mcpReq.signal, ...(progress ? { progress: progress.report } : {}), ...input,
           ...(traceparent !== undefined ? { traceparent } : {}),
           ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
         });
       } catch (err) {
         if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
-        if (err instanceof ToolInputRequiredError) {
-          return inputRequired({ inputRequests: err.inputRequests as never, requestState: err.requestState }) as never;
-        }
+        if (err instanceof ToolInputRequiredError) return inputRequiredAnswer(err, asked, seal) as never;
         // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
         report(err instanceof Error ? err : new Error(String(err)));
         result = errorResult(err);
@@ -186,25 +194,6 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
 /** A tool as `tools/list` shows it: its definition under its served name, its title, annotations and icons kept. */
 export function toolDescriptor(name: string, tool: Tool): Record<string, unknown> {
   return { ...toolDefinition(name, tool) };
-}
-
-/**
- * What a request lets a tool ask of its person: only a 2026-07-28 request carries its client's capabilities
- * (a 2025-era one is served statelessly, so what it declared at `initialize` is not known here).
- */
-function inputOf(request: { envelope?: Record<string, unknown>; inputResponses?: Record<string, unknown>; requestState: () => unknown }): { input?: CallerInput } {
-  const capabilities = request.envelope?.['io.modelcontextprotocol/clientCapabilities'];
-  if (capabilities === undefined) return {};
-  const state = request.requestState();
-  const accepts = acceptedInputKinds(capabilities);
-  return {
-    input: {
-      canElicit: accepts.form,
-      accepts,
-      ...(request.inputResponses ? { responses: request.inputResponses } : {}),
-      ...(typeof state === 'string' ? { requestState: state } : {}),
-    },
-  };
 }
 
 /**

@@ -37,6 +37,8 @@ export class SessionMcpEndpoints {
         catalog: box.catalog, toolsCache: box.listHint,
         // Discovery "search" lists the entry tools and search_tools; a pinned tool whose definition changed is refused with why.
         withheld: box.withheld, ...(box.listed ? { listed: box.listed } : {}),
+        // The session's input relay and approvals seal their states themselves, bound to the session.
+        requestStateKey: 'verbatim',
       });
       served = { box, handler, inFlight: 0, retired: false };
       this.served.set(session.id, served);
