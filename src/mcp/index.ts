@@ -58,7 +58,7 @@ export { staticCatalog, pageOf } from './static-catalog.js';
 export { type ServedToolbox } from './served.js';
 export { callThroughInput, describeInputRequests, MAX_INPUT_ROUNDS, type InputHandler } from './input-rounds.js';
 export {
-  ToolInputRequiredError, acceptedInputKinds, acceptedContent, checkInputRequests, elicitsForms, formElicitation, samplingRequest, rootsRequest, inputKindOf, MAX_INPUT_REQUESTS,
+  ToolInputRequiredError, ClientCapabilityRequiredError, capabilitiesNamedFor, acceptedInputKinds, acceptedContent, checkInputRequests, elicitsForms, formElicitation, samplingRequest, rootsRequest, inputKindOf, MAX_INPUT_REQUESTS,
   MAX_REQUEST_STATE_CHARS, type CheckedInputRequests, type Elicitation, type InputRequestMessage,
 } from './input-requests.js';
 export { RequestStateSeal, RequestStateRefusedError, REQUEST_STATE_REFUSED, DEFAULT_REQUEST_STATE_TTL_MS, type StatefulRequest } from './request-state-seal.js';

@@ -52,6 +52,27 @@ export class ToolInputRequiredError extends SubakoError {
   }
 }
 
+/**
+ * Thrown by a tool that cannot go on without a client capability its request did not declare (a relayed server
+ * refused for it): the endpoint answers MissingRequiredClientCapability (-32021, HTTP 400) naming them, e.g.
+ * `{ sampling: {} }`, as MCP 2026-07-28 requires.
+ */
+export class ClientCapabilityRequiredError extends SubakoError {
+  constructor(message: string, readonly requiredCapabilities: Record<string, object>) {
+    super('input.capability_required', message);
+  }
+}
+
+/** The client capabilities that name these kinds of input (what a -32021 answer says was needed). */
+export function capabilitiesNamedFor(kinds: readonly (keyof InputKinds)[]): Record<string, object> {
+  const named: Record<string, object> = {};
+  for (const kind of kinds) {
+    if (kind === 'form' || kind === 'url') named.elicitation = { ...(named.elicitation ?? {}), [kind]: {} };
+    else named[kind] = {};
+  }
+  return named;
+}
+
 /** An elicitation's answer, when the person accepted: its content (untrusted), else undefined. */
 export function acceptedContent(response: unknown): Record<string, unknown> | undefined {
   const answer = response as { action?: unknown; content?: unknown } | null;

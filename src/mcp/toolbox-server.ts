@@ -25,11 +25,11 @@
  * Resources, resource templates and prompts come from the server's catalog (catalog-handlers.ts); `tools/list`
  * answers with the caching hints it was given (`toolsCache`).
  */
-import { Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
+import { MissingRequiredClientCapabilityError, Server, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
 import { toolDefinition, type CallToolResult, type Tool, type Toolbox } from '../tool.js';
 import { EMPTY_CATALOG, type Catalog } from './catalog.js';
 import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
-import { ToolInputRequiredError } from './input-requests.js';
+import { ClientCapabilityRequiredError, ToolInputRequiredError } from './input-requests.js';
 import { callerInput, inputRequiredAnswer } from './request-input.js';
 import type { RequestStateSeal } from './request-state-seal.js';
 import { traceparentOf } from './trace-context.js';
@@ -160,6 +160,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       } catch (err) {
         if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
         if (err instanceof ToolInputRequiredError) return inputRequiredAnswer(err, asked, seal) as never;
+        if (err instanceof ClientCapabilityRequiredError) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: err.requiredCapabilities as never }, err.message);
         // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
         report(err instanceof Error ? err : new Error(String(err)));
         result = errorResult(err);
