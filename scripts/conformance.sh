@@ -7,12 +7,15 @@
 #
 # Server targets, each run once per spec revision in $CONFORMANCE_REVISIONS (default "2026-07-28 2025-11-25";
 # each runs at its own wire: stateless per-request _meta, or the initialize handshake):
-#   toolbox  mcp.serve of scripts/conformance-toolbox.mjs (tools named as the suite's fixtures)
-#   proxied  a subako serve session whose agent has that toolbox as an MCP server (capability URL)
+#   toolbox  mcp.serve of scripts/conformance-toolbox.mjs (the suite's fixture: tools, resources, prompts, input requests)
+#   proxied  a subako serve session whose agent has that toolbox as its one MCP server (capability URL)
 #   bearer   the same session through its bearer URL (via scripts/conformance-bearer-proxy.mjs)
-#   demo     a session of the demo agent (only `greet`: the tools-* scenarios fail on unknown tools)
+#   demo     a session of the demo agent (only `greet`: most scenarios fail on what it lacks; not counted)
 # Client: every client scenario of each revision's requirements, against scripts/conformance-client.sh.
 # Results: $CONFORMANCE_OUT (default /tmp/subako-conformance/results), one folder per target and revision.
+# Exit status: 0 when every scored scenario passed (scripts/conformance-score.mjs: the revision's requirement list,
+# less what the suite does not score for it) on toolbox, proxied and bearer, and every scored client scenario but
+# the auth ones (the identity issue's); 1 otherwise. Each run's line "scored: P of N passed" says which failed.
 # Env: CONFORMANCE_VERSION (default 0.2.0-alpha.12), CONFORMANCE_DIR (scratch folder).
 set -euo pipefail
 mode="${1:-all}"
@@ -40,11 +43,19 @@ trap cleanup EXIT
 wait_line() { for _ in $(seq 1 100); do grep -Eo "$2" "$1" 2>/dev/null | head -1 && return 0; sleep 0.1; done; echo "timed out waiting for $2 in $1" >&2; cat "$1" >&2; return 1; }
 
 status=0
-run_server() { # name url
+# The suite's own exit status counts scenarios it does not score too (the tasks extension): conformance-score reads
+# its summary instead. Prints the scored line; a counted target's scored failure fails the script.
+score() { # output-file counted(yes|no) [--no-auth]
+  local line
+  line="$(node "$repo/scripts/conformance-score.mjs" "$1" ${3:-})" || { [ "$2" = yes ] && status=1; }
+  echo "$line"
+}
+run_server() { # name url counted(yes|no)
   for revision in $revisions; do
     echo "== server scenarios ($revision) against $1: $2"
-    "${suite[@]}" server --url "$2" --requirements "$revision" -o "$out/$1-$revision" >"$out/$1-$revision.txt" 2>&1 || status=1
+    "${suite[@]}" server --url "$2" --requirements "$revision" -o "$out/$1-$revision" >"$out/$1-$revision.txt" 2>&1 || true
     sed -n '/=== SUMMARY/,$p' "$out/$1-$revision.txt"
+    score "$out/$1-$revision.txt" "$3"
   done
 }
 
@@ -69,19 +80,21 @@ if [ "$mode" = server ] || [ "$mode" = all ]; then
     node "$repo/scripts/conformance-bearer-proxy.mjs" >"$scratch/proxy.log" 2>&1 & pids+=($!)
   bearer="$(wait_line "$scratch/proxy.log" 'http://[^ ]+')"
 
-  run_server toolbox "$toolbox"
-  run_server proxied "$(printf '%s' "$session" | json mcp.capability_url)"
-  run_server bearer "$bearer"
-  run_server demo "$(printf '%s' "$demo_session" | json mcp.capability_url)"
+  run_server toolbox "$toolbox" yes
+  run_server proxied "$(printf '%s' "$session" | json mcp.capability_url)" yes
+  run_server bearer "$bearer" yes
+  run_server demo "$(printf '%s' "$demo_session" | json mcp.capability_url)" no
 fi
 
 if [ "$mode" = client ] || [ "$mode" = all ]; then
   for revision in $revisions; do
     echo "== client scenarios ($revision) against subako mcp (scripts/conformance-client.sh)"
     "${suite[@]}" client --command "bash $repo/scripts/conformance-client.sh" --requirements "$revision" --timeout 40000 \
-      -o "$out/client-$revision" >"$out/client-$revision.txt" 2>&1 || status=1
+      -o "$out/client-$revision" >"$out/client-$revision.txt" 2>&1 || true
     sed -n '/SUITE SUMMARY/,$p' "$out/client-$revision.txt"
+    score "$out/client-$revision.txt" yes --no-auth
   done
 fi
 echo "results in $out"
+if [ "$status" = 0 ]; then echo "every scored scenario passed"; else echo "a scored scenario failed (see the scored: lines above)"; fi
 exit "$status"

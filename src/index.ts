@@ -6,7 +6,7 @@
  * import { FunctionHost, mcp, defineTool, callTool } from 'subako';
  * ```
  */
-export type { Tool, Toolbox, ToolCallContext, ProgressReporter, LogReporter, LogLevel, CallToolResult, ContentBlock, CallReport, CallStatus, JsonSchema } from './tool.js';
+export type { Tool, Toolbox, ToolCallContext, CallerInput, InputKinds, ProgressReporter, LogReporter, LogLevel, CallToolResult, ContentBlock, CallReport, CallStatus, JsonSchema } from './tool.js';
 export { CallCancelledError } from './tool.js';
 export { SubakoError, ValidationError, UsageError, type Problem } from './errors.js';
 export { DEFAULT_CALL_LIMITS, type CallLimits } from './config.js';
@@ -26,7 +26,7 @@ export { checkModule, type ModuleCheck } from './wasm/index.js';
 // MCP both ways.
 export {
   mcp, Secret, McpServerError, McpInputRequiredError, McpAuthError, CallError, defineTool, defineResource, definePrompt, getMetadata, callTool,
-  createToolboxHandler, type Auth, type DefineToolOptions, type DefineResourceOptions, type DefineResourceTemplateOptions, type DefinePromptOptions,
+  createToolboxHandler, ToolInputRequiredError, formElicitation, samplingRequest, rootsRequest, acceptedContent, type Auth, type DefineToolOptions, type DefineResourceOptions, type DefineResourceTemplateOptions, type DefinePromptOptions,
   type Catalog, type InputHandler, type InputRequestMessage, type ServedToolbox,
 } from './mcp/index.js';
 

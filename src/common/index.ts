@@ -17,4 +17,5 @@ export { createLogger, defaultLogLevel, silentLogger, type Logger, type LoggerOp
 export { systemClock, isoAt, type Clock } from './clock.js';
 export { systemErrorCode, isSystemError } from './system-error.js';
 export { withoutUndefined } from './without-undefined.js';
+export { canonicalJson, argumentsDigest } from './canonical-json.js';
 export { startSpan, inSpan, markFailed, traceFields, SpanKind, type Traced, type Attributes, type Span } from './trace.js';

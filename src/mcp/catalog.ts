@@ -9,6 +9,7 @@
  * nothing gets the SDK's defaults (0 ms, `private`).
  */
 import { SubakoError } from '../errors.js';
+import type { CallerInput } from '../tool.js';
 
 /** How long a client may keep a result, and whether it may share it across authorization contexts. */
 export interface CacheHint {
@@ -100,6 +101,12 @@ export interface CatalogRequestContext {
   signal?: AbortSignal;
   /** The request's W3C trace context (`_meta.traceparent`), to pass on upstream. */
   traceparent?: string;
+  /**
+   * On `prompts/get` and `resources/read` of a 2026-07-28 client: what it declared it can answer, and on a retry its
+   * answers and the state given with the question. A prompt or resource that needs input throws
+   * ToolInputRequiredError, as a tool does.
+   */
+  input?: CallerInput;
 }
 
 /** What a catalog serves at all: its server declares these capabilities. */

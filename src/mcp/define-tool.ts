@@ -13,6 +13,8 @@ import { toJSONSchema, type ZodType } from 'zod';
 import { CallCancelledError, type CallToolResult, type JsonSchema, type Tool, type ToolCallContext } from '../tool.js';
 import { assertArguments } from './call-arguments.js';
 import { CallError } from './errors.js';
+import { ToolInputRequiredError } from './input-requests.js';
+import { describeInputRequests } from './input-rounds.js';
 import { normalizeResult } from './result.js';
 import { compileSchema } from '../common/index.js';
 
@@ -27,6 +29,8 @@ export interface DefineToolOptions<Args> {
   /**
    * The tool's work. `ctx.progress(done, total?, message?)` is there when the caller asked for progress (an MCP
    * client's progressToken): each report reaches it as `notifications/progress`, `done` rising each time.
+   * `ctx.input` is there when the caller can ask its client for input (an MCP 2026-07-28 client): the handler
+   * throws ToolInputRequiredError to ask, and reads the answers (and its own state) on the retry in `ctx.input`.
    */
   handler: (args: Args, ctx: ToolCallContext) => unknown;
 }
@@ -108,7 +112,12 @@ export function defineTool<Args = Record<string, unknown>>(options: DefineToolOp
       try {
         result = toResult(await handler(parsed, ctx));
       } catch (err) {
-        result = errorResult(err);
+        // A question for the client goes back to it (the endpoint answers input_required), when the caller can ask;
+        // one asked of a caller that cannot is the call's end, saying what was needed.
+        if (err instanceof ToolInputRequiredError && ctx.input !== undefined && !ctx.signal?.aborted) throw err;
+        result = err instanceof ToolInputRequiredError
+          ? errorResult(new Error(`the tool ${name} needs input its caller cannot give: ${describeInputRequests(err.inputRequests)}`))
+          : errorResult(err);
       }
       // The caller went away while the handler ran: Tool.call's contract is a cancellation, whatever it returned.
       if (ctx.signal?.aborted) {

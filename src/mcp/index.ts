@@ -58,9 +58,10 @@ export { staticCatalog, pageOf } from './static-catalog.js';
 export { type ServedToolbox } from './served.js';
 export { callThroughInput, describeInputRequests, MAX_INPUT_ROUNDS, type InputHandler } from './input-rounds.js';
 export {
-  ToolInputRequiredError, acceptedInputKinds, checkInputRequests, elicitsForms, formElicitation, inputKindOf, MAX_INPUT_REQUESTS,
+  ToolInputRequiredError, ClientCapabilityRequiredError, capabilitiesNamedFor, acceptedInputKinds, acceptedContent, checkInputRequests, elicitsForms, formElicitation, samplingRequest, rootsRequest, inputKindOf, MAX_INPUT_REQUESTS,
   MAX_REQUEST_STATE_CHARS, type CheckedInputRequests, type Elicitation, type InputRequestMessage,
 } from './input-requests.js';
+export { RequestStateSeal, RequestStateRefusedError, REQUEST_STATE_REFUSED, DEFAULT_REQUEST_STATE_TTL_MS, type StatefulRequest } from './request-state-seal.js';
 export { parseTraceparent, traceparentOf, TRACEPARENT } from './trace-context.js';
 export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connection.js';
 export { defineTool, isToolName, TOOL_NAME_RULE, type DefineToolOptions } from './define-tool.js';

@@ -29,15 +29,55 @@ export function formElicitation(elicitation: Elicitation): InputRequestMessage {
   return { method: 'elicitation/create', params: { mode: 'form', message: elicitation.message, requestedSchema: elicitation.requestedSchema } };
 }
 
+/** A model completion as an input request (`sampling/createMessage`): the messages and at most `maxTokens`. */
+export function samplingRequest(params: { messages: { role: 'user' | 'assistant'; content: Record<string, unknown> }[]; maxTokens: number; [key: string]: unknown }): InputRequestMessage {
+  return { method: 'sampling/createMessage', params };
+}
+
+/** The client's roots as an input request (`roots/list`). */
+export function rootsRequest(): InputRequestMessage {
+  return { method: 'roots/list', params: {} };
+}
+
 /**
- * Thrown by a tool, when its caller can ask (`ctx.input`), to ask the client first: the endpoint answers
- * `input_required` with these input requests (keyed) and `requestState`, which the client echoes on its retry.
+ * Thrown by a tool (or a defined prompt or resource), when its caller can ask (`ctx.input`), to ask the client
+ * first: the endpoint answers `input_required` with these input requests (keyed) and `requestState`, which the
+ * client echoes on its retry — sealed by `mcp.serve` and opened again, so the handler reads back exactly what it
+ * gave or is not run. A request for a kind the client did not declare (`ctx.input.accepts`) is answered -32021.
  * Never thrown to a caller without `ctx.input`.
  */
 export class ToolInputRequiredError extends SubakoError {
-  constructor(message: string, readonly inputRequests: Record<string, InputRequestMessage>, readonly requestState: string) {
+  constructor(message: string, readonly inputRequests: Record<string, InputRequestMessage>, readonly requestState?: string) {
     super('input_required', message);
   }
+}
+
+/**
+ * Thrown by a tool that cannot go on without a client capability its request did not declare (a relayed server
+ * refused for it): the endpoint answers MissingRequiredClientCapability (-32021, HTTP 400) naming them, e.g.
+ * `{ sampling: {} }`, as MCP 2026-07-28 requires.
+ */
+export class ClientCapabilityRequiredError extends SubakoError {
+  constructor(message: string, readonly requiredCapabilities: Record<string, object>) {
+    super('input.capability_required', message);
+  }
+}
+
+/** The client capabilities that name these kinds of input (what a -32021 answer says was needed). */
+export function capabilitiesNamedFor(kinds: readonly (keyof InputKinds)[]): Record<string, object> {
+  const named: Record<string, object> = {};
+  for (const kind of kinds) {
+    if (kind === 'form' || kind === 'url') named.elicitation = { ...(named.elicitation ?? {}), [kind]: {} };
+    else named[kind] = {};
+  }
+  return named;
+}
+
+/** An elicitation's answer, when the person accepted: its content (untrusted), else undefined. */
+export function acceptedContent(response: unknown): Record<string, unknown> | undefined {
+  const answer = response as { action?: unknown; content?: unknown } | null;
+  if (typeof answer !== 'object' || answer === null || answer.action !== 'accept') return undefined;
+  return typeof answer.content === 'object' && answer.content !== null && !Array.isArray(answer.content) ? answer.content as Record<string, unknown> : {};
 }
 
 /** Whether request capabilities declare form elicitation (an empty `elicitation` object means form, as the spec says). */

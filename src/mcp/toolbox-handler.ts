@@ -15,6 +15,7 @@ import {
 } from './endpoint-admission.js';
 import { nodeFace } from './node-adapter.js';
 import { originCheck, type OriginPolicy } from './origin.js';
+import { RequestStateSeal } from './request-state-seal.js';
 import { toolboxServer } from './toolbox-server.js';
 import type { TaskHost } from './task-protocol.js';
 import type { InFlightCalls } from './in-flight-calls.js';
@@ -44,6 +45,14 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
    * one replaces it under the same clients (a new one when absent).
    */
   inFlight?: InFlightCalls;
+  /**
+   * How the `requestState` a tool, prompt or resource gives with its input requests travels: sealed (AES-256-GCM,
+   * bound to the request it answers, good for 15 minutes: request-state-seal.ts) under this 32-byte key — a fresh
+   * random one when absent, enough for a toolbox served by one process — and opened on the retry, a forged or
+   * altered one refused with -32602; or `'verbatim'`, for a host whose tools seal their own states (a session's
+   * input relay binds them to the session).
+   */
+  requestStateKey?: Buffer | 'verbatim';
   /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
   maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
@@ -105,6 +114,7 @@ export function createToolboxHandler(served: ServedToolbox, options: ToolboxHand
     ...(options.listed !== undefined ? { listed: options.listed } : {}), ...(options.withheld !== undefined ? { withheld: options.withheld } : {}),
     ...(options.tasks !== undefined ? { tasks: options.tasks } : {}),
     ...(options.inFlight !== undefined ? { inFlight: options.inFlight } : {}),
+    ...(options.requestStateKey === 'verbatim' ? {} : { requestStateSeal: new RequestStateSeal(options.requestStateKey) }),
     maxBodyBytes: settings.maxBodyBytes, report: settings.report,
   });
 

@@ -22,18 +22,19 @@
  *
  * A 2026-07-28 `tools/call` gives the tool `ctx.input` (what its client declared it can answer: `accepts`); a tool
  * that needs the client's input rejects with ToolInputRequiredError and the client is answered `input_required`
- * with those input requests and the tool's `requestState`. The retried request's answers and echoed state reach
- * the tool as they came (`ctx.input.responses`, `.requestState`): the tool verifies them, this file only carries
- * them. A request's `_meta.traceparent`, when a valid one, reaches the tool as `ctx.traceparent`.
+ * with those input requests and the tool's `requestState`, sealed when the server was given a seal (request-input.ts).
+ * The retried request's answers reach the tool as they came (`ctx.input.responses`: untrusted), its state opened. A request's `_meta.traceparent`, when a valid one, reaches the tool as `ctx.traceparent`.
  *
  * Resources, resource templates and prompts come from the server's catalog (catalog-handlers.ts); `tools/list`
  * answers with the caching hints it was given (`toolsCache`).
  */
-import { ProtocolError, ProtocolErrorCode, createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
-import { toolDefinition, type CallToolResult, type CallerInput, type Tool, type Toolbox } from '../tool.js';
+import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
+import { toolDefinition, type CallToolResult, type Tool, type Toolbox } from '../tool.js';
 import { EMPTY_CATALOG, type Catalog } from './catalog.js';
 import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
-import { acceptedInputKinds, ToolInputRequiredError } from './input-requests.js';
+import { ClientCapabilityRequiredError, ToolInputRequiredError } from './input-requests.js';
+import { callerInput, inputRequiredAnswer } from './request-input.js';
+import type { RequestStateSeal } from './request-state-seal.js';
 import { traceparentOf } from './trace-context.js';
 import { SubakoError } from '../errors.js';
 import { SUBAKO_VERSION } from '../version.js';
@@ -94,6 +95,11 @@ export interface ToolboxServerOptions {
    * endpoint rebuilt under its clients (a session's, when its tools change) passes the one it had.
    */
   inFlight?: InFlightCalls;
+  /**
+   * Seals the `requestState` a tool, prompt or resource gives with its input requests, and opens it on the retry
+   * (request-state-seal.ts); absent, states pass as they are (a host whose tools seal their own: a session's).
+   */
+  requestStateSeal?: RequestStateSeal;
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -126,6 +132,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
   const withheld = options.withheld ?? new Map<string, string>();
 
   const catalog = options.catalog ?? EMPTY_CATALOG;
+  const seal = options.requestStateSeal;
   const toolsCache = options.toolsCache ?? {};
   const inFlight = options.inFlight ?? new InFlightCalls();
 
@@ -145,7 +152,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       const next = offset + pageSize < descriptors.length ? encodeCursor(offset + pageSize) : undefined;
       return { tools: page as never, ...toolsCache, ...(next !== undefined ? { nextCursor: next } : {}) };
     });
-    registerCatalog(server, catalog, report);
+    registerCatalog(server, catalog, report, seal);
     if (options.tasks) registerTaskMethods(server, options.tasks, report);
     server.setNotificationHandler('notifications/cancelled', (notification) => {
       const params = (notification.params ?? {}) as { requestId?: unknown; reason?: unknown };
@@ -158,6 +165,9 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       const tool = byName.get(name);
       if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, withheld.get(name) ?? `Unknown tool: ${name}`);
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const asked = { method: 'tools/call' as const, name, args };
+      // A retry's state is opened before anything runs: one this endpoint did not give for this call is refused.
+      const input = callerInput(ctx.mcpReq, asked, seal);
       // Progress goes out as notifications related to this request, on its own response stream (a task's call,
       // once the request is answered with the task, reports to nobody: the extension has no progress on tasks).
       const token = progressTokenOf(ctx.mcpReq._meta) ?? progressTokenOf(request.params._meta);
@@ -168,7 +178,6 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       const log = logLevel === undefined ? undefined : logSender(logLevel, (n) => ctx.mcpReq.notify(n as never), report);
       const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
       const meta = request.params._meta ?? ctx.mcpReq._meta;
-      const input = inputOf(ctx.mcpReq);
       // The call under a signal: the request's, or, for a call that may become a task, its task's.
       const invoke = async (signal: AbortSignal): Promise<CallToolResult> => {
         let result: CallToolResult;
@@ -183,7 +192,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
           });
         } catch (err) {
           if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
-          if (err instanceof ToolInputRequiredError) throw err;
+          if (err instanceof ToolInputRequiredError || err instanceof ClientCapabilityRequiredError) throw err;
           // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
           report(err instanceof Error ? err : new Error(String(err)));
           result = errorResult(err);
@@ -203,9 +212,8 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         }
         return (await invoke(signal)) as never;
       } catch (err) {
-        if (err instanceof ToolInputRequiredError) {
-          return inputRequired({ inputRequests: err.inputRequests as never, requestState: err.requestState }) as never;
-        }
+        if (err instanceof ToolInputRequiredError) return inputRequiredAnswer(err, asked, seal) as never;
+        if (err instanceof ClientCapabilityRequiredError) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: err.requiredCapabilities as never }, err.message);
         throw err;
       } finally {
         tracked.end();
@@ -238,25 +246,6 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
 /** A tool as `tools/list` shows it: its definition under its served name, its title, annotations and icons kept. */
 export function toolDescriptor(name: string, tool: Tool): Record<string, unknown> {
   return { ...toolDefinition(name, tool) };
-}
-
-/**
- * What a request lets a tool ask of its person: only a 2026-07-28 request carries its client's capabilities
- * (a 2025-era one is served statelessly, so what it declared at `initialize` is not known here).
- */
-function inputOf(request: { envelope?: Record<string, unknown>; inputResponses?: Record<string, unknown>; requestState: () => unknown }): { input?: CallerInput } {
-  const capabilities = request.envelope?.['io.modelcontextprotocol/clientCapabilities'];
-  if (capabilities === undefined) return {};
-  const state = request.requestState();
-  const accepts = acceptedInputKinds(capabilities);
-  return {
-    input: {
-      canElicit: accepts.form,
-      accepts,
-      ...(request.inputResponses ? { responses: request.inputResponses } : {}),
-      ...(typeof state === 'string' ? { requestState: state } : {}),
-    },
-  };
 }
 
 /**

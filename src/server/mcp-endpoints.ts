@@ -45,6 +45,8 @@ export class SessionMcpEndpoints {
         // A long call of a client that declared the tasks extension becomes a task, kept in the store for every replica.
         tasks: this.platform.tasks.forSession(session),
         inFlight: inFlightCalls,
+        // The session's input relay and approvals seal their states themselves, bound to the session.
+        requestStateKey: 'verbatim',
       });
       served = { box, handler, inFlightCalls, inFlight: 0, retired: false };
       this.served.set(session.id, served);

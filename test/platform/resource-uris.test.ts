@@ -4,7 +4,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSessionResourceUri, sessionResourceUri } from '../../src/platform/calls/resource-uris.js';
+import { parseSessionResourceUri, resourceNaming, sessionResourceUri } from '../../src/platform/calls/resource-uris.js';
 
 describe('session resource URIs', () => {
   it('put the server\'s URI, unchanged, after the server\'s name, and give it back the same', () => {
@@ -31,5 +31,26 @@ describe('session resource URIs', () => {
       'subako-mcp:///a://b', 'subako-mcp://docs/no scheme', 'subako-mcp://docs/a://b\nc', 'SUBAKO-MCP://docs/a://b', `subako-mcp://${'a'.repeat(65)}/a://b`,
     ]) assert.equal(parseSessionResourceUri(uri), undefined, uri);
     assert.throws(() => sessionResourceUri('Bad.Name', 'a://b'), /not a remote MCP server's name/);
+  });
+});
+
+describe('resourceNaming: verbatim for one remote server, prefixed for several', () => {
+  it('one server: URIs as the server wrote them, each one that is relayable read from that server', () => {
+    const naming = resourceNaming(['wiki']);
+    assert.equal(naming.verbatim, true);
+    assert.equal(naming.served('wiki', 'wiki://pages/{title}'), 'wiki://pages/{title}');
+    assert.deepEqual(naming.parse('wiki://home'), { server: 'wiki', uri: 'wiki://home' });
+    assert.deepEqual(naming.parse('subako-mcp://other/x://y'), { server: 'wiki', uri: 'subako-mcp://other/x://y' });
+    assert.equal(naming.parse('no scheme'), undefined);
+  });
+
+  it('several servers (or none): the subako-mcp:// prefix, so no server can name another\'s resource', () => {
+    for (const servers of [['docs', 'wiki'], []]) {
+      const naming = resourceNaming(servers);
+      assert.equal(naming.verbatim, false);
+      assert.equal(naming.served('docs', 'doc://a'), 'subako-mcp://docs/doc://a');
+      assert.deepEqual(naming.parse('subako-mcp://wiki/wiki://home'), { server: 'wiki', uri: 'wiki://home' });
+      assert.equal(naming.parse('doc://a'), undefined);
+    }
   });
 });

@@ -248,3 +248,22 @@ describe('prompts and completion through a session', () => {
     });
   });
 });
+
+describe('an agent version with exactly one remote server: its resource URIs served as it wrote them', () => {
+  it('lists, reads, expands templates and completes under the server\'s own URIs (a package beside it changes nothing); a prefixed URI names nothing', async () => {
+    const single = await sessionOf({ tools: [{ package: 'greet' }], mcp_servers: [{ name: 'wiki', url: wiki.url }] });
+    await connected(single, async (client) => {
+      assert.deepEqual((await client.listResources()).resources.map((r) => r.uri), ['wiki://home']);
+      assert.deepEqual((await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate), ['wiki://pages/{title}']);
+      reads.length = 0;
+      assert.deepEqual((await client.readResource({ uri: 'wiki://home' })).contents, [{ uri: 'wiki://home', text: '# Home' }]);
+      assert.deepEqual((await client.readResource({ uri: 'wiki://pages/Grace' })).contents, [{ uri: 'wiki://pages/Grace', text: 'page Grace' }]);
+      assert.deepEqual(reads, ['wiki wiki://home', 'wiki wiki://pages/Grace']);
+      const title = await client.complete({ ref: { type: 'ref/resource', uri: 'wiki://pages/{title}' }, argument: { name: 'title', value: 'G' } });
+      assert.deepEqual(title.completion.values, ['Grace']);
+      // The prefixed form is the several-server form: here it is just a URI the wiki server does not have.
+      await assert.rejects(client.readResource({ uri: 'subako-mcp://wiki/wiki://home' }), invalidParams);
+      assert.deepEqual(reads, ['wiki wiki://home', 'wiki wiki://pages/Grace'], 'the wiki server has no such resource: nothing of it was read');
+    });
+  });
+});

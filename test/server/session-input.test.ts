@@ -3,8 +3,9 @@
  * session's client when it declared what was asked — form or URL elicitation — and the client's retry reaches the
  * upstream with the upstream's own state, byte for byte, and the answers; the state the client carries is subako's,
  * sealed: altered, forged, moved to other arguments or (for an approved call) replayed, it is refused and the upstream
- * sees nothing. A client that cannot answer (no capability, a 2025-era client, REST) gets a result saying what input
- * was needed. A call that was approved by its end user and then asked for input is not asked to approve again.
+ * sees nothing (the retry is answered -32602). A 2026-07-28 client that did not declare what the upstream needs is
+ * answered -32021 naming it (the upstream is told what the client declared, exactly); a client that cannot declare
+ * (a 2025-era client, REST) gets a result saying what input was needed. A call that was approved by its end user and then asked for input is not asked to approve again.
  *
  * Real parts only: a v2 McpServer upstream on loopback whose tools return `inputRequired(...)`, the platform server in
  * this process, and the official clients (v2 auto-fulfilling and in manual mode; v1 for the 2025 era).
@@ -12,7 +13,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { McpServer, acceptedContent, inputRequired } from '@modelcontextprotocol/server';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as z from 'zod';
@@ -174,6 +175,9 @@ describe('an upstream\'s input request through a session', () => {
       return first;
     };
     const retry = (args: Record<string, unknown>, requestState: string) => manual.callTool({ name: 'book', arguments: args, inputResponses: ok, requestState } as never);
+    /** A refused state is answered -32602 (invalid_request_state), saying why. */
+    const refusedFor = (why: RegExp) => (err: unknown) => err instanceof ProtocolError && err.code === -32602 && /^Invalid requestState: /.test(err.message) && why.test(err.message)
+      && (err.data as { reason?: string } | undefined)?.reason === 'invalid_request_state';
 
     before(async () => {
       session = await newSession();
@@ -195,9 +199,7 @@ describe('an upstream\'s input request through a session', () => {
       const at = first.requestState.length - 2;
       const altered = `${first.requestState.slice(0, at)}${first.requestState[at] === 'A' ? 'B' : 'A'}${first.requestState.slice(at + 1)}`;
       const before = callsOf('book').length;
-      const result = await retry({ room: '9' }, altered);
-      assert.equal(result.isError, true);
-      assert.match(text(result), /did not run: its input could not be taken: the state it carried was not given by this server for this session \(forged or altered\)/);
+      await assert.rejects(retry({ room: '9' }, altered), refusedFor(/the state it carried was not given by this server for this session \(forged or altered\)/));
       assert.equal(callsOf('book').length, before);
       assert.equal((await records(session)).at(-1)!.outcome, 'denied');
     });
@@ -205,8 +207,8 @@ describe('an upstream\'s input request through a session', () => {
     it('a state moved to other arguments, or forged outright, is refused', async () => {
       const first = await ask({ room: '10' });
       const before = callsOf('book').length;
-      assert.match(text(await retry({ room: '11' }, first.requestState)), /given for other arguments/);
-      assert.match(text(await retry({ room: '10' }, 'rooms-state:10:\u00e9')), /forged or altered/);
+      await assert.rejects(retry({ room: '11' }, first.requestState), refusedFor(/given for other arguments/));
+      await assert.rejects(retry({ room: '10' }, 'rooms-state:10:\u00e9'), refusedFor(/forged or altered/));
       assert.equal(callsOf('book').length, before);
     });
 
@@ -215,23 +217,25 @@ describe('an upstream\'s input request through a session', () => {
       const stranger = await connect(other.url, () => { throw new Error('manual'); }, { manual: true });
       try {
         const theirs = await stranger.callTool({ name: 'book', arguments: { room: '12' } }, { allowInputRequired: true }) as unknown as { requestState: string };
-        assert.match(text(await retry({ room: '12' }, theirs.requestState)), /forged or altered/);
+        await assert.rejects(retry({ room: '12' }, theirs.requestState), refusedFor(/forged or altered/));
       } finally {
         await stranger.close();
       }
     });
   });
 
-  describe('a client that cannot answer gets a result saying what input was needed', () => {
+  describe('a 2026-07-28 client that did not declare what the server needs is answered -32021 naming it (the upstream is told exactly what it declared)', () => {
+    const missing = (capabilities: Record<string, unknown>) => (err: unknown) => {
+      assert.ok(err instanceof ProtocolError, String(err));
+      assert.equal(err.code, -32021);
+      assert.deepEqual((err.data as { requiredCapabilities?: unknown }).requiredCapabilities, capabilities);
+      return true;
+    };
     it('a v2 client without the elicitation capability', async () => {
       const session = await newSession();
       const client = await connect(session.url);
       try {
-        const result = await client.callTool({ name: 'book', arguments: { room: '5' } });
-        assert.equal(result.isError, true);
-        assert.equal(text(result),
-          'The tool book did not complete: its server rooms needs input that this caller cannot give: a person\'s answer to "Book room 5?" (fields: "ok"). ' +
-          'An MCP 2026-07-28 client that declares elicitation (form) can give it.');
+        await assert.rejects(client.callTool({ name: 'book', arguments: { room: '5' } }), missing({ elicitation: {} }));
         assert.equal((await records(session)).at(-1)!.outcome, 'tool_error');
       } finally {
         await client.close();
@@ -242,14 +246,14 @@ describe('an upstream\'s input request through a session', () => {
       const session = await newSession();
       const client = await connect(session.url, () => ({ action: 'accept' }));
       try {
-        const result = await client.callTool({ name: 'sign_in', arguments: {} });
-        assert.equal(result.isError, true);
-        assert.match(text(result), /a person to open "https:\/\/rooms\.example\/sign-in" \("Sign in to continue"\)\. An MCP 2026-07-28 client that declares elicitation\.url can give it/);
+        await assert.rejects(client.callTool({ name: 'sign_in', arguments: {} }), missing({ elicitation: {} }));
       } finally {
         await client.close();
       }
     });
+  });
 
+  describe('a client that cannot declare anything gets a result saying what input was needed', () => {
     it('a 2025-era client, and REST', async () => {
       const session = await newSession();
       const legacy = new LegacyClient({ name: 'legacy', version: '1' }, { capabilities: { elicitation: {} } });
@@ -282,8 +286,8 @@ describe('an upstream\'s input request through a session', () => {
         assert.equal(callsOf('book').length, before + 1);
         const done = await call({ inputResponses: { confirm: { action: 'accept', content: { ok: true } } }, requestState: question.requestState });
         assert.equal(text(done), 'booked room 3');
-        const again = await call({ inputResponses: { confirm: { action: 'accept', content: { ok: true } } }, requestState: question.requestState });
-        assert.match(text(again), /already used/);
+        await assert.rejects(call({ inputResponses: { confirm: { action: 'accept', content: { ok: true } } }, requestState: question.requestState }),
+          (err: unknown) => err instanceof ProtocolError && err.code === -32602 && /already used/.test(err.message));
         assert.equal(callsOf('book').length, before + 2);
         const log = await records(session);
         assert.deepEqual(log.map((r) => [r.outcome, r.approval?.decision]), [['input_required', 'approved'], ['ok', 'approved'], ['denied', undefined]]);

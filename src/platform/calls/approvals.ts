@@ -41,8 +41,7 @@
  * Either way the decision is kept with the call's record (`CallRecord.approval`: how it was asked, what was
  * decided, by which API key, when), so the call log is the audit trail.
  */
-import { createHash } from 'node:crypto';
-import { seal, unseal, SealError, systemClock, type Clock } from '../../common/index.js';
+import { argumentsDigest, canonicalJson, seal, unseal, SealError, systemClock, type Clock } from '../../common/index.js';
 import { ToolInputRequiredError, formElicitation, type Elicitation } from '../../mcp/index.js';
 import type { CallerInput } from '../../tool.js';
 import { approvalMessage, nestingDepth, showArguments } from './approval-view.js';
@@ -449,23 +448,8 @@ export function verdictOf(id: string, ending: ApprovalDecision): Verdict {
   }
 }
 
-/**
- * JSON with object keys sorted at every depth, so the same arguments always give the same text (and digest)
- * however a client ordered them. Arrays keep their order: it is part of the value.
- */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item === undefined ? null : item)).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** What an approval is bound to of the arguments: the SHA-256 of their canonical JSON, hex. */
-export function argumentsDigest(args: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson(args), 'utf8').digest('hex');
-}
+// The canonical form and digest moved to common/ (request states use them too); still offered here.
+export { argumentsDigest, canonicalJson };
 
 /** The authenticated data that binds a sealed approval to its session. */
 function stateContext(sessionId: string): string {

@@ -30,7 +30,7 @@
  */
 import { CallCancelledError, type CallReport, type CallToolResult, type ToolCall, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
-import { CallError, ToolInputRequiredError, describeInputRequests } from '../../mcp/index.js';
+import { CallError, ClientCapabilityRequiredError, ToolInputRequiredError, describeInputRequests } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
 import { cutToBytes, redactArguments, redactText, systemClock, type Clock, type Logger } from '../../common/index.js';
 import { loggedModel } from './call-preview.js';
@@ -321,6 +321,13 @@ export class CallLog {
       return {
         result: { content: [{ type: 'text', text: asked }] },
         report: { status: 'input_required', durationMs: performance.now() - (call.runningSince ?? call.arrived) }, rejection: err, ran: true,
+      };
+    }
+    if (err instanceof ClientCapabilityRequiredError) {
+      // The tool's server needs a capability the client did not declare: the client is answered -32021, the log says so.
+      return {
+        result: { content: [{ type: 'text', text: `The tool ${name} did not complete: ${err.message}.` }], isError: true },
+        report: { status: 'tool_error', durationMs: performance.now() - (call.runningSince ?? call.arrived) }, rejection: err, ran: true,
       };
     }
     const elapsed = performance.now() - (call.runningSince ?? call.arrived);

@@ -16,7 +16,7 @@ export { CallKeyInProgressError, CallKeyInvalidError, CallKeyReusedError, CallNo
 export { SOURCE_SEPARATOR, overlappingSource } from './tool-names.js';
 export { InputRelay, DEFAULT_INPUT_WINDOW_MS, inputNeededResult, unanswerable } from './input-relay.js';
 export { SessionCatalog, MAX_LISTED_PER_SERVER, MAX_SESSION_TTL_MS, type CatalogSource } from './session-catalog.js';
-export { SESSION_RESOURCE_SCHEME, sessionResourceUri, parseSessionResourceUri } from './resource-uris.js';
+export { SESSION_RESOURCE_SCHEME, sessionResourceUri, parseSessionResourceUri, resourceNaming, type ResourceNaming } from './resource-uris.js';
 export { changedFields, compareWithPins, definitionDigest, pinSetDigest, pinsOf, type ServerDrift } from './tool-pins.js';
 export { SEARCH_TOOL_NAME, MAX_SEARCH_LIMIT, searchTools } from './tool-search.js';
 export { remoteServerHeaders } from './remote-headers.js';

@@ -5,30 +5,39 @@
  * - A retry whose state is the relay's is resumed: the tool gets its server's state and the answers to what the
  *   server asked (`ctx.resume`), and an approval the call already had stands (`ctx.resumed`: it is not asked
  *   again, and it is good once). A state of the relay's that does not fit the call is refused: the call is
- *   recorded once it has its place, and ends `denied`. A state that is not the relay's goes on to the approval
+ *   recorded once it has its place, and ends `denied`; the client is answered -32602 (invalid_request_state). A state that is not the relay's goes on to the approval
  *   step of a tool that has one, and is refused like a tampered one for any other tool.
- * - The tool's server is told (the request's declared capabilities) that it may ask for a person's answers, form
- *   or URL, whoever the caller is, and for a model completion or the client's roots when the client declared them.
+ * - The tool's server is told (the request's declared capabilities) what the caller's client declared, exactly,
+ *   when it is an MCP 2026-07-28 client (the server then asks only for what that client can answer, as the revision
+ *   says); for a caller that cannot declare anything (a 2025-era client, REST, the library), that it may ask for a
+ *   person's answers, form or URL, so that the call can at least end saying what was asked.
  * - A tool whose server answers `input_required` (McpInputRequiredError) ends this round: when the caller can
  *   answer every request, as `input_required` to it (ToolInputRequiredError with the relay's sealed state; the
- *   call log records the round as `input_required`); otherwise as a result saying what input was needed. A server
- *   that refuses the call for a capability the caller lacks (-32021) ends it with a result naming the capability.
+ *   call log records the round as `input_required`); otherwise, to a 2026-07-28 client, as MissingRequiredClientCapability
+ *   (-32021) naming what it did not declare — the revision's answer — and to a caller that cannot declare, as a result
+ *   saying what input was needed. A server that refuses the call for a capability the caller lacks (-32021) ends it
+ *   the same way: -32021 to a 2026-07-28 client, a result naming the capability to the others.
  */
-import { McpInputRequiredError, McpServerError, ToolInputRequiredError, type InputRequestMessage } from '../../mcp/index.js';
+import {
+  ClientCapabilityRequiredError, INVALID_PARAMS_RPC_CODE, McpInputRequiredError, McpServerError, REQUEST_STATE_REFUSED, ToolCallRefusedError, ToolInputRequiredError,
+  capabilitiesNamedFor, type InputRequestMessage,
+} from '../../mcp/index.js';
 import type { InputKinds, ToolInterceptor } from '../../tool.js';
 import { didNotRun, type CallScope, type SessionCallContext } from './call-log.js';
 import { capabilityNeededResult, inputNeededResult, unanswerable, type InputRelay } from './input-relay.js';
 
 /** JSON-RPC's answer to a request that lacked a client capability its server needs (MCP 2026-07-28). */
 const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+/** The client capabilities a -32021 from a server is relayed for (others it may name are not the client's to give). */
+const KNOWN_CAPABILITIES = new Set(['elicitation', 'sampling', 'roots']);
 
 export function inputRelayStep(relay: InputRelay, scope: CallScope, name: string, server: string, approvalStepFollows: boolean): ToolInterceptor<SessionCallContext> {
   const sessionId = scope.session.id;
   return (next) => async (args, ctx) => {
     const input = ctx.input;
-    // The server is told it may ask for a person's answers whoever the caller is: the relay passes them on, or at
-    // least says what was asked. A model completion or the client's roots only when the client can give them.
-    const inputKinds: InputKinds = { form: true, url: true, sampling: input?.accepts?.sampling === true, roots: input?.accepts?.roots === true };
+    // A 2026-07-28 client's declaration is passed on as it is; a caller that cannot declare lets the server ask for a
+    // person's answers, so that the relay can at least say what was asked.
+    const inputKinds: InputKinds = input?.accepts !== undefined ? { ...input.accepts } : { form: true, url: true, sampling: false, roots: false };
     let inner: SessionCallContext = { ...ctx, inputKinds };
     if (input?.requestState !== undefined) {
       const opened = relay.open(sessionId, name, args, input.requestState);
@@ -41,7 +50,9 @@ export function inputRelayStep(relay: InputRelay, scope: CallScope, name: string
       }
       if (refusal !== undefined) {
         const why = refusal;
-        ctx.call!.onAdmitted(async () => didNotRun(name, `its input could not be taken: ${why}`, { status: 'denied', durationMs: ctx.call!.waitedMs() }));
+        // Recorded denied; the client is answered -32602 (a state that fails its check is a JSON-RPC error, as the revision says).
+        const refused = new ToolCallRefusedError(`Invalid requestState: ${why}`, { reason: 'invalid_request_state' }, REQUEST_STATE_REFUSED, INVALID_PARAMS_RPC_CODE);
+        ctx.call!.onAdmitted(async () => didNotRun(name, `its input could not be taken: ${why}`, { status: 'denied', durationMs: ctx.call!.waitedMs() }, refused));
         // Nothing else reads the refused state: no approval is asked for a call that will not run.
         inner = { ...ctx, inputKinds, input: asked, resumed: {} };
       } else if (opened.kind === 'resume') {
@@ -64,15 +75,21 @@ export function inputRelayStep(relay: InputRelay, scope: CallScope, name: string
       const ranFor = () => (ctx.call?.runningSince != null ? performance.now() - ctx.call.runningSince : 0);
       if (err instanceof McpServerError && !(err instanceof McpInputRequiredError) && err.rpcCode === MISSING_REQUIRED_CLIENT_CAPABILITY) {
         ctx.report?.({ status: 'tool_error', durationMs: ranFor() });
+        const named = (err.requiredCapabilities ?? []).filter((c): c is 'elicitation' | 'sampling' | 'roots' => KNOWN_CAPABILITIES.has(c));
+        if (input?.accepts !== undefined && named.length > 0) {
+          throw new ClientCapabilityRequiredError(`the tool ${name}'s server ${server} needs the client capabilit${named.length > 1 ? 'ies' : 'y'} ${named.join(', ')}, which this request did not declare`, Object.fromEntries(named.map((c) => [c, {}])));
+        }
         return capabilityNeededResult(name, server, err.requiredCapabilities ?? []);
       }
       if (!(err instanceof McpInputRequiredError)) throw err;
       const requests = err.inputRequests;
       const missing = unanswerable(requests, input?.accepts);
       if (input === undefined || missing.length > 0) {
-        const result = inputNeededResult(name, server, requests, missing);
         ctx.report?.({ status: 'tool_error', durationMs: ranFor() });
-        return result;
+        if (input?.accepts !== undefined) {
+          throw new ClientCapabilityRequiredError(`the tool ${name}'s server ${server} asked for input this request did not declare it can give`, capabilitiesNamedFor(missing));
+        }
+        return inputNeededResult(name, server, requests, missing);
       }
       const state = relay.stateFor(sessionId, name, args, Object.keys(requests), err.requestState, ctx.call?.approval);
       throw new ToolInputRequiredError(`the tool ${name} asks its client for input`, attributed(requests, server, name), state);

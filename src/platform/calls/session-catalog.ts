@@ -6,7 +6,8 @@
  *   one of that name or it begins with a source's prefix, and is `<server>__<prompt>` otherwise. The rule needs
  *   every name, so each server's prompts are listed whole (at most 1000, at most 64 pages) once per toolbox
  *   (the toolbox is rebuilt every minute), and served a page at a time from that snapshot.
- * - **Resources** are named `subako-mcp://<server>/<its URI>` (resource-uris.ts). They are not listed ahead: a
+ * - **Resources** are named `subako-mcp://<server>/<its URI>`, or as the server wrote them when the agent version
+ *   has one remote server (resource-uris.ts holds the rule and why). They are not listed ahead: a
  *   `resources/list` page is one page of one server's, in the agent's order, its cursor sealed (AES-GCM with
  *   the platform key, bound to the session) around the server's own cursor, so a client can continue a listing
  *   but never hand a server a cursor it did not give. A server that fails is skipped, and reported.
@@ -23,7 +24,7 @@ import {
   type CompletionResult, type GetPromptResult, type PromptEntry, type PromptMessage, type ReadResourceResult, type ResourceEntry,
   type ResourceTemplateEntry,
 } from '../../mcp/index.js';
-import { parseSessionResourceUri, sessionResourceUri } from './resource-uris.js';
+import { resourceNaming, type ResourceNaming } from './resource-uris.js';
 import { publishToolNames } from './tool-names.js';
 
 /** A remote server of the session, its catalog opened on first use. */
@@ -83,8 +84,11 @@ export class SessionCatalog implements Catalog {
   private snapshot: Promise<Snapshot> | undefined;
   private readonly order: string[];
   private readonly report: (error: Error) => void;
+  private readonly naming: ResourceNaming;
 
   constructor(private readonly options: SessionCatalogOptions) {
+    // Decided by the agent version's servers, not by which of them answered: it cannot change under a session.
+    this.naming = resourceNaming(options.sources.map((s) => s.name));
     const any = options.sources.length > 0;
     this.capabilities = Object.freeze({ resources: any, prompts: any, completions: any });
     this.order = options.sources.map((s) => s.name);
@@ -130,7 +134,7 @@ export class SessionCatalog implements Catalog {
     const templateOwner = new Map<string, { server: string; uriTemplate: string }>();
     for (const server of present) {
       for (const template of servers.get(server)!.templates) {
-        const uriTemplate = sessionResourceUri(server, template.uriTemplate);
+        const uriTemplate = this.naming.served(server, template.uriTemplate);
         if (templateOwner.has(uriTemplate)) continue;
         templates.push({ ...template, uriTemplate });
         templateOwner.set(uriTemplate, { server, uriTemplate: template.uriTemplate });
@@ -195,7 +199,7 @@ export class SessionCatalog implements Catalog {
       // A server with nothing (more) to list gives no page of its own: the next server's first page is this one.
       if (page.resources.length === 0 && page.nextCursor === undefined) continue;
       return {
-        resources: page.resources.map((r) => ({ ...r, uri: sessionResourceUri(name, r.uri) })), ...privateFor(page.ttlMs),
+        resources: page.resources.map((r) => ({ ...r, uri: this.naming.served(name, r.uri) })), ...privateFor(page.ttlMs),
         ...(following ? { nextCursor: this.sealCursor(following) } : {}),
       };
     }
@@ -214,13 +218,13 @@ export class SessionCatalog implements Catalog {
   }
 
   async readResource(uri: string, ctx: CatalogRequestContext): Promise<ReadResourceResult> {
-    const named = parseSessionResourceUri(uri);
+    const named = this.naming.parse(uri);
     const server = named === undefined ? undefined : (await this.snap()).servers.get(named.server);
     if (named === undefined || !server?.catalog.capabilities.resources) {
-      throw new CatalogNotFoundError('resource', uri, `${JSON.stringify(uri.slice(0, 256))} is not a resource of this session (its resources are named subako-mcp://<server>/<the server's URI>, as resources/list gives them)`);
+      throw new CatalogNotFoundError('resource', uri, `${JSON.stringify(uri.slice(0, 256))} is not a resource of this session (its resources are named ${this.naming.form})`);
     }
     const result = await server.catalog.readResource(named.uri, ctx);
-    return { contents: result.contents.map((part) => ({ ...part, uri: sessionResourceUri(named.server, part.uri) })), ...privateFor(result.ttlMs) };
+    return { contents: result.contents.map((part) => ({ ...part, uri: this.naming.served(named.server, part.uri) })), ...privateFor(result.ttlMs) };
   }
 
   async listPrompts(cursor: string | undefined): Promise<CatalogPage<'prompts', PromptEntry>> {
@@ -235,7 +239,7 @@ export class SessionCatalog implements Catalog {
     const server = owner === undefined ? undefined : snap.servers.get(owner.server);
     if (owner === undefined || server === undefined) throw new CatalogNotFoundError('prompt', name, `no prompt of this session is named ${JSON.stringify(name.slice(0, 128))}`);
     const result = await server.catalog.getPrompt(owner.name, args, ctx);
-    return { ...result, messages: result.messages.map((message) => withSessionUris(owner.server, message)) };
+    return { ...result, messages: result.messages.map((message) => withSessionUris(this.naming, owner.server, message)) };
   }
 
   async complete(request: CompletionRequest, ctx: CatalogRequestContext): Promise<CompletionResult> {
@@ -259,16 +263,16 @@ export class SessionCatalog implements Catalog {
 }
 
 /** A prompt message of `server`'s, any resource it embeds or links renamed as the session names that server's resources. */
-function withSessionUris(server: string, message: PromptMessage): PromptMessage {
+function withSessionUris(naming: ResourceNaming, server: string, message: PromptMessage): PromptMessage {
   const content = message.content;
   const unusable = { ...message, content: { type: 'text', text: `[a resource that ${server} named with a URI subako does not relay]` } };
   if (content.type === 'resource_link') {
-    return isRelayableUri(content.uri) ? { ...message, content: { ...content, uri: sessionResourceUri(server, content.uri) } } : unusable;
+    return isRelayableUri(content.uri) ? { ...message, content: { ...content, uri: naming.served(server, content.uri) } } : unusable;
   }
   if (content.type === 'resource') {
     const resource = content.resource as { uri?: unknown } | undefined;
     if (typeof resource !== 'object' || resource === null || !isRelayableUri(resource.uri)) return unusable;
-    return { ...message, content: { ...content, resource: { ...resource, uri: sessionResourceUri(server, resource.uri) } } };
+    return { ...message, content: { ...content, resource: { ...resource, uri: naming.served(server, resource.uri) } } };
   }
   return message;
 }
