@@ -112,10 +112,6 @@ function scratchParent() {
 const scratch = mkdtempSync(join(scratchParent(), 'subako-tests-'));
 chmodSync(scratch, 0o711);
 console.log(`the test files' TMPDIR: ${scratch}`);
-// What several files build alike (a guest from an SDK, say) is built once per run into this folder, by
-// content hash (test/helpers/build-cache.ts); a file run by itself, outside this runner, builds into its own.
-const buildCache = join(scratch, 'build-cache');
-mkdirSync(buildCache);
 
 /** Where each file's last durations are kept: { file: { ms, cpuMs } }. */
 const DURATIONS_FILE = 'dist/test/.durations.json';
@@ -168,7 +164,7 @@ function runFile(file) {
     const child = spawn('bash', ['-c', '"$@"; status=$?; times >&3; exit $status', 'bash', ...node], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-      env: { ...process.env, TMPDIR: scratch, SUBAKO_TEST_BUILD_CACHE: buildCache, FORCE_COLOR: '0' },
+      env: { ...process.env, TMPDIR: scratch, FORCE_COLOR: '0' },
     });
     const chunks = [];
     child.stdout.on('data', (chunk) => chunks.push(chunk));
