@@ -43,10 +43,13 @@ export function jsonOf(run: CliRun): any {
   return JSON.parse(run.stdout);
 }
 
-/** A real `subako serve` on a data directory of its own, and the environment of someone holding its admin key. */
-export async function serveForCli(): Promise<{ server: ChildServer; dataDir: string; admin: NodeJS.ProcessEnv }> {
+/**
+ * A real `subako serve` on a data directory of its own, and the environment of someone holding its admin key.
+ * `serveArgs`: more of `subako serve`'s flags.
+ */
+export async function serveForCli(serveArgs: string[] = []): Promise<{ server: ChildServer; dataDir: string; admin: NodeJS.ProcessEnv }> {
   const dataDir = tempDir();
-  const server = await spawnServe(dataDir);
+  const server = await spawnServe(dataDir, undefined, serveArgs);
   return { server, dataDir, admin: { SUBAKO_HOME: tempDir('subako-cli-home-'), SUBAKO_SERVER: server.url, SUBAKO_API_KEY: server.apiKey } };
 }
 
