@@ -16,7 +16,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { REPO_ROOT } from '../helpers/paths.js';
 import sharp from 'sharp';
 import { probePackageDir, spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
-import { NO_CHROMIUM, launchChromium, packDir, packFetchTwo, requireConsoleBuild, startUpstream, type Upstream } from './helpers.js';
+import { NO_CHROMIUM, launchChromium, packDir, packFetchTwo, requireConsoleBuild, startUpstream, type Upstream, watchProblems } from './helpers.js';
 
 let serve: ChildServer;
 let dataDir: string;
@@ -36,8 +36,7 @@ before(async () => {
   serve = await spawnServe(dataDir, undefined, ['--allow-private-destinations']);
   browser = await launchChromium();
   page = await browser.newPage();
-  page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  watchProblems(page, problems);
 });
 
 after(async () => {

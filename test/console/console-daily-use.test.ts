@@ -13,7 +13,7 @@ import { eventually } from '../helpers/eventually.js';
 import { redactUrl } from '../../src/common/index.js';
 import { serveEchoTool } from '../mcp/helpers/servers.js';
 import { probePackageDir, spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
-import { launchChromium, packDir, requireConsoleBuild } from './helpers.js';
+import { launchChromium, packDir, requireConsoleBuild, signIn, watchProblems } from './helpers.js';
 
 /** The path token and query of the remote server's capability URL: never on a page. */
 const CAPABILITY = 'cap9f8e7d6c5b4a39281706';
@@ -54,12 +54,8 @@ before(async () => {
   agents.mailer = mailer.body;
   browser = await launchChromium();
   page = await browser.newPage();
-  page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  await page.goto(`${serve.url}/`);
-  await page.getByLabel('API key').fill(serve.apiKey);
-  await page.getByRole('button', { name: 'sign in' }).click();
-  await page.locator('nav.top').getByRole('link', { name: 'Calls', exact: true }).waitFor();
+  watchProblems(page, problems);
+  await signIn(page, serve.url, serve.apiKey);
 });
 
 after(async () => {

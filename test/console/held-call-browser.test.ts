@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import type { BrowserContext, Page } from 'playwright-core';
 import { serveEchoTool } from '../mcp/helpers/servers.js';
 import { spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
-import { NO_CHROMIUM, launchChromium, requireConsoleBuild } from './helpers.js';
+import { NO_CHROMIUM, launchChromium, requireConsoleBuild, signIn, watchProblems } from './helpers.js';
 
 const SECRET = 'sk-live-9d8c7b6a5f4e3d2c1b0a';
 
@@ -36,8 +36,7 @@ before(async () => {
   serve = await spawnServe(tempDir());
   browser = await launchChromium();
   page = await browser.newPage();
-  page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  watchProblems(page, problems);
 });
 
 after(async () => {
@@ -68,10 +67,7 @@ describe('the console shows a held call as it will run', { skip: NO_CHROMIUM }, 
     }
     assert.ok(approval, 'the call was held');
 
-    await page.goto(`${serve.url}/`);
-    await page.getByLabel('API key').fill(serve.apiKey);
-    await page.getByRole('button', { name: 'sign in' }).click();
-    await page.locator('nav.top').getByRole('link', { name: 'Calls', exact: true }).waitFor();
+    await signIn(page, serve.url, serve.apiKey);
     await page.goto(`${serve.url}/calls/${approval.call_id}`);
     const trace = page.locator(`.calls-detail .trace[data-call-id="${approval.call_id}"]`);
     const shown = trace.locator('.held-call .held-arguments');

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { REPO_ROOT, fixture } from '../helpers/paths.js';
 import { makeTestCa } from '../egress/helpers/test-ca.js';
 
@@ -31,6 +31,20 @@ export async function launchChromium(): Promise<BrowserContext> {
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1440, height: 1000 },
   });
+}
+
+/** Collects the page's console errors and uncaught exceptions into `problems`, for a test to assert there are none. */
+export function watchProblems(page: Page, problems: string[]): void {
+  page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+}
+
+/** Opens the console at `url`, signs in with `apiKey` as a person would, and waits for the top navigation. */
+export async function signIn(page: Page, url: string, apiKey: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.getByLabel('API key').fill(apiKey);
+  await page.getByRole('button', { name: 'sign in' }).click();
+  await page.locator('nav.top').getByRole('link', { name: 'Calls', exact: true }).waitFor();
 }
 
 /** A package directory's bundle bytes, packed by `subako pack`. */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../helpers/eventually.js';
 import { spawnServe, tempDir, type ChildServer } from '../server/helpers/harness.js';
-import { launchChromium, requireConsoleBuild } from './helpers.js';
+import { launchChromium, requireConsoleBuild, signIn, watchProblems } from './helpers.js';
 
 const SECRETS = ['tok-ada-live-7f1e2d', 'tok-ada-old-93ab04'];
 
@@ -36,12 +36,8 @@ before(async () => {
   adaSession = (await serve.call('POST', `/v1/agents/${agentId}/sessions`, { user_id: 'auth0|ada' })).body.id;
   browser = await launchChromium();
   page = await browser.newPage();
-  page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  await page.goto(`${serve.url}/`);
-  await page.getByLabel('API key').fill(serve.apiKey);
-  await page.getByRole('button', { name: 'sign in' }).click();
-  await page.locator('nav.top').getByRole('link', { name: 'Calls', exact: true }).waitFor();
+  watchProblems(page, problems);
+  await signIn(page, serve.url, serve.apiKey);
 });
 
 after(async () => {
