@@ -5,7 +5,8 @@
 # calls to make) in $MCP_CONFORMANCE_CONTEXT. This drives subako's own CLI as a user would: for auth/* it
 # signs in with `subako mcp login --no-browser` (the suite's authorization server redirects at once, so
 # fetching the printed URL completes the sign-in), lists the tools, then makes the calls the context asks
-# for (else calls valid_tool when listed, else the first tool). A call refused for insufficient_scope is
+# for (sent as given, --no-check: the suite's arguments are its to judge), else calls valid_tool when listed,
+# else the first tool; the MRTR scenario calls every tool, answering its form with --answer. A call refused for insufficient_scope is
 # stepped up with `subako mcp login --scope` once and retried.
 set -u
 url="${!#}"
@@ -68,15 +69,23 @@ authed() {
   printf '%s\n' "$out"
   return "$status"
 }
-call() { authed call "$1" "$2"; }
+call() { authed call "$@"; }
 
 tools="$(authed tools --json)" || { printf '%s\n' "$tools"; exit 1; }
 printf '%s\n' "$tools"
 calls="$(field toolCalls)"
 if [ -n "$calls" ]; then
   printf '%s' "$calls" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const c of JSON.parse(s))console.log(c.name+"\t"+JSON.stringify(c.arguments??{}))})' |
-    while IFS=$'\t' read -r name args; do call "$name" "$args" || exit $?; done
+    while IFS=$'\t' read -r name args; do call "$name" "$args" --no-check || exit $?; done
   exit $?
+fi
+if [ "$scenario" = sep-2322-client-request-state ]; then
+  # Every tool, each input request answered as a person accepting the form would (--answer), so the suite sees
+  # requestState echoed, no state invented, and nothing carried to another call.
+  for name in $(printf '%s' "$tools" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const t=JSON.parse(s);for(const x of (Array.isArray(t)?t:(t.tools??[])))console.log(x.name)})'); do
+    call "$name" '{}' --answer 'confirm={"action":"accept","content":{"confirmed":true}}' || exit $?
+  done
+  exit 0
 fi
 if [ "$scenario" = json-schema-2020-12-preservation ]; then
   # Hand back the inputSchema exactly as `subako mcp tools` showed it, so the suite sees what we preserved.

@@ -5,7 +5,7 @@
  *   0  the tool answered a result
  *   1  the tool answered an error (`isError`, a tool_error) or crashed: it ran, and said no
  *   2  the command line is wrong: arguments that are not a JSON object, a tool the package or server does not
- *      offer, arguments its input schema refuses (nothing was called)
+ *      offer, arguments its input schema refuses (nothing was called), an input request no `--answer` answers
  *   3  the call could not be made: a package its checks refuse, a server that cannot be reached, refuses the
  *      credential, or answers with something that is not MCP (nothing ran)
  */

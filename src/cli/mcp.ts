@@ -12,14 +12,23 @@
  */
 import type { Command } from 'commander';
 import { SubakoError, UsageError } from '../errors.js';
-import { mcp, getMetadata, callTool, CallError, formatResult, formatToolList } from '../mcp/index.js';
+import { mcp, getMetadata, callTool, CallError, McpInputRequiredError, formatResult, formatToolList } from '../mcp/index.js';
+import { Option } from 'commander';
 import { EXIT_FAILED, EXIT_USAGE, type CommandContext } from './command-context.js';
 import { CALL_EXIT, exitOfFailure } from './call-exit.js';
 import { registerMcpOAuth } from './mcp-oauth.js';
 import { registerMcpPull } from './mcp-pull.js';
 import { registerMcpStdio } from './mcp-stdio.js';
 import { registerMcpClientConfig } from './mcp-client-config.js';
-import { authFromFlags, serverOptions, type ServerFlags } from './server-flags.js';
+import { authFromFlags, collect, serverOptions, type ServerFlags } from './server-flags.js';
+import { answeringFrom, parseAnswers } from './input-answers.js';
+
+interface CallFlags extends ServerFlags {
+  /** `--answer KEY=JSON`, each an answer to the input request the server names KEY. */
+  answer: string[];
+  /** False with `--no-check`: the arguments go to the server as given, not checked against the schema first. */
+  check: boolean;
+}
 
 /**
  * `exitOf`: the exit code of a failure. `mcp call` ends as `subako call` does (call-exit.ts); `tools` 2 for what
@@ -74,16 +83,24 @@ export function registerMcp(program: Command, ctx: CommandContext): Command {
       .command('call')
       .description('Call a tool by name (arguments as one JSON object) and print its result.')
       .argument('<tool>', 'the tool name')
-      .argument('[args-json]', 'the arguments, a JSON object (default {})'),
-  ).action(async (tool: string, argsJson: string | undefined, flags: ServerFlags) => {
+      .argument('[args-json]', 'the arguments, a JSON object (default {})')
+      .addOption(new Option('--answer <key=json>', 'answer the input request the server names KEY (MCP 2026-07-28) with this JSON result, e.g. confirm=\'{"action":"accept","content":{"ok":true}}\' (repeatable)').argParser(collect).default([]))
+      .option('--no-check', 'send the arguments as given, without checking them against the tool\'s input schema first (the server decides)'),
+  ).action(async (tool: string, argsJson: string | undefined, flags: CallFlags) => {
     const args = parseArguments(argsJson);
+    // Declares that this command answers form and URL input (the server may then ask), from what --answer gives.
+    const onInputRequest = answeringFrom(parseAnswers(flags.answer));
     await run(ctx, flags.json, async () => {
-      const toolbox = await mcp.tools({ url: flags.url, auth: authFromFlags(flags) });
+      const auth = authFromFlags(flags);
+      const toolbox = await mcp.tools({ url: flags.url, auth, onInputRequest });
       if (!Object.prototype.hasOwnProperty.call(toolbox, tool)) throw new UnknownToolError(tool, Object.keys(toolbox));
-      // callTool: checked against the schema first (CallError naming the argument), then sent with its headers.
-      const result = await callTool(toolbox[tool], args);
+      // callTool: checked against the schema first (CallError naming the argument), then sent with its headers;
+      // with --no-check, sent as given (the schema still says which arguments travel as Mcp-Param-* headers).
+      const result = flags.check
+        ? await callTool(toolbox[tool], args)
+        : await mcp.call({ url: flags.url, auth, tool, arguments: args, inputSchema: toolbox[tool].inputSchema, onInputRequest });
       process.stdout.write(flags.json ? `${JSON.stringify(result, null, 2)}\n` : formatResult(result));
-    }, (err) => (err instanceof UnknownToolError ? CALL_EXIT.usage : exitOfFailure(err)));
+    }, (err) => (err instanceof UnknownToolError || err instanceof McpInputRequiredError ? CALL_EXIT.usage : exitOfFailure(err)));
   });
 
   registerMcpPull(command, ctx);

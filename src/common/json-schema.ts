@@ -20,7 +20,7 @@ import type { Ajv as AjvDraft7 } from 'ajv/dist/ajv.js';
 import type { ErrorObject, ValidateFunction, Options } from 'ajv';
 import type { JsonSchema } from '../tool.js';
 import { InvalidSchemaError } from './errors.js';
-import { boundKeywords, boundedRegExp, CHECK_BUDGET_MS, COMPILE_BUDGET_MS, SchemaBudgetExceeded, withinBudget } from './schema-budget.js';
+import { boundKeywords, boundedRegExp, linearUniqueItems, CHECK_BUDGET_MS, COMPILE_BUDGET_MS, SchemaBudgetExceeded, withinBudget } from './schema-budget.js';
 
 export interface SchemaProblem {
   code: string;
@@ -91,6 +91,7 @@ function engine(dialect: Dialect, origin: SchemaOrigin): Engine {
       : dialect === '2019-09' ? new (requireAjv('ajv/dist/2019.js') as { Ajv2019: typeof Ajv2019 }).Ajv2019(options)
         : new (requireAjv('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020(options);
   if (origin === 'untrusted') boundKeywords(made);
+  else linearUniqueItems(made);
   engines[origin][dialect] = made;
   return made;
 }

@@ -148,25 +148,34 @@ type DataTypes = typeof import('ajv/dist/compile/validate/dataType.js');
 
 const requireAjv = createRequire(import.meta.url);
 
+/**
+ * Makes an Ajv instance's `uniqueItems` one pass over canonical forms (unique-items.ts) wherever Ajv would compare
+ * every pair of items. Every instance gets it, trusted schemas' too: the pairwise loop is quadratic, and its deep
+ * equality calls an item's own `toString` when it has one — `[{"toString":1},{"toString":1}]` threw a TypeError out
+ * of the check. `find` is the duplicate search (metered for untrusted schemas). Call once, before compiling.
+ */
+export function linearUniqueItems(ajv: RuledAjv, find: (items: unknown[], location: string) => Duplicate | undefined = (items) => lastDuplicate(items)): void {
+  const { _ } = requireAjv('ajv/dist/compile/codegen/index.js') as Codegen;
+  const { getSchemaTypes } = requireAjv('ajv/dist/compile/validate/dataType.js') as DataTypes;
+  const unique = ajv.RULES.all.uniqueItems;
+  if (typeof unique !== 'object') return;
+  const generate = (unique.definition as CodeKeywordDefinition).code;
+  (unique.definition as CodeKeywordDefinition).code = (cxt: KeywordCxt, ruleType?: string) => {
+    // Ajv's own check is a hash when the items are declared scalars; only its pairwise loop is replaced.
+    const itemTypes = cxt.parentSchema.items ? getSchemaTypes(cxt.parentSchema.items as AnySchemaObject) : [];
+    const scalars = itemTypes.length > 0 && !itemTypes.some((type) => type === 'object' || type === 'array');
+    if (cxt.schema !== true || scalars) return generate(cxt, ruleType);
+    const search = cxt.gen.scopeValue('func', { ref: find });
+    const duplicate = cxt.gen.const('duplicate', _`${search}(${cxt.data}, ${`${cxt.it.errSchemaPath}/uniqueItems`})`);
+    cxt.setParams({ i: _`${duplicate}.i`, j: _`${duplicate}.j` });
+    cxt.fail(_`${duplicate} !== undefined`);
+  };
+}
+
 /** Makes an Ajv instance's keywords bounded: metered, and `uniqueItems` linear. Call once, before compiling. */
 export function boundKeywords(ajv: RuledAjv): void {
   const { _ } = requireAjv('ajv/dist/compile/codegen/index.js') as Codegen;
-  const { getSchemaTypes } = requireAjv('ajv/dist/compile/validate/dataType.js') as DataTypes;
-
-  const unique = ajv.RULES.all.uniqueItems;
-  if (typeof unique === 'object') {
-    const generate = (unique.definition as CodeKeywordDefinition).code;
-    (unique.definition as CodeKeywordDefinition).code = (cxt: KeywordCxt, ruleType?: string) => {
-      // Ajv's own check is a hash when the items are declared scalars; only its pairwise loop is replaced.
-      const itemTypes = cxt.parentSchema.items ? getSchemaTypes(cxt.parentSchema.items as AnySchemaObject) : [];
-      const scalars = itemTypes.length > 0 && !itemTypes.some((type) => type === 'object' || type === 'array');
-      if (cxt.schema !== true || scalars) return generate(cxt, ruleType);
-      const find = cxt.gen.scopeValue('func', { ref: meteredLastDuplicate });
-      const duplicate = cxt.gen.const('duplicate', _`${find}(${cxt.data}, ${`${cxt.it.errSchemaPath}/uniqueItems`})`);
-      cxt.setParams({ i: _`${duplicate}.i`, j: _`${duplicate}.j` });
-      cxt.fail(_`${duplicate} !== undefined`);
-    };
-  }
+  linearUniqueItems(ajv, meteredLastDuplicate);
 
   for (const [keyword, rule] of Object.entries(ajv.RULES.all)) {
     if (typeof rule !== 'object' || typeof (rule.definition as CodeKeywordDefinition).code !== 'function') continue;

@@ -11,6 +11,11 @@
  * scheduled from that POST's stream) run inside it. The same context routes a request's `notifications/message`
  * to the caller that sent it (request-notifications.ts), when that caller gave a sink; otherwise it goes to the
  * client's handlers as any notification does.
+ *
+ * A `tools/call` answer without `resultType` is read as `complete`: the revision tells clients to treat an absent
+ * value so (SEP-2322; the conformance suite's `sep-2322-default-result-type-complete` requires it of a 2026-07-28
+ * client), while the SDK refuses it from a 2026-07-28 server. Only `tools/call` answers, whose ids this transport
+ * saw go out: nothing else the SDK decides on (a `server/discover` probe's era) is changed.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike, JSONRPCMessage, StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/client';
@@ -34,6 +39,8 @@ type MessageHandler = (message: JSONRPCMessage, extra?: unknown) => void;
 export class BoundedTransport extends ResumingTransport {
   readonly #requests: AsyncLocalStorage<RequestInFlight>;
   readonly #marker: string;
+  /** The ids of `tools/call` requests awaiting their answer (see the top: an absent resultType reads as complete). */
+  readonly #toolCalls = new Set<string | number>();
 
   constructor(url: URL, options: StreamableHTTPClientTransportOptions, marker: string, maxAnswerBytes: number) {
     const requests = new AsyncLocalStorage<RequestInFlight>();
@@ -60,7 +67,10 @@ export class BoundedTransport extends ResumingTransport {
   /** A request-scoped notification read on a request's stream goes to that request's caller, when it gave a sink. */
   #routed(handler: MessageHandler): MessageHandler {
     return (message, extra) => {
-      const m = message as { method?: unknown; id?: unknown; params?: unknown };
+      const m = message as { method?: unknown; id?: unknown; params?: unknown; result?: unknown };
+      if (m.method === undefined && (typeof m.id === 'string' || typeof m.id === 'number') && this.#toolCalls.delete(m.id)) {
+        message = withCompleteByDefault(message);
+      }
       const sink = typeof m.method === 'string' && m.id === undefined && REQUEST_SCOPED_METHODS.has(m.method)
         ? this.#requests.getStore()?.notifications : undefined;
       if (sink === undefined) return handler(message, extra);
@@ -79,6 +89,11 @@ export class BoundedTransport extends ResumingTransport {
     const cut = new AbortController();
     const theirs = options?.requestSignal;
     const requestSignal = theirs ? AbortSignal.any([theirs, cut.signal]) : cut.signal;
+    if ((message as { method?: unknown }).method === 'tools/call') {
+      // Forgotten with its answer, or when the request is given up (cancelled, cut off) and none will come.
+      this.#toolCalls.add(id);
+      requestSignal.addEventListener('abort', () => this.#toolCalls.delete(id), { once: true });
+    }
     const notifications = requestNotificationSink();
     const request: RequestInFlight = {
       ...(notifications !== undefined ? { notifications } : {}),
@@ -98,4 +113,11 @@ export class BoundedTransport extends ResumingTransport {
     };
     return this.#requests.run(request, () => super.send(message, { ...options, requestSignal }));
   }
+}
+
+/** A response whose result has no `resultType`, with `resultType: "complete"`; any other message as it is. */
+function withCompleteByDefault(message: JSONRPCMessage): JSONRPCMessage {
+  const result = (message as { result?: unknown }).result;
+  if (typeof result !== 'object' || result === null || Array.isArray(result) || 'resultType' in result) return message;
+  return { ...message, result: { ...result, resultType: 'complete' } } as JSONRPCMessage;
 }

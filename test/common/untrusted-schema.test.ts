@@ -69,6 +69,14 @@ describe('what the bounded engine can check, it answers exactly as our own engin
     );
   });
 
+  it('uniqueItems over items with a "toString" key: our own engine answers (it used to throw a TypeError from Ajv\'s pairwise equality)', () => {
+    const schema = { type: 'object', properties: { xs: { type: 'array', uniqueItems: true } } };
+    assert.deepEqual(checkArguments(schema, { xs: [{ toString: 1 }, { toString: 2 }] }), { ok: true });
+    const duplicate = checkArguments(schema, { xs: [{ toString: 1 }, { valueOf: null }, { toString: 1 }] });
+    assert.equal(duplicate.ok, false);
+    assert.match(JSON.stringify(duplicate), /items ## 0 and 2 are identical/);
+  });
+
   it('canonical JSON: equal values meet whatever their key order, different ones never do', () => {
     assert.equal(canonicalJson({ b: [1, { d: 1, c: 2 }], a: 'x' }), canonicalJson({ a: 'x', b: [1, { c: 2, d: 1 }] }));
     assert.notEqual(canonicalJson({ a: 1 }), canonicalJson({ a: '1' }));
