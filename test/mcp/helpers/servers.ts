@@ -112,6 +112,10 @@ export interface RunningServer {
 }
 
 async function listen(server: HttpServer, port = 0): Promise<number> {
+  // Node closes an idle keep-alive socket after 5 s; a CLI process on a loaded machine can pause longer than that
+  // between two requests on one socket, and its next request then meets the close (ECONNRESET / UND_ERR_SOCKET: the
+  // keep-alive race every HTTP client has). These servers keep idle sockets for as long as a test file may run.
+  server.keepAliveTimeout = 10 * 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
