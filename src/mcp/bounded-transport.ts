@@ -34,6 +34,9 @@ interface RequestInFlight {
   notifications?: RequestNotificationSink;
 }
 
+/** `tools/call` ids awaiting an answer kept at most, per connection (far above the calls one connection carries at once). */
+const MAX_TRACKED_TOOL_CALLS = 4096;
+
 type MessageHandler = (message: JSONRPCMessage, extra?: unknown) => void;
 
 export class BoundedTransport extends ResumingTransport {
@@ -92,6 +95,9 @@ export class BoundedTransport extends ResumingTransport {
     if ((message as { method?: unknown }).method === 'tools/call') {
       // Forgotten with its answer, or when the request is given up (cancelled, cut off) and none will come.
       this.#toolCalls.add(id);
+      // A request the SDK gives up on without aborting (its own timeout) leaves its id here: the oldest go first,
+      // so the set stays bounded on a connection that lives for days.
+      if (this.#toolCalls.size > MAX_TRACKED_TOOL_CALLS) this.#toolCalls.delete(this.#toolCalls.values().next().value!);
       requestSignal.addEventListener('abort', () => this.#toolCalls.delete(id), { once: true });
     }
     const notifications = requestNotificationSink();
