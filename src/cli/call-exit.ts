@@ -8,8 +8,10 @@
  *      offer, arguments its input schema refuses (nothing was called), an input request no `--answer` answers
  *   3  the call could not be made: a package its checks refuse, a server that cannot be reached, refuses the
  *      credential, or answers with something that is not MCP (nothing ran)
+ *
+ * How an MCP failure maps onto this table is mcp-call-exit.ts's: this file is imported by `subako call`, which
+ * must not load the MCP SDKs to run a local package.
  */
-import { CallError, McpServerError, type McpServerErrorReason } from '../mcp/index.js';
 import type { FunctionCallOutcome } from '../function/index.js';
 
 export const CALL_EXIT = { answered: 0, toolError: 1, usage: 2, notMade: 3 } as const;
@@ -18,12 +20,4 @@ export type CallExit = (typeof CALL_EXIT)[keyof typeof CALL_EXIT];
 /** A local call's outcome, as its exit code. */
 export function exitOfOutcome(status: FunctionCallOutcome['status']): CallExit {
   return status === 'ok' ? CALL_EXIT.answered : CALL_EXIT.toolError;
-}
-
-/** What an MCP call failed with, as its exit code (a usage error the caller recognises first: it is 2). */
-export function exitOfFailure(error: unknown): CallExit {
-  if (error instanceof CallError) return CALL_EXIT.usage;
-  const toolAnswered: McpServerErrorReason = 'tool_error';
-  if (error instanceof McpServerError && error.reason === toolAnswered) return CALL_EXIT.toolError;
-  return CALL_EXIT.notMade;
 }

@@ -4,7 +4,6 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import * as tar from 'tar';
 import type { Problem } from '../errors.js';
 import { BUNDLE_PROBLEMS, BundleError } from './bundle.js';
 
@@ -39,6 +38,8 @@ export async function packBundle(dir: string, options: PackOptions = {}): Promis
   if (problems.length > 0) throw new BundleError(problems);
   paths.sort();
   const chunks: Buffer[] = [];
+  // tar is loaded here, not with the package room: `subako call` of a directory packs nothing.
+  const tar = await import('tar');
   const stream = tar.c(
     { gzip: { level: 9 }, cwd: dir, portable: true, noDirRecurse: true, mtime: new Date(0), follow: false },
     paths,

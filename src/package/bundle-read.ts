@@ -6,7 +6,7 @@
  * no duplicates); the contents are answered only when the whole archive passes, and nothing is written.
  */
 import { createGunzip } from 'node:zlib';
-import * as tar from 'tar';
+import type { Parser, ReadEntry } from 'tar';
 import type { Problem } from '../errors.js';
 import { BUNDLE_PROBLEMS, BundleError, DEFAULT_BUNDLE_LIMITS, type BundleContents, type BundleLimits } from './bundle.js';
 
@@ -58,7 +58,9 @@ export async function readBundle(
     }]);
   }
   const collector = new EntryCollector(limits);
-  await parseInflated(archive, limits, (entry) => collector.take(entry));
+  // tar is loaded on the first bundle, not with the package room: `subako call` of a directory reads none.
+  const tar = await import('tar');
+  await parseInflated(archive, limits, new tar.Parser({ strict: true }), (entry) => collector.take(entry));
   return collector.finish();
 }
 
@@ -72,7 +74,7 @@ class EntryCollector {
 
   constructor(private readonly limits: BundleLimits) {}
 
-  take(entry: tar.ReadEntry): void {
+  take(entry: ReadEntry): void {
     const refuse = (problem: Problem | null): void => {
       if (problem !== null) this.problems.push(problem);
       entry.resume();
@@ -159,11 +161,10 @@ class EntryCollector {
  * Inflates `archive` through a zlib stream into a tar parser, honouring the parser's back-pressure, and
  * stops the moment the inflated bytes pass what the limits allow (a gzip bomb costs one chunk past the cap).
  */
-function parseInflated(archive: Uint8Array, limits: BundleLimits, onEntry: (entry: tar.ReadEntry) => void): Promise<void> {
+function parseInflated(archive: Uint8Array, limits: BundleLimits, parser: Parser, onEntry: (entry: ReadEntry) => void): Promise<void> {
   const cap = limits.maxUnpackedBytes + (limits.maxEntries + 4) * TAR_OVERHEAD_PER_ENTRY;
   return new Promise<void>((resolve, reject) => {
     const gunzip = createGunzip({ chunkSize: INFLATE_CHUNK_BYTES });
-    const parser = new tar.Parser({ strict: true });
     let inflated = 0;
     let settled = false;
     const settle = (error: BundleError | null): void => {

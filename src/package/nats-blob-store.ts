@@ -8,7 +8,7 @@
  * connection drops fails then too; the client reconnects by itself and the next operation goes through.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Objm, type ObjectStore } from '@nats-io/obj';
+import type { ObjectStore } from '@nats-io/obj';
 import { BLOB_ERRORS, BlobError, checkDigest, sha256Hex, verifiedBlob, type BlobStore, type BlobSweep } from './blob-store.js';
 
 export class NatsBlobStore implements BlobStore {
@@ -22,6 +22,8 @@ export class NatsBlobStore implements BlobStore {
 
   /** Opens the bucket, creating it when absent (replicas starting at once each create it: the create is idempotent). */
   static async open(nc: NatsConnection, bucket: string): Promise<NatsBlobStore> {
+    // Loaded here, not at the top: the package room's face is imported by every `subako call`, which has no bus.
+    const { Objm } = await import('@nats-io/obj');
     const store = await new Objm(nc).create(bucket);
     return new NatsBlobStore(nc, store, bucket);
   }
