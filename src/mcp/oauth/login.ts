@@ -19,21 +19,21 @@
 import { randomBytes } from 'node:crypto';
 import {
   computeScopeUnion,
-  checkResourceAllowed,
-  discoverOAuthServerInfo,
   exchangeAuthorization,
-  extractWWWAuthenticateParams,
   OAuthError,
-  registerClient,
-  resourceUrlFromServerUrl,
   startAuthorization,
   type FetchLike,
   type OAuthClientInformationFull,
-  type OAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/client';
-import { Secret } from '../../common/index.js';
-import { SUBAKO_VERSION } from '../../version.js';
 import { LoginError } from './errors.js';
+import { discover, messageOf, parseServerUrl, probe, resourceFor } from './discovery.js';
+import {
+  checkMetadataDocumentUrl,
+  preRegistered,
+  register,
+  type AuthorizationMetadata,
+  type PreRegisteredClient,
+} from './client-registration.js';
 import { fetchWithTimeout } from './bounded-fetch.js';
 import { startRedirectListener } from './loopback.js';
 import { storedTokens, type StoredCredential } from './credential.js';
@@ -67,10 +67,7 @@ export interface LoginOptions {
   now?: () => number;
 }
 
-export interface PreRegisteredClient {
-  clientId: string;
-  clientSecret?: string | Secret;
-}
+export type { PreRegisteredClient } from './client-registration.js';
 
 /** Where the login's client came from. */
 export type ClientSource = 'registered' | 'reused' | 'pre-registered' | 'metadata-document';
@@ -166,20 +163,6 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
   }
 }
 
-function parseServerUrl(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch (error) {
-    if (!(error instanceof TypeError)) throw error; // expected: not a URL
-    throw new LoginError('discovery', `"${url}" is not a URL`);
-  }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new LoginError('discovery', `an MCP server URL is http(s), not ${parsed.protocol}`);
-  }
-  return parsed;
-}
-
 /**
  * The scopes to ask for. `--scope` on a credential that already exists for this server is a step-up (the answer
  * to a 403 insufficient_scope): it asks for the new scopes on top of those the credential had, so that the new
@@ -194,75 +177,6 @@ function scopeToAsk(
   if (asked !== undefined && previous !== undefined) return computeScopeUnion(previous.tokens.scope ?? previous.scope, asked);
   return asked ?? challenged ?? supported?.join(' ') ?? undefined;
 }
-
-/** Step 1: an unauthenticated request; a 401/403 challenge may name the resource metadata and scopes. */
-async function probe(serverUrl: URL, fetchFn: FetchLike): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
-  let response: Response;
-  try {
-    response = await fetchFn(serverUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'server/discover',
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'server/discover',
-        params: {
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-            'io.modelcontextprotocol/clientInfo': { name: 'subako', version: SUBAKO_VERSION },
-          },
-        },
-      }),
-    });
-  } catch (err) {
-    throw new LoginError('discovery', `could not reach the MCP server at ${serverUrl.href}: ${messageOf(err)}`, { cause: err });
-  }
-  await response.body?.cancel().catch(() => undefined); // a body we do not read: only the status and headers matter
-  if (response.status !== 401 && response.status !== 403) return {};
-  const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-  return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
-}
-
-/** Steps 1–2: protected resource metadata, then the authorization server's metadata. */
-async function discover(serverUrl: URL, resourceMetadataUrl: URL | undefined, fetchFn: FetchLike) {
-  let info;
-  try {
-    info = await discoverOAuthServerInfo(serverUrl, { resourceMetadataUrl, fetchFn });
-  } catch (err) {
-    throw new LoginError('discovery', `OAuth discovery for ${serverUrl.href} failed: ${messageOf(err)}`, { cause: err });
-  }
-  const metadata = info.authorizationServerMetadata;
-  if (metadata === undefined) {
-    throw new LoginError(
-      'discovery',
-      `no authorization server metadata was found for ${serverUrl.href} (tried ${info.authorizationServerUrl}); the server may not use OAuth`,
-    );
-  }
-  return { ...info, authorizationServerMetadata: metadata };
-}
-
-/**
- * The RFC 8707 resource indicator: the metadata's `resource` when it covers the server URL (sent verbatim),
- * else the server URL itself without its fragment.
- */
-function resourceFor(serverUrl: URL, metadata: OAuthProtectedResourceMetadata | undefined): string {
-  if (metadata === undefined) return resourceUrlFromServerUrl(serverUrl).href;
-  if (!checkResourceAllowed({ requestedResource: serverUrl, configuredResource: metadata.resource })) {
-    throw new LoginError(
-      'discovery',
-      `the protected resource metadata is for ${metadata.resource}, which does not cover ${serverUrl.href}; refusing to use it`,
-    );
-  }
-  return metadata.resource;
-}
-
-type AuthorizationMetadata = Parameters<typeof registerClient>[1]['metadata'];
 
 /** Step 3: which client this login runs as (see the module comment for the order). */
 async function chooseClient(
@@ -279,72 +193,10 @@ async function chooseClient(
   if (options.clientMetadataUrl !== undefined && metadata?.client_id_metadata_document_supported === true) {
     return { client: { client_id: checkMetadataDocumentUrl(options.clientMetadataUrl), redirect_uris: [redirectUri] }, source: 'metadata-document' };
   }
-  return { client: await register(authorizationServerUrl, metadata, redirectUri, scope, fetchFn), source: 'registered' };
+  const registerByHand =
+    'register subako there (redirect URI http://127.0.0.1/callback, any port) and pass --client-id (and --client-secret if it issued one)';
+  // SEP-837: a CLI with a loopback redirect is a native application (RFC 8252).
+  const client = await register(authorizationServerUrl, metadata, { applicationType: 'native', redirectUri, scope, registerByHand, fetchFn });
+  return { client, source: 'registered' };
 }
 
-function preRegistered(client: PreRegisteredClient, redirectUri: string): OAuthClientInformationFull {
-  if (typeof client.clientId !== 'string' || client.clientId.trim() === '' || /[\r\n\0]/.test(client.clientId)) {
-    throw new LoginError('registration', 'a pre-registered client needs its client id: the non-empty id the authorization server gave it');
-  }
-  const secret = client.clientSecret === undefined ? undefined : Secret.from(client.clientSecret).reveal();
-  if (secret === '') throw new LoginError('registration', 'the client secret is empty: leave it out for a public client, or give the one the authorization server issued');
-  return { client_id: client.clientId, ...(secret !== undefined ? { client_secret: secret } : {}), redirect_uris: [redirectUri] };
-}
-
-/** SEP-991: a Client ID Metadata Document is named by an https URL with a path. */
-function checkMetadataDocumentUrl(text: string): string {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch (error) {
-    if (!(error instanceof TypeError)) throw error; // expected: not a URL
-    throw new LoginError('registration', `"${text}" is not a URL; a client metadata document URL is https with a path`);
-  }
-  if (url.protocol !== 'https:' || url.pathname === '/' || url.hash !== '') {
-    throw new LoginError('registration', `a client metadata document URL is https with a path and no fragment, not ${url.href}`);
-  }
-  return url.href;
-}
-
-/** Dynamic client registration as a public native client (PKCE, no secret; SEP-837 `application_type`). */
-async function register(
-  authorizationServerUrl: string,
-  metadata: AuthorizationMetadata,
-  redirectUri: string,
-  scope: string | undefined,
-  fetchFn: FetchLike,
-): Promise<OAuthClientInformationFull> {
-  if (metadata?.registration_endpoint === undefined) {
-    throw new LoginError(
-      'registration',
-      `the authorization server ${authorizationServerUrl} offers no dynamic client registration (RFC 7591): ` +
-        'register subako there (redirect URI http://127.0.0.1/callback, any port) and pass --client-id (and --client-secret if it issued one)',
-    );
-  }
-  try {
-    return await registerClient(authorizationServerUrl, {
-      metadata,
-      clientMetadata: {
-        client_name: 'subako',
-        // SEP-837: a CLI with a loopback redirect is a native application (RFC 8252), so the server
-        // applies native-app redirect rules instead of rejecting a loopback URI as a web client's.
-        application_type: 'native',
-        redirect_uris: [redirectUri],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-        ...(scope !== undefined ? { scope } : {}),
-      },
-      scope,
-      fetchFn,
-    });
-  } catch (err) {
-    const code = OAuthError.isInstance(err) ? ` (${err.code})` : `: ${messageOf(err)}`;
-    throw new LoginError('registration', `the authorization server refused to register subako as a client${code}`, { cause: err });
-  }
-}
-
-function messageOf(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
-}
