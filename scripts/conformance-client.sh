@@ -8,6 +8,8 @@
 # for (sent as given, --no-check: the suite's arguments are its to judge), else calls valid_tool when listed,
 # else the first tool; the MRTR scenario calls every tool, answering its form with --answer. A call refused for insufficient_scope is
 # stepped up with `subako mcp login --scope` once and retried.
+# The client-credentials scenarios log in as a machine (--client-credentials with the context's client id and its
+# secret through SUBAKO_OAUTH_CLIENT_SECRET, or its private key written to a file for --private-key-file).
 set -u
 url="${!#}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -43,6 +45,18 @@ case "$scenario" in
     [ "$scenario" = auth/pre-registration ] && [ -n "$client_secret" ] && flags+=(--client-secret "$client_secret")
     # The suite's CIMD scenario expects this client's metadata document at this (unreachable) URL.
     [ "$scenario" = auth/basic-cimd ] && flags+=(--client-metadata-url https://conformance-test.local/client-metadata.json)
+    case "$scenario" in
+      auth/client-credentials-*)
+        flags=(--client-credentials --client-id "$client_id")
+        pem="$(field private_key_pem)"
+        if [ -n "$pem" ]; then
+          printf '%s\n' "$pem" >"$SUBAKO_HOME/client-key.pem"
+          flags+=(--private-key-file "$SUBAKO_HOME/client-key.pem" --private-key-alg "$(field signing_algorithm)")
+        else
+          export SUBAKO_OAUTH_CLIENT_SECRET="$client_secret"  # kept out of the process list
+        fi
+        ;;
+    esac
     login "${flags[@]}" || exit $?
     auth=(--oauth conformance)
     ;;

@@ -11,11 +11,14 @@
 #   proxied  a subako serve session whose agent has that toolbox as its one MCP server (capability URL)
 #   bearer   the same session through its bearer URL (via scripts/conformance-bearer-proxy.mjs)
 #   demo     a session of the demo agent (only `greet`: most scenarios fail on what it lacks; not counted)
-# Client: every client scenario of each revision's requirements, against scripts/conformance-client.sh.
+# Client: every client scenario of each revision's requirements (those it reports but does not score too), against
+# scripts/conformance-client.sh, one at a time (in parallel, ~40 CLI processes at once on a small host time out), each
+# at the revision's wire; plus $CONFORMANCE_CLIENT_EXTRA, scored as subako's own requirement: the client-credentials
+# extension and the 2025-03-26 discovery fallbacks (run at their own wire) unless the variable says otherwise.
 # Results: $CONFORMANCE_OUT (default /tmp/subako-conformance/results), one folder per target and revision.
 # Exit status: 0 when every scored scenario passed (scripts/conformance-score.mjs: the revision's requirement list,
-# less what the suite does not score for it) on toolbox, proxied and bearer, and every scored client scenario but
-# the auth ones (the identity issue's); 1 otherwise. Each run's line "scored: P of N passed" says which failed.
+# less what the suite does not score for it) on toolbox, proxied and bearer, and every scored client scenario (auth
+# ones included) and extra; 1 otherwise. Each run's line "scored: P of N passed" says which failed.
 # Env: CONFORMANCE_VERSION (default 0.2.0-alpha.12), CONFORMANCE_DIR (scratch folder).
 set -euo pipefail
 mode="${1:-all}"
@@ -45,9 +48,9 @@ wait_line() { for _ in $(seq 1 100); do grep -Eo "$2" "$1" 2>/dev/null | head -1
 status=0
 # The suite's own exit status counts scenarios it does not score too (the tasks extension): conformance-score reads
 # its summary instead. Prints the scored line; a counted target's scored failure fails the script.
-score() { # output-file counted(yes|no) [--no-auth]
+score() { # output-file counted(yes|no)
   local line
-  line="$(node "$repo/scripts/conformance-score.mjs" "$1" ${3:-})" || { [ "$2" = yes ] && status=1; }
+  line="$(node "$repo/scripts/conformance-score.mjs" "$1")" || { [ "$2" = yes ] && status=1; }
   echo "$line"
 }
 run_server() { # name url counted(yes|no)
@@ -87,12 +90,46 @@ if [ "$mode" = server ] || [ "$mode" = all ]; then
 fi
 
 if [ "$mode" = client ] || [ "$mode" = all ]; then
+  extra="${CONFORMANCE_CLIENT_EXTRA-auth/client-credentials-basic auth/client-credentials-jwt auth/2025-03-26-oauth-metadata-backcompat auth/2025-03-26-oauth-endpoint-fallback}"
+  # The revision's client scenarios, "name<TAB>reason" (reason empty for a scored one), from the suite's own list.
+  client_scenarios() {
+    "${suite[@]}" list --requirements "$1" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let part="",reason="";
+      for(const line of s.split("\n")){
+        if(/^Client scenarios/.test(line)){part="scored";continue} if(/^Run and reported, but never scored/.test(line)){part="unscored";continue}
+        if(/^\S/.test(line)){part="";continue}
+        let m;
+        if(part==="scored"&&(m=/^  - (\S+)$/.exec(line)))console.log(m[1]+"\t");
+        if(part==="unscored"&&(m=/^  (\S[^(]*) \(\d+\):$/.exec(line)))reason=m[1];
+        if(part==="unscored"&&(m=/^    - (\S+) \[client\]$/.exec(line)))console.log(m[1]+"\t"+reason);
+      }})'
+  }
+  # Runs one scenario at a wire and prints its summary line.
+  run_client() { # scenario spec-version folder
+    rm -rf "$3"; mkdir -p "$3"
+    "${suite[@]}" client --command "bash $repo/scripts/conformance-client.sh" --scenario "$1" --spec-version "$2" --force \
+      --timeout 40000 -o "$3" >"$3.txt" 2>&1 || true
+    node "$repo/scripts/conformance-checks.mjs" "$1" "$3"
+  }
   for revision in $revisions; do
-    echo "== client scenarios ($revision) against subako mcp (scripts/conformance-client.sh)"
-    "${suite[@]}" client --command "bash $repo/scripts/conformance-client.sh" --requirements "$revision" --timeout 40000 \
-      -o "$out/client-$revision" >"$out/client-$revision.txt" 2>&1 || true
-    sed -n '/SUITE SUMMARY/,$p' "$out/client-$revision.txt"
-    score "$out/client-$revision.txt" yes --no-auth
+    echo "== client scenarios ($revision) against subako mcp (scripts/conformance-client.sh), one at a time"
+    summary="$out/client-$revision.txt"; unscored=""; lines=""
+    while IFS=$'\t' read -r name reason; do
+      [ -z "$name" ] && continue
+      line="$(run_client "$name" "$revision" "$out/client-$revision/${name//\//_}" </dev/null)"; echo "$line"
+      lines+="$line"$'\n'
+      case " $extra " in *" $name "*) reason="" ;; esac
+      [ -n "$reason" ] && unscored+="  ${line%%:*} ($reason)"$'\n'
+    done < <(client_scenarios "$revision")
+    for name in $extra; do
+      grep -Fq " $name:" <<<"$lines" && continue
+      wire="$revision"; case "$name" in auth/2025-03-26-*) wire=2025-03-26 ;; esac
+      line="$(run_client "$name" "$wire" "$out/client-$revision/${name//\//_}" </dev/null)"; echo "$line"
+      lines+="$line"$'\n'
+    done
+    { echo "=== SUITE SUMMARY ==="; echo; printf '%s' "$lines"
+      [ -n "$unscored" ] && { echo; echo "Not scored for $revision: reported only"; printf '%s' "$unscored"; }
+    } >"$summary"
+    score "$summary" yes
   done
 fi
 echo "results in $out"

@@ -26,7 +26,21 @@ export interface StoredCredential {
   client: OAuthClientInformationFull;
   scope?: string;
   tokens: StoredTokens;
+  /**
+   * Present on a machine-to-machine credential (the client-credentials grant, extension
+   * `io.modelcontextprotocol/oauth-client-credentials`): how the client authenticates when the grant is run
+   * again in place of a refresh. A client secret is in `client.client_secret`; a private key is here.
+   */
+  clientCredentials?: ClientCredentialsAuthentication;
 }
+
+/** The algorithms a `private_key_jwt` client assertion is signed with. */
+export const PRIVATE_KEY_ALGORITHMS = ['ES256', 'RS256'] as const;
+export type PrivateKeyAlgorithm = (typeof PRIVATE_KEY_ALGORITHMS)[number];
+
+export type ClientCredentialsAuthentication =
+  | { method: 'client_secret' }
+  | { method: 'private_key_jwt'; privateKeyPem: string; algorithm: PrivateKeyAlgorithm };
 
 /**
  * A token response as stored. A refresh response without a refresh token keeps the old one (RFC 6749

@@ -2,7 +2,8 @@
  * OAuth discovery for an MCP server, the part every OAuth flow subako runs shares (the CLI's `login`, and any
  * flow the platform runs as a client): an unauthenticated probe whose 401/403 challenge names the protected
  * resource metadata and scopes (RFC 9728), the authorization server's metadata (RFC 8414 with the OpenID
- * Connect fallback), and the RFC 8707 resource indicator to ask for.
+ * Connect fallback), and the RFC 8707 resource indicator to ask for. A server that challenges but publishes no
+ * metadata at all is a 2025-03-26 one: its origin's default endpoints are used (legacy-endpoints.ts).
  */
 import {
   checkResourceAllowed,
@@ -14,11 +15,23 @@ import {
 } from '@modelcontextprotocol/client';
 import { SUBAKO_VERSION } from '../../version.js';
 import { LoginError } from './errors.js';
+import { legacyEndpoints } from './legacy-endpoints.js';
 
 /** What a 401/403 challenge said: where the resource metadata is and which scopes the server wants. */
 export interface ResourceChallenge {
   resourceMetadataUrl?: URL;
   scope?: string;
+  /** True when the server answered 401 or 403: it wants a token, whatever else it said. */
+  challenged?: boolean;
+}
+
+export interface DiscoverOptions {
+  /**
+   * Where neither protected resource metadata nor authorization server metadata exists, use the 2025-03-26
+   * default endpoints at the server's origin instead of failing. Only for a server known to want a token
+   * (its probe was challenged): otherwise "no metadata" more likely means "no OAuth".
+   */
+  legacyFallback?: boolean;
 }
 
 export function parseServerUrl(url: string): URL {
@@ -66,11 +79,15 @@ export async function probe(serverUrl: URL, fetchFn: FetchLike): Promise<Resourc
   await response.body?.cancel().catch(() => undefined); // a body we do not read: only the status and headers matter
   if (response.status !== 401 && response.status !== 403) return {};
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-  return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
+  return { challenged: true, ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
 }
 
-/** Steps 1–2: protected resource metadata, then the authorization server's metadata. */
-export async function discover(serverUrl: URL, resourceMetadataUrl: URL | undefined, fetchFn: FetchLike) {
+/**
+ * Steps 1–2: protected resource metadata, then the authorization server's metadata. Without protected resource
+ * metadata the server's origin is the authorization server (the SDK tries its well-known metadata there); with
+ * `legacyFallback` and no metadata there either, its default endpoints. `legacyEndpoints` says which happened.
+ */
+export async function discover(serverUrl: URL, resourceMetadataUrl: URL | undefined, fetchFn: FetchLike, options: DiscoverOptions = {}) {
   let info;
   try {
     info = await discoverOAuthServerInfo(serverUrl, { resourceMetadataUrl, fetchFn });
@@ -78,13 +95,17 @@ export async function discover(serverUrl: URL, resourceMetadataUrl: URL | undefi
     throw new LoginError('discovery', `OAuth discovery for ${serverUrl.href} failed: ${messageOf(err)}`, { cause: err });
   }
   const metadata = info.authorizationServerMetadata;
+  if (metadata === undefined && info.resourceMetadata === undefined && options.legacyFallback === true) {
+    const legacy = legacyEndpoints(serverUrl);
+    return { ...info, authorizationServerUrl: legacy.issuer, authorizationServerMetadata: legacy, legacyEndpoints: true };
+  }
   if (metadata === undefined) {
     throw new LoginError(
       'discovery',
       `no authorization server metadata was found for ${serverUrl.href} (tried ${info.authorizationServerUrl}); the server may not use OAuth`,
     );
   }
-  return { ...info, authorizationServerMetadata: metadata };
+  return { ...info, authorizationServerMetadata: metadata, legacyEndpoints: false };
 }
 
 /**

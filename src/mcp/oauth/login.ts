@@ -13,6 +13,12 @@
  *    (RFC 8707); a loopback listener on 127.0.0.1 receives the redirect and checks `state`.
  * 5. Exchange the code (PKCE verifier, `resource`, RFC 9207 `iss` check) and store the tokens sealed.
  *
+ * A machine logs in with `clientCredentials` instead (client-credentials.ts): steps 1–2, then the
+ * client-credentials grant in place of 3–5. A server without any metadata that still asks for a token is a
+ * 2025-03-26 one: its origin's default endpoints stand in for step 2 (legacy-endpoints.ts). When the server now
+ * names another authorization server than the stored credential's, the login runs against the new one with a
+ * client of its own (a client is only ever used at the server that issued it, SEP-2352) and says `movedFrom`.
+ *
  * The SDK's helpers do the protocol pieces (discovery, registration, PKCE, token requests); this file
  * decides the order, the loopback redirect, what is stored, and how failures read.
  */
@@ -39,6 +45,7 @@ import { startRedirectListener } from './loopback.js';
 import { storedTokens, type StoredCredential } from './credential.js';
 import { CredentialStore } from './store.js';
 import { checkCredentialName } from './credential-file.js';
+import { checkClientCredentials, credentialByClientCredentials, type ClientCredentialsOptions } from './client-credentials.js';
 
 export interface LoginOptions {
   /** The MCP server's URL. */
@@ -57,8 +64,13 @@ export interface LoginOptions {
    * server advertises `client_id_metadata_document_supported` (otherwise dynamic registration is used).
    */
   clientMetadataUrl?: string;
-  /** Receives the URL the person must open (print it, open a browser). */
-  onAuthorizationUrl: (url: string) => void | Promise<void>;
+  /**
+   * Log in as a machine with the client-credentials grant (extension `io.modelcontextprotocol/oauth-client-credentials`):
+   * no person, no browser. The secret or private key is stored sealed, and the grant runs again when the token expires.
+   */
+  clientCredentials?: ClientCredentialsOptions;
+  /** Receives the URL the person must open (print it, open a browser); needed unless `clientCredentials` is given. */
+  onAuthorizationUrl?: (url: string) => void | Promise<void>;
   /** How long to wait for the redirect; 5 minutes by default. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -70,7 +82,7 @@ export interface LoginOptions {
 export type { PreRegisteredClient } from './client-registration.js';
 
 /** Where the login's client came from. */
-export type ClientSource = 'registered' | 'reused' | 'pre-registered' | 'metadata-document';
+export type ClientSource = 'registered' | 'reused' | 'pre-registered' | 'metadata-document' | 'client-credentials';
 
 export interface LoginResult {
   name: string;
@@ -83,6 +95,8 @@ export interface LoginResult {
   /** True when a new client was registered dynamically, false otherwise (see `client`). */
   registeredClient: boolean;
   client: ClientSource;
+  /** The authorization server the name's previous credential was from, when the server now names another one. */
+  movedFrom?: string;
 }
 
 export async function login(options: LoginOptions): Promise<LoginResult> {
@@ -92,16 +106,41 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
   const store = options.store ?? new CredentialStore();
   const now = options.now ?? Date.now;
 
+  // Checked before anything is sent: a bad key or an empty secret should not cost a round trip.
+  const machine = options.clientCredentials === undefined ? undefined : checkClientCredentials(options.clientCredentials);
+  if (machine === undefined && options.onAuthorizationUrl === undefined) {
+    throw new TypeError('login needs onAuthorizationUrl (where to send the person) unless it runs the client-credentials grant');
+  }
+
   const challenge = await probe(serverUrl, fetchFn);
-  const info = await discover(serverUrl, challenge.resourceMetadataUrl, fetchFn);
+  const info = await discover(serverUrl, challenge.resourceMetadataUrl, fetchFn, { legacyFallback: challenge.challenged === true });
   const resource = resourceFor(serverUrl, info.resourceMetadata);
-  const previous = await store.get(options.name).catch(() => undefined);
-  const scope = scopeToAsk(options.scope, challenge.scope, info.resourceMetadata?.scopes_supported, previous?.serverUrl === serverUrl.href ? previous : undefined);
+  const stored = await store.get(options.name).catch(() => undefined);
+  const previous = stored?.serverUrl === serverUrl.href ? stored : undefined;
+  const movedFrom = previous !== undefined && previous.authorizationServer.url !== info.authorizationServerUrl ? previous.authorizationServer.url : undefined;
+  const scope = scopeToAsk(options.scope, challenge.scope, info.resourceMetadata?.scopes_supported, previous);
   const metadata = info.authorizationServerMetadata;
+
+  if (machine !== undefined) {
+    const credential = await credentialByClientCredentials({
+      serverUrl,
+      resource,
+      authorizationServerUrl: info.authorizationServerUrl,
+      metadata,
+      scope,
+      client: machine,
+      fetchFn,
+      now: now(),
+    });
+    await store.save(options.name, credential);
+    return resultOf(options.name, credential, 'client-credentials', movedFrom);
+  }
 
   const listener = await startRedirectListener();
   try {
-    const reusable = previous !== undefined && previous.authorizationServer.url === info.authorizationServerUrl ? previous.client : undefined;
+    // Never a client of another authorization server (SEP-2352), nor a machine's client for a person's sign-in.
+    const reusable =
+      stored !== undefined && stored.authorizationServer.url === info.authorizationServerUrl && stored.clientCredentials === undefined ? stored.client : undefined;
     const { client, source } = await chooseClient(options, reusable, info.authorizationServerUrl, metadata, listener.redirectUri, scope, fetchFn);
 
     const state = randomBytes(32).toString('base64url');
@@ -118,7 +157,7 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
 
     const waiting = listener.waitForCallback(state, { timeoutMs: options.timeoutMs, signal: options.signal });
     waiting.catch(() => undefined); // observed below; the URL callback may throw first
-    await options.onAuthorizationUrl(authorizationUrl.href);
+    await options.onAuthorizationUrl!(authorizationUrl.href);
     const callback = await waiting;
 
     let tokens;
@@ -148,19 +187,25 @@ export async function login(options: LoginOptions): Promise<LoginResult> {
       tokens: storedTokens(tokens, now()),
     };
     await store.save(options.name, credential);
-    return {
-      name: options.name,
-      serverUrl: serverUrl.href,
-      resource,
-      authorizationServer: info.authorizationServerUrl,
-      ...(credential.tokens.scope !== undefined ? { scope: credential.tokens.scope } : scope !== undefined ? { scope } : {}),
-      ...(credential.tokens.expiresAt !== undefined ? { expiresAt: credential.tokens.expiresAt } : {}),
-      registeredClient: source === 'registered',
-      client: source,
-    };
+    return resultOf(options.name, credential, source, movedFrom);
   } finally {
     await listener.close();
   }
+}
+
+function resultOf(name: string, credential: StoredCredential, source: ClientSource, movedFrom: string | undefined): LoginResult {
+  const scope = credential.tokens.scope ?? credential.scope;
+  return {
+    name,
+    serverUrl: credential.serverUrl,
+    resource: credential.resource,
+    authorizationServer: credential.authorizationServer.url,
+    ...(scope !== undefined ? { scope } : {}),
+    ...(credential.tokens.expiresAt !== undefined ? { expiresAt: credential.tokens.expiresAt } : {}),
+    registeredClient: source === 'registered',
+    client: source,
+    ...(movedFrom !== undefined ? { movedFrom } : {}),
+  };
 }
 
 /**

@@ -4,6 +4,7 @@
  * before the new access token is handed out. Refreshes of one credential are serialised: within the
  * process by sharing one promise, across processes by the store's lock (and a re-read under it, so a
  * refresh another process just made is used instead of spending the rotated-out refresh token again).
+ * A machine's credential (the client-credentials grant) without a refresh token runs its grant again instead.
  */
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { McpAuthError, McpServerError } from '../errors.js';
@@ -12,6 +13,7 @@ import type { CredentialFile } from './credential-file.js';
 import { parseCredential, storedTokens, type StoredCredential } from './credential.js';
 import { TokenRefreshError } from './errors.js';
 import { needsRefresh, refreshTokens, REFRESH_EARLY_MS } from './token-refresh.js';
+import { clientCredentialsClientOf, clientCredentialsGrant } from './client-credentials-grant.js';
 
 export interface AccessTokenOptions {
   /** Refresh even if the stored token looks fresh (the server just refused it). */
@@ -68,7 +70,8 @@ async function refresh(
     if (!needsRefresh(tokens.expiresAt, now(), early) && (!options.forceRefresh || replacedMeanwhile)) return new Secret(tokens.accessToken);
 
     const loginAgain = `run \`subako mcp login --url ${credential.serverUrl} --name ${name}\` again`;
-    if (tokens.refreshToken === undefined) {
+    const machine = tokens.refreshToken === undefined ? clientCredentialsClientOf(credential) : undefined;
+    if (tokens.refreshToken === undefined && machine === undefined) {
       throw options.forceRefresh
         ? new McpAuthError('rejected', `the server refused the OAuth credential "${name}" and it cannot be refreshed: ${loginAgain}`, { credential: name })
         : new McpAuthError('expired', `the OAuth credential "${name}" expired and has no refresh token: ${loginAgain}`, { credential: name });
@@ -76,13 +79,22 @@ async function refresh(
 
     let refreshed;
     try {
-      refreshed = await refreshTokens({
-        server: credential.authorizationServer,
-        client: credential.client,
-        refreshToken: tokens.refreshToken,
-        resource: credential.resource,
-        fetch: options.fetch,
-      });
+      refreshed =
+        machine !== undefined
+          ? await clientCredentialsGrant({
+              server: credential.authorizationServer,
+              client: machine,
+              scope: credential.scope,
+              resource: credential.resource,
+              fetch: options.fetch,
+            })
+          : await refreshTokens({
+              server: credential.authorizationServer,
+              client: credential.client,
+              refreshToken: tokens.refreshToken!,
+              resource: credential.resource,
+              fetch: options.fetch,
+            });
     } catch (failure) {
       if (!(failure instanceof TokenRefreshError)) throw failure;
       // A token that has not actually expired yet still works for its last seconds.

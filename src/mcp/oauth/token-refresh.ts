@@ -72,9 +72,7 @@ export async function refreshTokens(request: TokenRefreshRequest): Promise<OAuth
   } catch (err) {
     throw refreshFailure(err);
   }
-  if (!isSendableToken(tokens.access_token)) {
-    throw new TokenRefreshError('unavailable', 'the authorization server sent an access token that cannot be sent in a header (empty, too long, or with control characters)');
-  }
+  checkSendableToken(tokens);
   // An empty refresh token is none: the presented one stays the one to present next time.
   return { ...tokens, refresh_token: tokens.refresh_token || request.refreshToken };
 }
@@ -85,6 +83,13 @@ const MAX_ACCESS_TOKEN_CHARS = 16 * 1024;
 /** A token that goes into an `Authorization` header as it is: not empty, bounded, no control characters. */
 function isSendableToken(token: string): boolean {
   return token.length > 0 && token.length <= MAX_ACCESS_TOKEN_CHARS && !/[\x00-\x1f\x7f]/.test(token);
+}
+
+/** Refuses (as `unavailable`) an answer whose access token could not go into a header, from any grant. */
+export function checkSendableToken(tokens: OAuthTokens): void {
+  if (!isSendableToken(tokens.access_token)) {
+    throw new TokenRefreshError('unavailable', 'the authorization server sent an access token that cannot be sent in a header (empty, too long, or with control characters)');
+  }
 }
 
 /**
@@ -100,6 +105,15 @@ function tokenEndpointOnly(tokenEndpoint: string): AuthorizationServerMetadata {
 const ERROR_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 function refreshFailure(err: unknown): TokenRefreshError {
+  return tokenRequestFailure(err, 'refresh the token');
+}
+
+/**
+ * How a failed token request reads, for any grant (`what` says what was asked, e.g. "refresh the token"):
+ * `unavailable` when the server could not be reached, failed itself or sent nothing usable; `refused` when it
+ * answered with an error only new credentials or a new authorization cure. Only the error code is repeated.
+ */
+export function tokenRequestFailure(err: unknown, what: string): TokenRefreshError {
   if (!OAuthError.isInstance(err)) {
     return new TokenRefreshError('unavailable', 'the authorization server could not be reached or sent no usable answer');
   }
@@ -107,7 +121,7 @@ function refreshFailure(err: unknown): TokenRefreshError {
   const named = code === undefined ? 'an error' : code;
   // The SDK reads an answer it cannot parse as `server_error`: the server failed, a retry may get past it.
   if (err.code === 'server_error' || err.code === 'temporarily_unavailable') {
-    return new TokenRefreshError('unavailable', `the authorization server failed to refresh the token (${named})`, code);
+    return new TokenRefreshError('unavailable', `the authorization server failed to ${what} (${named})`, code);
   }
-  return new TokenRefreshError('refused', `the authorization server refused to refresh the token (${named})`, code);
+  return new TokenRefreshError('refused', `the authorization server refused to ${what} (${named})`, code);
 }

@@ -1,0 +1,29 @@
+// One client scenario's result as the suite's own summary writes it — "✓ name: P passed, F failed[, W warnings]" —
+// read from the checks.json the suite saved for that run (conformance.sh runs client scenarios one at a time and
+// puts these lines together into a summary conformance-score.mjs reads). No checks.json (the suite did not finish
+// the scenario) is one failed check.
+// Usage: node scripts/conformance-checks.mjs <scenario> <folder the run's -o pointed at>
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [scenario, folder] = process.argv.slice(2);
+const found = [];
+const walk = (dir) => {
+  let names = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return; // no folder: nothing was saved
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) walk(path);
+    else if (name === 'checks.json') found.push(path);
+  }
+};
+walk(folder);
+const checks = found.length === 1 ? JSON.parse(readFileSync(found[0], 'utf8')) : [{ status: 'FAILURE' }];
+const count = (status) => checks.filter((c) => c.status === status).length;
+const [passed, failed, warnings] = [count('SUCCESS'), count('FAILURE'), count('WARNING')];
+const mark = failed === 0 && warnings === 0 ? '✓' : '✗';
+console.log(`${mark} ${scenario}: ${passed} passed, ${failed} failed${warnings > 0 ? `, ${warnings} warnings` : ''}`);
