@@ -8,15 +8,24 @@
  * without a secret, checked at the token endpoint by HTTP Basic or in the form), and with
  * `clientIdMetadataDocuments` it advertises SEP-991 support and accepts an https client_id URL whose
  * redirect URIs it takes as loopback ones (it does not fetch the document: there is no https on loopback
- * here). Everything it issued or received is recorded so tests can check the wire.
+ * here). With `clientCredentials` it also runs the client-credentials grant (RFC 6749 §4.4) for clients registered
+ * with a secret or a public key (`preRegisterKey`: `private_key_jwt` assertions, RFC 7523, verified with jose),
+ * issuing no refresh token. It can serve its endpoints on another server's origin (`serve` with `adoptOrigin`),
+ * with or without a metadata document there (`discovery: 'none'`), as a 2025-03-26 MCP server did.
+ * Everything it issued or received is recorded so tests can check the wire.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, type KeyObject } from 'node:crypto';
+import { jwtVerify } from 'jose';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface AuthServerOptions {
-  /** Which discovery document is served: RFC 8414 (default) or only OpenID Connect discovery. */
-  discovery?: 'oauth' | 'oidc';
+  /** Which discovery document is served: RFC 8414 (default), only OpenID Connect discovery, or none at all. */
+  discovery?: 'oauth' | 'oidc' | 'none';
+  /** Whether the client-credentials grant is offered (and advertised in `grant_types_supported`). */
+  clientCredentials?: boolean;
+  /** The client authentications advertised; by default none, client_secret_basic and client_secret_post. */
+  tokenEndpointAuthMethods?: string[];
   /** Lifetime of access tokens, in seconds. */
   accessTokenTtlSeconds?: number;
   /** Whether the metadata advertises a registration endpoint. */
@@ -30,6 +39,8 @@ interface Client {
   redirectUris: string[];
   /** A confidential client's secret; the token endpoint then requires it. */
   secret?: string;
+  /** A `private_key_jwt` client's public key; the token endpoint then requires an assertion it verifies. */
+  publicKey?: KeyObject;
 }
 
 interface PendingCode {
@@ -86,10 +97,23 @@ export class TestAuthServer {
     this.clients.set(clientId, { clientId, redirectUris, ...(secret !== undefined ? { secret } : {}) });
   }
 
+  /** A machine client that authenticates with `private_key_jwt` assertions signed by this key's private half. */
+  preRegisterKey(clientId: string, publicKey: KeyObject): void {
+    this.clients.set(clientId, { clientId, redirectUris: [], publicKey });
+  }
+
+  /** Serves this authorization server's endpoints on another server's origin (which routes requests to `serve`). */
+  adoptOrigin(origin: string): void {
+    this.url = origin;
+  }
+
+  /** Answers one request (for a server that hosts this one's endpoints on its own origin). */
+  serve(req: IncomingMessage, res: ServerResponse): void {
+    this.handle(req, res).catch((err: unknown) => json(res, 500, { error: 'server_error', error_description: String(err) }));
+  }
+
   async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch((err: unknown) => json(res, 500, { error: 'server_error', error_description: String(err) }));
-    });
+    this.server = createServer((req, res) => this.serve(req, res));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
@@ -111,9 +135,9 @@ export class TestAuthServer {
       token_endpoint: `${this.url}/token`,
       ...(this.options.registration === false ? {} : { registration_endpoint: `${this.url}/register` }),
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', ...(this.options.clientCredentials === true ? ['client_credentials'] : [])],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: this.options.tokenEndpointAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post'],
       ...(this.options.clientIdMetadataDocuments === true ? { client_id_metadata_document_supported: true } : {}),
       scopes_supported: ['tools:read', 'tools:call'],
       ...(this.options.discovery === 'oidc'
@@ -217,8 +241,24 @@ export class TestAuthServer {
     return { clientId, redirectUris: ['http://127.0.0.1/callback'] };
   }
 
-  /** RFC 6749 §2.3.1: the client id from HTTP Basic or the form, and its secret checked when it has one. */
-  private authenticateClient(req: IncomingMessage, form: URLSearchParams): Client | undefined {
+  /**
+   * RFC 6749 §2.3.1: the client id from HTTP Basic or the form, and its secret checked when it has one; or an
+   * RFC 7523 assertion (iss = sub = the client id, audience this issuer) verified with the client's public key.
+   */
+  private async authenticateClient(req: IncomingMessage, form: URLSearchParams): Promise<Client | undefined> {
+    const assertion = form.get('client_assertion');
+    if (assertion !== null) {
+      this.clientAuthentications.push('private_key_jwt');
+      if (form.get('client_assertion_type') !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer') return undefined;
+      for (const client of this.clients.values()) {
+        if (client.publicKey === undefined) continue;
+        const verified = await jwtVerify(assertion, client.publicKey, { audience: [this.url, `${this.url}/`], issuer: client.clientId, subject: client.clientId }).catch(
+          () => undefined,
+        );
+        if (verified !== undefined) return client;
+      }
+      return undefined;
+    }
     const header = req.headers.authorization ?? '';
     let clientId = form.get('client_id') ?? '';
     let secret = form.get('client_secret') ?? undefined;
@@ -232,13 +272,13 @@ export class TestAuthServer {
     }
     this.clientAuthentications.push(method);
     const client = this.clientFor(clientId);
-    if (client === undefined || client.secret !== secret) return undefined;
+    if (client === undefined || client.publicKey !== undefined || client.secret !== secret) return undefined;
     return client;
   }
 
-  private token(req: IncomingMessage, form: URLSearchParams, res: ServerResponse): void {
+  private async token(req: IncomingMessage, form: URLSearchParams, res: ServerResponse): Promise<void> {
     this.tokenRequests.push(form);
-    const client = this.authenticateClient(req, form);
+    const client = await this.authenticateClient(req, form);
     if (client === undefined) return json(res, 401, { error: 'invalid_client' });
     const clientId = client.clientId;
     const grant = form.get('grant_type');
@@ -270,21 +310,26 @@ export class TestAuthServer {
       this.spentRefreshTokens.add(presented);
       return this.issue(res, refresh);
     }
+    if (grant === 'client_credentials' && this.options.clientCredentials === true) {
+      const resource = form.get('resource');
+      if (resource === null) return json(res, 400, { error: 'invalid_target' });
+      return this.issue(res, { clientId, resource, ...(form.get('scope') ? { scope: form.get('scope')! } : {}) }, { refreshToken: false });
+    }
     json(res, 400, { error: 'unsupported_grant_type' });
   }
 
-  private issue(res: ServerResponse, grant: RefreshGrant): void {
+  private issue(res: ServerResponse, grant: RefreshGrant, how: { refreshToken: boolean } = { refreshToken: true }): void {
     const ttl = this.options.accessTokenTtlSeconds ?? 3600;
     const accessToken = `at-${randomBytes(24).toString('base64url')}`;
-    const refreshToken = `rt-${randomBytes(24).toString('base64url')}`;
-    this.issuedSecrets.push(accessToken, refreshToken);
+    const refreshToken = how.refreshToken ? `rt-${randomBytes(24).toString('base64url')}` : undefined;
+    this.issuedSecrets.push(accessToken, ...(refreshToken !== undefined ? [refreshToken] : []));
     this.accessTokens.set(accessToken, { ...grant, expiresAt: Math.floor(Date.now() / 1000) + ttl });
-    this.refreshTokens.set(refreshToken, grant);
+    if (refreshToken !== undefined) this.refreshTokens.set(refreshToken, grant);
     json(res, 200, {
       access_token: accessToken,
       token_type: 'Bearer',
       expires_in: ttl,
-      refresh_token: refreshToken,
+      ...(refreshToken !== undefined ? { refresh_token: refreshToken } : {}),
       ...(grant.scope ? { scope: grant.scope } : {}),
     });
   }

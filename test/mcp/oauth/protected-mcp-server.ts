@@ -2,7 +2,10 @@
  * An MCP server (official v2 SDK) that requires an OAuth bearer token from TestAuthServer: it serves its
  * RFC 9728 protected resource metadata, answers a request without a valid token with 401 and a
  * `WWW-Authenticate` challenge naming that metadata, and accepts only unexpired tokens issued for its own
- * URL as the resource (RFC 8707). Its one tool, `whoami`, answers with the token's client id.
+ * URL as the resource (RFC 8707). Its one tool, `whoami`, answers with the token's client id. It asks whichever
+ * authorization server `authServer` names at the time (a test can move it to another), or, with
+ * `authorizationAtOrigin`, is a 2025-03-26 server: no resource metadata, a bare 401 challenge, and the authorization
+ * server's endpoints on its own origin.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +24,9 @@ import {
 } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { TestAuthServer } from './auth-server.js';
+
+/** What the server asks of its authorization server: its metadata, token introspection, and (at its origin) requests. */
+export type AuthorizationServerView = Pick<TestAuthServer, 'metadata' | 'introspect' | 'serve' | 'adoptOrigin'>;
 
 export interface ProtectedMcpServer {
   url: string;
@@ -43,9 +49,14 @@ export interface ProtectedMcpServerOptions {
   reportScope?: string;
   /** Adds a tool `confirm` that always asks the client for input (an elicitation, `input_required`). */
   confirmTool?: boolean;
+  /**
+   * A 2025-03-26 server: no protected resource metadata, a 401 without `resource_metadata`, and every path but
+   * the MCP endpoint answered by the authorization server, which takes this server's origin as its own.
+   */
+  authorizationAtOrigin?: boolean;
 }
 
-export async function startProtectedMcpServer(authServer: TestAuthServer, options: ProtectedMcpServerOptions = {}): Promise<ProtectedMcpServer> {
+export async function startProtectedMcpServer(authServer: AuthorizationServerView, options: ProtectedMcpServerOptions = {}): Promise<ProtectedMcpServer> {
   const handler = createMcpHandler(({ authInfo }) => {
     const server = new McpServer({ name: 'protected', version: '1.0.0' });
     server.registerTool(
@@ -98,7 +109,8 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
     if (challengeOnly && new URL(request.url).pathname === privateMetadataUrl.pathname) {
       return Response.json(buildOAuthProtectedResourceMetadata(metadataOptions));
     }
-    const document = challengeOnly ? undefined : oauthMetadataResponse(request, metadataOptions);
+    const atOrigin = options.authorizationAtOrigin === true;
+    const document = challengeOnly || atOrigin ? undefined : oauthMetadataResponse(request, metadataOptions);
     if (document !== undefined) return document;
     const gate = requireBearerAuth({
       verifier: {
@@ -109,7 +121,7 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
         },
       },
       expectedResource: serverUrl!,
-      resourceMetadataUrl: challengeOnly ? privateMetadataUrl.href : getOAuthProtectedResourceMetadataUrl(serverUrl!),
+      ...(atOrigin ? {} : { resourceMetadataUrl: challengeOnly ? privateMetadataUrl.href : getOAuthProtectedResourceMetadataUrl(serverUrl!) }),
     });
     const authInfo = await gate(request);
     if (authInfo instanceof Response) return authInfo;
@@ -129,9 +141,14 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
     return handler.fetch(request, { authInfo });
   };
 
-  node = createServer(toNodeHandler({ fetch: fetchHandler }));
+  const mcpHandler = toNodeHandler({ fetch: fetchHandler });
+  node = createServer((req, res) => {
+    if (options.authorizationAtOrigin === true && new URL(req.url ?? '/', 'http://x').pathname !== '/mcp') return authServer.serve(req, res);
+    return mcpHandler(req, res);
+  });
   await new Promise<void>((resolve) => node!.listen(0, '127.0.0.1', resolve));
   serverUrl = new URL(`http://127.0.0.1:${(node.address() as AddressInfo).port}/mcp`);
+  if (options.authorizationAtOrigin === true) authServer.adoptOrigin(serverUrl.origin);
   state.url = serverUrl.href;
   return state;
 }
