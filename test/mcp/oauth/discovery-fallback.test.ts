@@ -1,0 +1,95 @@
+/**
+ * Discovery for a 2025-03-26 server, which publishes no protected resource metadata: its origin is the
+ * authorization server — the metadata document at the origin's well-known location when there is one, else the
+ * default endpoints `/authorize`, `/token` and `/register` there. A server that does publish resource metadata gets
+ * no such fallback: an authorization server without metadata is then an error, as before.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { mcp } from '../../../src/mcp/index.js';
+import { CredentialStore, LoginError, login } from '../../../src/mcp/oauth/index.js';
+import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
+import { startProtectedMcpServer, type ProtectedMcpServer, type ProtectedMcpServerOptions } from './protected-mcp-server.js';
+
+async function followInBrowser(authorizationUrl: string): Promise<void> {
+  const atServer = await fetch(authorizationUrl, { redirect: 'manual' });
+  await atServer.body?.cancel();
+  assert.equal(atServer.status, 302, `the authorization endpoint redirects back (got ${atServer.status})`);
+  await (await fetch(atServer.headers.get('location')!)).text();
+}
+
+let home: string;
+before(async () => {
+  home = await mkdtemp(join(tmpdir(), 'subako-oauth-legacy-'));
+  process.env.SUBAKO_HOME = home;
+  delete process.env.SUBAKO_SECRET_KEY;
+});
+after(async () => {
+  await mcp.close();
+  await rm(home, { recursive: true, force: true });
+});
+
+async function withServers(
+  options: AuthServerOptions,
+  serverOptions: ProtectedMcpServerOptions,
+  body: (as: TestAuthServer, server: ProtectedMcpServer) => Promise<void>,
+): Promise<void> {
+  const authServer = await new TestAuthServer(options).start();
+  const mcpServer = await startProtectedMcpServer(authServer, serverOptions);
+  try {
+    await body(authServer, mcpServer);
+  } finally {
+    await mcp.close();
+    await mcpServer.close();
+    await authServer.close();
+  }
+}
+
+function loginTo(server: ProtectedMcpServer, name: string) {
+  return login({ url: server.url, name, store: new CredentialStore(), timeoutMs: 10_000, onAuthorizationUrl: followInBrowser });
+}
+
+describe('discovery for a 2025-03-26 server (no protected resource metadata)', () => {
+  test('the authorization server metadata at the server origin is used', async () => {
+    await withServers({}, { authorizationAtOrigin: true }, async (as, server) => {
+      const origin = new URL(server.url).origin;
+      const result = await loginTo(server, 'legacy-metadata');
+      assert.equal(new URL(result.authorizationServer).origin, origin);
+      assert.equal(as.registrationRequests.length, 1);
+      assert.equal(as.authorizationRequests.length, 1);
+      const called = await mcp.call({ url: server.url, auth: mcp.oauth('legacy-metadata'), tool: 'whoami', arguments: {} });
+      assert.equal(called.structuredContent?.clientId, [...as.clients.keys()][0]);
+    });
+  });
+
+  test('without any metadata, the default endpoints /authorize, /token and /register at the origin are used', async () => {
+    await withServers({ discovery: 'none' }, { authorizationAtOrigin: true }, async (as, server) => {
+      const origin = new URL(server.url).origin;
+      const result = await loginTo(server, 'legacy-defaults');
+      assert.equal(result.authorizationServer, origin);
+      assert.equal(result.client, 'registered');
+      assert.equal(as.registrationRequests.length, 1, 'registered at /register');
+      assert.equal(as.authorizationRequests.length, 1, 'authorized at /authorize');
+      assert.deepEqual(
+        as.tokenRequests.map((form) => form.get('grant_type')),
+        ['authorization_code'],
+        'exchanged at /token',
+      );
+      const called = await mcp.call({ url: server.url, auth: mcp.oauth('legacy-defaults'), tool: 'whoami', arguments: {} });
+      assert.equal(called.structuredContent?.clientId, [...as.clients.keys()][0]);
+    });
+  });
+
+  test('a server with resource metadata whose authorization server has none is still an error, not a fallback', async () => {
+    await withServers({ discovery: 'none' }, {}, async (as, server) => {
+      await assert.rejects(
+        loginTo(server, 'no-as-metadata'),
+        (err: unknown) => err instanceof LoginError && err.reason === 'discovery' && /no authorization server metadata/.test(err.message),
+      );
+      assert.equal(as.registrationRequests.length, 0);
+    });
+  });
+});
