@@ -108,7 +108,7 @@ if [ "$mode" = client ] || [ "$mode" = all ]; then
     rm -rf "$3"; mkdir -p "$3"
     "${suite[@]}" client --command "bash $repo/scripts/conformance-client.sh" --scenario "$1" --spec-version "$2" --force \
       --timeout 40000 -o "$3" >"$3.txt" 2>&1 || true
-    node "$repo/scripts/conformance-checks.mjs" "$1" "$3"
+    node "$repo/scripts/conformance-checks.mjs" "$1" "$3" "$3.txt"
   }
   for revision in $revisions; do
     echo "== client scenarios ($revision) against subako mcp (scripts/conformance-client.sh), one at a time"

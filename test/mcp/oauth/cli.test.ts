@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,5 +160,74 @@ describe('subako mcp login / credentials / forget', () => {
       await closedMcp.close();
       await closedAs.close();
     }
+  });
+  describe('login --client-credentials (a machine, no browser)', () => {
+    const machineId = 'cli-machine-3e8a';
+    const machineSecret = 'cli-machine-secret-c4f1b9e27a05';
+    const keyId = 'cli-machine-key-71c0';
+    const keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    let machineAs: TestAuthServer;
+    let machineMcp: ProtectedMcpServer;
+
+    before(async () => {
+      machineAs = await new TestAuthServer({ clientCredentials: true, tokenEndpointAuthMethods: ['client_secret_basic', 'private_key_jwt'] }).start();
+      machineAs.preRegister(machineId, machineSecret, []);
+      machineAs.preRegisterKey(keyId, keys.publicKey);
+      machineMcp = await startProtectedMcpServer(machineAs);
+    });
+    after(async () => {
+      await machineMcp.close();
+      await machineAs.close();
+    });
+
+    const base = () => ['login', '--url', machineMcp.url, '--no-browser', '--client-credentials'];
+
+    test('the secret from SUBAKO_OAUTH_CLIENT_SECRET gets a token by the grant; nothing secret is printed or stored in plain text', async () => {
+      const run = await runCli([...base(), '--name', 'machine', '--client-id', machineId], { ...env, SUBAKO_OAUTH_CLIENT_SECRET: machineSecret });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /Signed in as the client itself \(client-credentials grant\)/);
+      assert.match(run.stdout, /Stored credential "machine"/);
+      assert.doesNotMatch(run.stdout, /Open this URL/);
+      assert.deepEqual(machineAs.tokenRequests.map((f) => f.get('grant_type')), ['client_credentials']);
+      assert.equal(machineAs.authorizationRequests.length, 0);
+      const file = await readFile(join(home, 'credentials.json'), 'utf8');
+      for (const secret of [machineSecret, ...machineAs.issuedSecrets]) {
+        assert.ok(!run.stdout.includes(secret) && !run.stderr.includes(secret), 'a secret or token was printed');
+        assert.ok(!file.includes(secret), 'a secret or token is in the file in plain text');
+      }
+    });
+
+    test('--private-key-file signs private_key_jwt assertions with the key (ES256)', async () => {
+      const keyFile = join(home, 'machine-key.pem');
+      await writeFile(keyFile, keys.privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+      const run = await runCli([...base(), '--name', 'machine-key', '--client-id', keyId, '--private-key-file', keyFile, '--private-key-alg', 'ES256'], env);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(machineAs.clientAuthentications.at(-1), 'private_key_jwt');
+      assert.ok(!run.stdout.includes('PRIVATE KEY') && !run.stderr.includes('PRIVATE KEY'));
+    });
+
+    test('a wrong secret is one line on stderr naming invalid_client, exit 1, and never the secret', async () => {
+      const wrong = 'cli-wrong-secret-5d0e2b';
+      const run = await runCli([...base(), '--name', 'machine-wrong', '--client-id', machineId, '--client-secret', wrong], env);
+      assert.equal(run.code, 1);
+      assert.match(run.stderr, /^subako: the authorization server \S+ refused the client credentials \(invalid_client\)/);
+      assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+      assert.ok(!run.stderr.includes(wrong) && !run.stdout.includes(wrong));
+    });
+
+    test('usage errors say what is missing: the secret or key, the client id, a known algorithm, a readable key file', async () => {
+      const cases: Array<[string[], RegExp]> = [
+        [[...base(), '--name', 'm', '--client-id', machineId], /SUBAKO_OAUTH_CLIENT_SECRET.*--private-key-file/],
+        [[...base(), '--name', 'm', '--client-secret', 's'], /--client-id/],
+        [[...base(), '--name', 'm', '--client-id', keyId, '--private-key-file', '/nonexistent/key.pem'], /cannot read --private-key-file/],
+        [[...base(), '--name', 'm', '--client-id', keyId, '--private-key-file', '/dev/null', '--private-key-alg', 'HS256'], /ES256 or RS256/],
+        [['login', '--url', machineMcp.url, '--name', 'm', '--client-id', keyId, '--private-key-file', '/dev/null'], /--private-key-file is for --client-credentials/],
+      ];
+      for (const [args, message] of cases) {
+        const run = await runCli(args, env);
+        assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+        assert.match(run.stderr, message);
+      }
+    });
   });
 });
