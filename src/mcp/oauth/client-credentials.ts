@@ -7,10 +7,9 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { AuthorizationServerMetadata, FetchLike, OAuthClientInformationFull } from '@modelcontextprotocol/client';
 import { Secret } from '../../common/index.js';
-import { LoginError } from './errors.js';
+import { LoginError, TokenRefreshError } from './errors.js';
 import { clientCredentialsGrant, type ClientCredentialsClient } from './client-credentials-grant.js';
 import { PRIVATE_KEY_ALGORITHMS, storedTokens, type PrivateKeyAlgorithm, type StoredCredential } from './credential.js';
-import { TokenRefreshError } from './errors.js';
 
 /** A machine's own client at the authorization server: its id and a secret, or its id and a private key. */
 export interface ClientCredentialsOptions {

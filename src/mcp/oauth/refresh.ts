@@ -69,7 +69,8 @@ async function refresh(
     const replacedMeanwhile = tokens.accessToken !== seenAccessToken;
     if (!needsRefresh(tokens.expiresAt, now(), early) && (!options.forceRefresh || replacedMeanwhile)) return new Secret(tokens.accessToken);
 
-    const loginAgain = `run \`subako mcp login --url ${credential.serverUrl} --name ${name}\` again`;
+    const machineFlags = credential.clientCredentials === undefined ? '' : ` --client-credentials --client-id ${credential.client.client_id}`;
+    const loginAgain = `run \`subako mcp login --url ${credential.serverUrl} --name ${name}${machineFlags}\` again`;
     const machine = tokens.refreshToken === undefined ? clientCredentialsClientOf(credential) : undefined;
     if (tokens.refreshToken === undefined && machine === undefined) {
       throw options.forceRefresh
