@@ -5,6 +5,8 @@
  * no such fallback: an authorization server without metadata is then an error, as before.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,5 +93,28 @@ describe('discovery for a 2025-03-26 server (no protected resource metadata)', (
       );
       assert.equal(as.registrationRequests.length, 0);
     });
+  });
+  test('a server that does not ask for a token gets no fallback: nothing is registered anywhere', async () => {
+    const seen: string[] = [];
+    const open = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      req.resume();
+      if (req.method === 'POST' && req.url === '/mcp') res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => open.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(open.address() as AddressInfo).port}/mcp`;
+      await assert.rejects(
+        login({ url, name: 'not-oauth', store: new CredentialStore(), timeoutMs: 10_000, onAuthorizationUrl: followInBrowser }),
+        (err: unknown) => err instanceof LoginError && err.reason === 'discovery' && /may not use OAuth/.test(err.message),
+      );
+      assert.ok(!seen.some((line) => line.startsWith('POST /register') || line.startsWith('GET /authorize')), seen.join(', '));
+    } finally {
+      await new Promise<void>((resolve) => {
+        open.close(() => resolve());
+        open.closeAllConnections();
+      });
+    }
   });
 });
