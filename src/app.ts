@@ -16,7 +16,7 @@ import { createLogger, sealingKey, withoutUndefined, type Logger } from './commo
 import { startTraces, type Traces } from './telemetry/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
-import { catalog, headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
+import { catalog, headers, listenUpstream, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey, NatsWorker,
@@ -84,6 +84,8 @@ function remoteMcpOver(pool: McpClientPool): RemoteMcp {
   return {
     tools: (url, values) => tools({ url, auth: headers(values), pool }),
     catalog: (url, values) => catalog({ url, auth: headers(values), pool }),
+    // A stream on a connection of its own (not the pool's): it lives as long as a session's client listens.
+    listen: (url, values, filter, onChange) => listenUpstream({ descriptor: { url, auth: headers(values) }, filter, onChange }),
   };
 }
 

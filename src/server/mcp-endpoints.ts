@@ -6,10 +6,13 @@
  * once the requests it is serving have been answered: closing it at once would abort them. The calls in flight by
  * request id go from a handler to the one that replaces it, so a `notifications/cancelled` reaches a call the old
  * one is still serving.
+ *
+ * A session's clients may listen (`subscriptions/listen`): its handlers, old and new, serve the session's one change
+ * feed under its limits (platform/session-listens.ts), and a rebuild whose tools differ announces a tools change.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createToolboxHandler, InFlightCalls, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
-import type { AgentToolbox, Platform, SessionRecord } from '../platform/index.js';
+import { LIST_CHANGED_PACE_MS, toolsSignature, type AgentToolbox, type Platform, type SessionRecord } from '../platform/index.js';
 
 interface Served {
   box: AgentToolbox;
@@ -35,6 +38,8 @@ export class SessionMcpEndpoints {
     if (!served || served.box !== box) {
       if (served) this.retire(served);
       const inFlightCalls = served?.inFlightCalls ?? new InFlightCalls();
+      const listens = this.platform.listens.forSession(session.id, box);
+      this.platform.listens.toolsServed(session.id, toolsSignature(box));
       const handler = createToolboxHandler(box.entry('mcp'), {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
@@ -47,6 +52,8 @@ export class SessionMcpEndpoints {
         inFlight: inFlightCalls,
         // The session's input relay and approvals seal their states themselves, bound to the session.
         requestStateKey: 'verbatim',
+        // Its servers' changes and its own, renamed as the session names things, each stream paced.
+        changes: listens.feed, listenGate: listens.gate, listChangedPaceMs: LIST_CHANGED_PACE_MS,
       });
       served = { box, handler, inFlightCalls, inFlight: 0, retired: false };
       this.served.set(session.id, served);
