@@ -5,7 +5,7 @@
 export { Platform, DEFAULT_INSTANCE_LEASE_MS, MIN_INSTANCE_LEASE_MS, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
-export { SessionListens, toolsSignature, LIST_CHANGED_PACE_MS, MAX_LISTEN_STREAMS_PER_SESSION, MAX_LISTEN_URIS_PER_STREAM, type ChangeOrigin } from './session-listens.js';
+export { SessionListens, MAX_LISTEN_STREAMS_PER_SESSION, MAX_LISTEN_URIS_PER_STREAM, type ChangeOrigin } from './session-listens.js';
 export type { PackageRuntime, RuntimeHealth } from './package-runtime.js';
 export type { HealthReport, HealthPart, FleetHealth } from './health.js';
 export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';

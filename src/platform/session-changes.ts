@@ -11,8 +11,7 @@
  * change falls between.
  */
 import type { ListenFilter, ListingChange, UpstreamListen } from '../mcp/index.js';
-import type { ChangeSource } from './calls/agent-toolbox.js';
-import type { ResourceNaming } from './calls/resource-uris.js';
+import type { ChangeSource, ResourceNaming } from './calls/index.js';
 
 /** A server's change as the session announces it. */
 export function sessionChangeOf(server: string, change: ListingChange, naming: ResourceNaming): ListingChange {

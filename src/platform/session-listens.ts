@@ -20,7 +20,7 @@
  * LIST_CHANGED_PACE_MS), so a server that flaps cannot flood a client.
  */
 import { ChangeFeed, type ListenFilter, type ListenGate, type ListingChange } from '../mcp/index.js';
-import type { AgentToolbox } from './calls/agent-toolbox.js';
+import type { AgentToolbox } from './calls/index.js';
 import { SessionUpstreamWatch } from './session-changes.js';
 
 export const MAX_LISTEN_STREAMS_PER_SESSION = 8;
@@ -79,11 +79,15 @@ export class SessionListens {
     return state;
   }
 
-  /** The session's feed and the gate of its listen streams, served from `box` (the latest toolbox). */
-  forSession(sessionId: string, box: AgentToolbox): { feed: ChangeFeed; gate: ListenGate } {
+  /**
+   * The session's feed, the gate of its listen streams and their pace, for an endpoint serving `box` (the latest
+   * toolbox): a box whose tools list otherwise than the last one served is the session's own tools change.
+   */
+  forSession(sessionId: string, box: AgentToolbox): { feed: ChangeFeed; gate: ListenGate; paceMs: number } {
     const state = this.state(sessionId);
+    if (state.box !== box) this.toolsServed(sessionId, toolsSignature(box));
     state.box = box;
-    return { feed: state.feed, gate: { admit: (filter) => this.admit(sessionId, state, filter) } };
+    return { feed: state.feed, gate: { admit: (filter) => this.admit(sessionId, state, filter) }, paceMs: LIST_CHANGED_PACE_MS };
   }
 
   /** Hears every change this replica saw itself (the relay publishes them to the others). */

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createToolboxHandler, InFlightCalls, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
-import { LIST_CHANGED_PACE_MS, toolsSignature, type AgentToolbox, type Platform, type SessionRecord } from '../platform/index.js';
+import type { AgentToolbox, Platform, SessionRecord } from '../platform/index.js';
 
 interface Served {
   box: AgentToolbox;
@@ -38,8 +38,8 @@ export class SessionMcpEndpoints {
     if (!served || served.box !== box) {
       if (served) this.retire(served);
       const inFlightCalls = served?.inFlightCalls ?? new InFlightCalls();
+      // A rebuilt toolbox whose tools differ is announced to the session's listeners (session-listens.ts).
       const listens = this.platform.listens.forSession(session.id, box);
-      this.platform.listens.toolsServed(session.id, toolsSignature(box));
       const handler = createToolboxHandler(box.entry('mcp'), {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
@@ -53,7 +53,7 @@ export class SessionMcpEndpoints {
         // The session's input relay and approvals seal their states themselves, bound to the session.
         requestStateKey: 'verbatim',
         // Its servers' changes and its own, renamed as the session names things, each stream paced.
-        changes: listens.feed, listenGate: listens.gate, listChangedPaceMs: LIST_CHANGED_PACE_MS,
+        changes: listens.feed, listenGate: listens.gate, listChangedPaceMs: listens.paceMs,
       });
       served = { box, handler, inFlightCalls, inFlight: 0, retired: false };
       this.served.set(session.id, served);
