@@ -40,5 +40,5 @@ export { natsSubjects, type NatsSubjects } from './scale-out/index.js';
 export { connectNats } from './scale-out/index.js';
 export { busKey, BUS_DROP_REASONS, type BusDropReason } from './scale-out/index.js';
 export { checkBusKey, BusKeyMismatchError } from './scale-out/index.js';
-export { CallEventRelay } from './scale-out/index.js';
+export { CallEventRelay, ListingRelay } from './scale-out/index.js';
 export type { HistogramSnapshot, NatsDispatchStats, NatsCallResult } from './scale-out/index.js';
