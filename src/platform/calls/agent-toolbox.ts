@@ -24,6 +24,7 @@ import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import type { FunctionCallContext } from '../../function/index.js';
 import { requiresTask, type Catalog, type ListenFilter, type ListingChange, type UpstreamListen } from '../../mcp/index.js';
 import { resourceNaming, type ResourceNaming } from './resource-uris.js';
+import { withCatalogInputRelay } from './catalog-input-relay.js';
 import { compilePolicy } from '../../egress/index.js';
 import { composeTool, type CallToolResult, type Tool, type ToolInterceptor, type Toolbox } from '../../tool.js';
 import type { CallLog, SessionCallContext } from './call-log.js';
@@ -250,10 +251,11 @@ export class SessionToolboxes {
       Object.defineProperty(tools, SEARCH_TOOL_NAME, { value: search, enumerable: true });
       listed = [...spec.discovery.entry.filter((name) => Object.prototype.hasOwnProperty.call(served, name)), SEARCH_TOOL_NAME];
     }
-    const catalog = new SessionCatalog({
+    // Its prompts' and resources' input requests relayed to the session's client, their states sealed to the session.
+    const catalog = withCatalogInputRelay(new SessionCatalog({
       sessionId: session.id, sources: catalogSources, sourceNames: [...spec.tools.map((g) => g.package), ...spec.mcp_servers.map((s) => s.name)], key: this.deps.sealingKey,
       ...(this.deps.report ? { report: this.deps.report } : {}),
-    });
+    }), { sessionId: session.id, key: this.deps.sealingKey });
     return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings, catalog, withheld, ...(listed ? { listed } : {}), listHint: { ttlMs: MAX_SESSION_TTL_MS, cacheScope: 'private' },
       changeSources, resourceNaming: resourceNaming(spec.mcp_servers.map((s) => s.name)),
     };
