@@ -25,9 +25,14 @@ export interface ListenRefusal {
   data?: Record<string, unknown>;
 }
 
+export type ListenAdmission = { release(): void } | { refused: ListenRefusal };
+
 export interface ListenGate {
-  /** Admits a stream (`release` when it ends, whichever way) or refuses it, saying why and what would be accepted. */
-  admit(filter: ListenFilter): { release(): void } | { refused: ListenRefusal };
+  /**
+   * Admits a stream (`release` when it ends, whichever way) or refuses it, saying why and what would be accepted. The
+   * stream is acknowledged once this settles: a host may first start hearing what the stream will carry.
+   */
+  admit(filter: ListenFilter): ListenAdmission | Promise<ListenAdmission>;
 }
 
 function eventOf(change: ListingChange): ServerEvent {

@@ -257,7 +257,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       }
       const listen = gate === undefined ? undefined : listenRequestOf(fetchOptions?.parsedBody);
       if (listen === undefined) return sdk.fetch(request, fetchOptions);
-      const admitted = gate!.admit(listen.filter);
+      const admitted = await gate!.admit(listen.filter);
       if ('refused' in admitted) {
         const { code, message, data } = admitted.refused;
         report(new Error(`refused a subscriptions/listen: ${message}`));

@@ -62,9 +62,13 @@ export class SessionUpstreamWatch {
     return this.watched.size > 0;
   }
 
-  /** Opens (or reopens) each server's stream for the session URIs its listeners named now. */
-  update(sessionUris: Iterable<string>): void {
-    if (this.closed) return;
+  /**
+   * Opens (or reopens) each server's stream for the session URIs its listeners named now; resolves once the streams
+   * it opened are up (or failed: reported).
+   */
+  update(sessionUris: Iterable<string>): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const opening: Promise<unknown>[] = [];
     const filters = upstreamFilters(this.sources.map((s) => s.server), sessionUris, this.naming);
     for (const source of this.sources) {
       const filter = filters.get(source.server)!;
@@ -76,6 +80,7 @@ export class SessionUpstreamWatch {
         return undefined;
       });
       this.watched.set(source.server, { filter, listen });
+      opening.push(listen);
       // The old stream closes once the new one is up (or failed): a change meanwhile reaches one of them.
       if (current) void listen.then(() => current.listen).then((old) => old?.close());
       void listen.then((opened) => {
@@ -87,6 +92,7 @@ export class SessionUpstreamWatch {
         if (this.closed) void opened?.close();
       });
     }
+    return Promise.all(opening).then(() => undefined);
   }
 
   async close(): Promise<void> {

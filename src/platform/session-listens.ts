@@ -19,7 +19,7 @@
  * were given). A stream hears at most one list change of each kind per second (the endpoint paces each stream:
  * LIST_CHANGED_PACE_MS), so a server that flaps cannot flood a client.
  */
-import { ChangeFeed, type ListenFilter, type ListenGate, type ListingChange } from '../mcp/index.js';
+import { ChangeFeed, type ListenAdmission, type ListenFilter, type ListenGate, type ListingChange } from '../mcp/index.js';
 import type { AgentToolbox } from './calls/index.js';
 import { SessionUpstreamWatch } from './session-changes.js';
 
@@ -27,6 +27,8 @@ export const MAX_LISTEN_STREAMS_PER_SESSION = 8;
 export const MAX_LISTEN_URIS_PER_STREAM = 64;
 /** At most one list change of each kind per this long on each stream. */
 export const LIST_CHANGED_PACE_MS = 1000;
+/** How long a stream's acknowledgement waits for the session's streams to its servers to open (then it goes anyway). */
+const UPSTREAM_OPEN_WAIT_MS = 5_000;
 /** JSON-RPC's server-error code for a request refused for the moment (the stream limit). */
 const REFUSED_FOR_NOW = -32000;
 const INVALID_PARAMS = -32602;
@@ -101,7 +103,8 @@ export class SessionListens {
     return this.sessions.get(sessionId)?.streams.size ?? 0;
   }
 
-  private admit(sessionId: string, state: SessionState, filter: ListenFilter): { release(): void } | { refused: { code: number; message: string; data?: Record<string, unknown> } } {
+  /** Admitted once the session hears its servers (within a bound): a change right after the acknowledgement is not missed. */
+  private async admit(sessionId: string, state: SessionState, filter: ListenFilter): Promise<ListenAdmission> {
     const uris = filter.resourceSubscriptions ?? [];
     if (!Array.isArray(uris) || uris.length > this.maxUris) {
       const given = Array.isArray(uris) ? uris.length : 0;
@@ -112,30 +115,32 @@ export class SessionListens {
     }
     const id = this.nextStream++;
     state.streams.set(id, uris.filter((u): u is string => typeof u === 'string'));
-    this.rewatch(sessionId, state);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.rewatch(sessionId, state), new Promise<void>((resolve) => { timer = setTimeout(resolve, UPSTREAM_OPEN_WAIT_MS); })]);
+    clearTimeout(timer);
     let released = false;
     return {
       release: () => {
         if (released) return;
         released = true;
         state.streams.delete(id);
-        this.rewatch(sessionId, state);
+        void this.rewatch(sessionId, state);
       },
     };
   }
 
   /** Keeps the session's streams to its servers as its listeners need them: none when none listens. */
-  private rewatch(sessionId: string, state: SessionState): void {
+  private async rewatch(sessionId: string, state: SessionState): Promise<void> {
     if (state.streams.size === 0) {
       const watch = state.watch;
       state.watch = undefined;
-      void watch?.close();
+      await watch?.close();
       return;
     }
     const box = state.box;
     if (box === undefined || box.changeSources.length === 0) return;
     state.watch ??= new SessionUpstreamWatch(box.changeSources, box.resourceNaming, (_server, change) => this.upstreamChanged(sessionId, change), this.report);
-    state.watch.update(new Set([...state.streams.values()].flat()));
+    await state.watch.update(new Set([...state.streams.values()].flat()));
   }
 
   private upstreamChanged(sessionId: string, change: ListingChange): void {

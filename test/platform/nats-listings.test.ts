@@ -78,7 +78,7 @@ describe('two replicas\' listens relayed over NATS', () => {
     const onB = listensB.forSession(sessionId, box(['jot']));
     const heardB: ListingChange[] = [];
     onB.feed.subscribe((change) => void heardB.push(change));
-    const admitted = onB.gate.admit({ toolsListChanged: true });
+    const admitted = await onB.gate.admit({ toolsListChanged: true });
     assert.ok('release' in admitted);
     const heardA: ListingChange[] = [];
     listensA.forSession(sessionId, box(['jot'])).feed.subscribe((change) => void heardA.push(change));
@@ -97,7 +97,7 @@ describe('two replicas\' listens relayed over NATS', () => {
     const onB = listensB.forSession(sessionId, box(['jot']));
     const heardB: ListingChange[] = [];
     onB.feed.subscribe((change) => void heardB.push(change));
-    const admitted = onB.gate.admit({ toolsListChanged: true, resourceSubscriptions: ['notes://a'] });
+    const admitted = await onB.gate.admit({ toolsListChanged: true, resourceSubscriptions: ['notes://a'] });
     assert.ok('release' in admitted);
     const body = { v: 1, origin: 'outsider', sessionId, from: 'upstream', change: { kind: 'resource', uri: 'notes://a' } };
     const before = dropsB.snapshot();
