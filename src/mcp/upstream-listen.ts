@@ -7,12 +7,20 @@
  * A 2025-era server has no listen (its changes come unsolicited on a stream subako does not keep): `undefined`, and
  * the caller learns of its changes when it next lists.
  */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/client';
+import { BoundedTransport } from './bounded-transport.js';
 import { SUBAKO_VERSION } from '../version.js';
 import type { Secret } from '../common/index.js';
 import { CHANGE_METHODS, changeOfNotification, type ListingChange } from './change-feed.js';
 import { transportAuth, type Descriptor } from './connection.js';
 import type { ListenFilter } from './listen-bus.js';
+
+/**
+ * The most read of one message on a listen stream: a change notification is small, and a server that sends more on a
+ * stream that lives as long as a client listens fails the stream (the session then learns of changes when it lists).
+ */
+export const MAX_LISTEN_MESSAGE_BYTES = 64 * 1024;
 
 export interface UpstreamListen {
   /** What the server agreed to send. */
@@ -42,7 +50,8 @@ export async function listenUpstream(options: UpstreamListenOptions): Promise<Up
   }
   const timeout = options.timeoutMs ?? 30_000;
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(options.descriptor.url), transportAuth(options.descriptor.auth, secrets)), { timeout });
+    const transport = new BoundedTransport(new URL(options.descriptor.url), transportAuth(options.descriptor.auth, secrets), randomUUID(), MAX_LISTEN_MESSAGE_BYTES);
+    await client.connect(transport, { timeout });
     if (client.getProtocolEra() !== 'modern') {
       await client.close();
       return undefined;
