@@ -25,7 +25,8 @@ export interface ListenRefusal {
   data?: Record<string, unknown>;
 }
 
-export type ListenAdmission = { release(): void } | { refused: ListenRefusal };
+/** An admitted stream: `release` when it ends; when `ends` aborts (the host is shutting down) the stream is ended. */
+export type ListenAdmission = { release(): void; ends?: AbortSignal } | { refused: ListenRefusal };
 
 export interface ListenGate {
   /**
@@ -77,8 +78,8 @@ export function listenRequestOf(body: unknown): { id: string | number; filter: L
   return { id: message.id, filter: typeof filter === 'object' && filter !== null ? (filter as ListenFilter) : {} };
 }
 
-/** `response` whose body, once it ends or is cancelled, calls `done` (once). */
-export function onResponseEnd(response: Response, done: () => void): Response {
+/** `response` whose body, once it ends or is cancelled, calls `done` (once); ended by the server when `ends` aborts. */
+export function onResponseEnd(response: Response, done: () => void, ends?: AbortSignal): Response {
   let called = false;
   const once = () => {
     if (!called) {
@@ -92,6 +93,20 @@ export function onResponseEnd(response: Response, done: () => void): Response {
   }
   const reader = response.body.getReader();
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (ends === undefined) return;
+      const end = () => {
+        once();
+        void reader.cancel().catch(() => undefined); // the SDK's stream unsubscribes from the feed
+        try {
+          controller.close();
+        } catch {
+          // closed already
+        }
+      };
+      if (ends.aborted) end();
+      else ends.addEventListener('abort', end, { once: true });
+    },
     async pull(controller) {
       try {
         const { done: ended, value } = await reader.read();

@@ -272,7 +272,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         throw err;
       }
       // The stream holds its place until it ends: the client closes it, or the server ends it.
-      return onResponseEnd(response, () => admitted.release());
+      return onResponseEnd(response, () => admitted.release(), admitted.ends);
     },
     close: () => sdk.close(),
   };

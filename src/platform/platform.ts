@@ -304,6 +304,8 @@ export class Platform {
    */
   beginClosing(): void {
     this.approvals.close();
+    // Listen streams never end on their own: ended now, they hold nothing.
+    this.listens.endAll();
   }
 
   /**

@@ -65,6 +65,8 @@ export class SessionListens {
   private readonly maxStreams: number;
   private readonly maxUris: number;
   private nextStream = 1;
+  /** Aborted when the replica shuts down: every listen stream ends (none ends on its own). */
+  private readonly ending = new AbortController();
 
   constructor(private readonly options: SessionListensOptions) {
     this.report = options.report ?? (() => undefined);
@@ -105,6 +107,7 @@ export class SessionListens {
 
   /** Admitted once the session hears its servers (within a bound): a change right after the acknowledgement is not missed. */
   private async admit(sessionId: string, state: SessionState, filter: ListenFilter): Promise<ListenAdmission> {
+    if (this.ending.signal.aborted) return { refused: { code: REFUSED_FOR_NOW, message: 'this server is shutting down; listen through another replica, or again once it is back' } };
     const uris = filter.resourceSubscriptions ?? [];
     if (!Array.isArray(uris) || uris.length > this.maxUris) {
       const given = Array.isArray(uris) ? uris.length : 0;
@@ -120,6 +123,7 @@ export class SessionListens {
     clearTimeout(timer);
     let released = false;
     return {
+      ends: this.ending.signal,
       release: () => {
         if (released) return;
         released = true;
@@ -191,6 +195,11 @@ export class SessionListens {
         this.report(err instanceof Error ? err : new Error(String(err)));
       }
     }
+  }
+
+  /** The replica is shutting down: every listen stream ends now, so that none holds the shutdown to its grace. */
+  endAll(): void {
+    this.ending.abort();
   }
 
   /** The session is gone: its streams to servers close (its clients' streams close with its endpoint). */

@@ -155,6 +155,28 @@ describe('subscriptions/listen through a session', () => {
   });
 });
 
+describe('a server shutting down', () => {
+  it('ends its listen streams at once: an open stream does not hold the shutdown to its grace', async () => {
+    const own = await startInProcess({ limits: { callTimeoutMs: 10_000 } });
+    let closed = false;
+    try {
+      const agent = await own.call('POST', '/v1/agents', { name: 'listen-shutdown', mcp_servers: [{ name: 'notes', url: notes.url, default_policy: 'allow', definitions: 'follow' }] });
+      const session = await own.call('POST', `/v1/agents/${agent.body.id}/sessions`, {});
+      const { client } = await connect(session.body.mcp.capability_url);
+      const sub = await client.listen({ toolsListChanged: true });
+      const started = Date.now();
+      await own.close();
+      closed = true;
+      assert.ok(Date.now() - started < 4_000, `closed in ${Date.now() - started} ms, not held by the open stream`);
+      await sub.closed;
+      await client.close().catch(() => undefined);
+      await until('the session stopped listening to its upstream', () => notes.bus.listenerCount === 0);
+    } finally {
+      if (!closed) await own.close();
+    }
+  });
+});
+
 describe('input requests of prompts/get through a session', () => {
   it('a client that did not declare elicitation is answered -32021 naming it', async () => {
     const session = await newSession([{ name: 'notes', url: notes.url }]);
