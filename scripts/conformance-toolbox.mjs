@@ -6,8 +6,10 @@
 // client did not declare). So the server scenarios exercise subako's own serving path, and a session proxying this
 // toolbox exercises the session's. Prints the URL on stdout and serves until killed. Needs a built dist/.
 import {
-  mcp, defineTool, defineResource, definePrompt, ToolInputRequiredError, formElicitation, samplingRequest, rootsRequest, acceptedContent,
+  mcp, defineTool, defineResource, definePrompt, ToolInputRequiredError, formElicitation, samplingRequest, rootsRequest, acceptedContent, ChangeFeed,
 } from '../dist/src/index.js';
+// Where the toolbox announces its list changes: clients listening (subscriptions/listen) hear them.
+const changes = new ChangeFeed();
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 // A 44-byte WAV header with no samples: the smallest valid audio/wav.
 const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
@@ -15,6 +17,15 @@ const none = { type: 'object', properties: {} };
 const resource = { type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } };
 
 const tools = {
+  // The suite calls these while it listens, and expects the list change on its stream.
+  test_trigger_tool_change: defineTool({
+    name: 'test_trigger_tool_change', description: 'Announces that the tools list changed.', inputSchema: none,
+    handler: () => { changes.toolsChanged(); return 'tools list change announced'; },
+  }),
+  test_trigger_prompt_change: defineTool({
+    name: 'test_trigger_prompt_change', description: 'Announces that the prompts list changed.', inputSchema: none,
+    handler: () => { changes.promptsChanged(); return 'prompts list change announced'; },
+  }),
   test_simple_text: defineTool({ name: 'test_simple_text', description: 'Returns one text block.', inputSchema: none, handler: () => 'This is a simple text response for testing.' }),
   test_image_content: defineTool({ name: 'test_image_content', description: 'Returns one PNG image block.', inputSchema: none, handler: () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }) }),
   test_audio_content: defineTool({ name: 'test_audio_content', description: 'Returns one WAV audio block.', inputSchema: none, handler: () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }) }),
@@ -239,4 +250,4 @@ const catalog = {
 await mcp.serve({ ...tools, ...inputTools, ...catalog }, async (url, signal) => {
   process.stdout.write(`${url}\n`);
   await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
-}, { port: Number(process.env.PORT ?? 0) }).catch((err) => { console.error(err); process.exit(1); });
+}, { port: Number(process.env.PORT ?? 0), changes }).catch((err) => { console.error(err); process.exit(1); });

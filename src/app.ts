@@ -16,10 +16,10 @@ import { createLogger, sealingKey, withoutUndefined, type Logger } from './commo
 import { startTraces, type Traces } from './telemetry/index.js';
 import { ValidationError } from './errors.js';
 import { NatsBlobStore } from './package/index.js';
-import { catalog, headers, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
+import { catalog, headers, listenUpstream, tools, McpClientPool, type OriginPolicy } from './mcp/index.js';
 import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
-  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey, NatsWorker,
+  type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey, NatsWorker, ListingRelay,
 } from './platform/index.js';
 import { SubakoServer, WorkerMetrics, listenForMetrics, type ConnectionLimits, type MetricsListener } from './server/index.js';
 
@@ -84,6 +84,8 @@ function remoteMcpOver(pool: McpClientPool): RemoteMcp {
   return {
     tools: (url, values) => tools({ url, auth: headers(values), pool }),
     catalog: (url, values) => catalog({ url, auth: headers(values), pool }),
+    // A stream on a connection of its own (not the pool's): it lives as long as a session's client listens.
+    listen: (url, values, filter, onChange) => listenUpstream({ descriptor: { url, auth: headers(values) }, filter, onChange }),
   };
 }
 
@@ -172,6 +174,8 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
   let skillBlobs: NatsBlobStore | undefined;
   /** With NATS, the live call stream of every replica is relayed to the others once the platform is open. */
   let relayCalls: ((events: CallEvents) => void) | undefined;
+  /** With NATS, sessions' list changes seen here reach their listeners on every replica (nats-listings.ts). */
+  let relayListings: ((platform: Platform) => void) | undefined;
   let natsRuntime: NatsRuntime | undefined;
   const volumesDir = options.volumesDir ?? join(options.dataDir, 'volumes');
   if (options.nats) {
@@ -199,6 +203,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
       runtime = bus;
       fleetSlots = () => bus.fleetSlots();
       relayCalls = (events) => void CallEventRelay.start(bus.sealedBus, prefix, events);
+      relayListings = (opened) => void ListingRelay.start(bus.sealedBus, prefix, opened.listens);
     } catch (err) {
       await local.close();
       throw err;
@@ -220,6 +225,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
     throw err;
   }
   relayCalls?.(platform.calls.events);
+  relayListings?.(platform);
   let server: SubakoServer;
   try {
     server = await SubakoServer.start({

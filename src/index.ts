@@ -27,7 +27,7 @@ export { checkModule, type ModuleCheck } from './wasm/index.js';
 export {
   mcp, Secret, McpServerError, McpInputRequiredError, McpAuthError, CallError, defineTool, defineResource, definePrompt, getMetadata, callTool,
   createToolboxHandler, ToolInputRequiredError, formElicitation, samplingRequest, rootsRequest, acceptedContent, type Auth, type DefineToolOptions, type DefineResourceOptions, type DefineResourceTemplateOptions, type DefinePromptOptions,
-  type Catalog, type InputHandler, type InputRequestMessage, type ServedToolbox,
+  type Catalog, type InputHandler, type InputRequestMessage, type ServedToolbox, ChangeFeed, type ListingChange,
 } from './mcp/index.js';
 
 // OAuth credentials made by `subako mcp login`, and typed bindings as `subako mcp pull` writes them.

@@ -11,13 +11,13 @@
  * upstream server's JSON-RPC refusal keeps its meaning (invalid params stays invalid params), and anything else
  * is an internal error whose message is ours (a subako error's) or a generic one, reported either way.
  */
-import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
+import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
 import { SubakoError } from '../errors.js';
 import { CatalogCursorError, CatalogNotFoundError, type Catalog, type CatalogRequestContext, type CompletionRequest } from './catalog.js';
 import { PromptArgumentError } from './define-catalog.js';
-import { ToolInputRequiredError } from './input-requests.js';
+import { ClientCapabilityRequiredError, ToolInputRequiredError } from './input-requests.js';
 import { callerInput, inputRequiredAnswer, type InputCarryingRequest } from './request-input.js';
-import type { RequestStateSeal, StatefulRequest } from './request-state-seal.js';
+import { RequestStateRefusedError, type RequestStateSeal, type StatefulRequest } from './request-state-seal.js';
 import { McpServerError } from './errors.js';
 import { traceparentOf } from './trace-context.js';
 
@@ -44,6 +44,8 @@ export function catalogFailure(err: unknown, report: (error: Error) => void): Er
     return err.what === 'resource' ? new ResourceNotFoundError(err.key, err.message) : new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
   }
   if (err instanceof CatalogCursorError || err instanceof PromptArgumentError) return new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
+  // A retry's state that a relaying catalog (a session's) refused: as a served toolbox's own refusal reads.
+  if (err instanceof RequestStateRefusedError) return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid requestState: ${err.message}`, { reason: 'invalid_request_state' });
   report(err instanceof Error ? err : new Error(String(err)));
   if (err instanceof McpServerError && err.reason === 'rejected' && (err.rpcCode === ProtocolErrorCode.InvalidParams || err.rpcCode === ProtocolErrorCode.ResourceNotFound)) {
     return new ProtocolError(ProtocolErrorCode.InvalidParams, err.message);
@@ -72,6 +74,8 @@ export function registerCatalog(server: Server, catalog: Catalog, report: (error
       return await work();
     } catch (err) {
       if (err instanceof ToolInputRequiredError) return inputRequiredAnswer(err, asked, seal) as T;
+      // Input of a kind the client did not declare (a relayed upstream's question): -32021, as the revision requires.
+      if (err instanceof ClientCapabilityRequiredError) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: err.requiredCapabilities as never }, err.message);
       throw catalogFailure(err, report);
     }
   };

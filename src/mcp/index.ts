@@ -67,6 +67,9 @@ export { McpClientPool, sharedMcpClientPool, type Descriptor } from './connectio
 export { defineTool, isToolName, TOOL_NAME_RULE, type DefineToolOptions } from './define-tool.js';
 export { createToolboxHandler, type ToolboxHandler, type ToolboxHandlerOptions } from './toolbox-handler.js';
 export { InFlightCalls } from './in-flight-calls.js';
+export { listenUpstream, type UpstreamListen, type UpstreamListenOptions } from './upstream-listen.js';
+export { ChangeFeed, changeOfNotification, isListingChange, pacedListener, CHANGE_METHODS, type ListingChange, type ListingListener } from './change-feed.js';
+export { type ListenAdmission, type ListenFilter, type ListenGate, type ListenRefusal } from './listen-bus.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BATCH_MESSAGES } from './endpoint-admission.js';
 export { CALL_REFUSED_RPC_CODE, INVALID_PARAMS_RPC_CODE, ToolCallRefusedError, toolDescriptor } from './toolbox-server.js';
 export { CapabilityRouter, routerFor, mintToken, type Capability, type CapabilityRouterOptions } from './capability-router.js';

@@ -15,6 +15,9 @@ import {
 } from './catalog-entries.js';
 import type { Descriptor, McpClientPool } from './connection.js';
 import { TRACEPARENT } from './trace-context.js';
+import { McpInputRequiredError, McpServerError } from './errors.js';
+import { checkInputRequests } from './input-requests.js';
+import { describeInputRequests, isInputRequired, requestMeta } from './input-rounds.js';
 
 /** The longest cursor a server may give that is passed back to it. */
 export const MAX_CURSOR_CHARS = 4096;
@@ -74,12 +77,36 @@ export class RemoteCatalog implements Catalog {
     return this.page('prompts/list', 'prompts', promptEntryOf, cursor, ctx);
   }
 
+  /**
+   * A request that may ask its client for input (`resources/read`, `prompts/get`): it declares what `ctx.input`
+   * accepts and carries the answers and the server's own state of a retry; a server's question comes back as
+   * McpInputRequiredError (what was asked, its state) for the caller to relay — subako answers none itself.
+   */
+  private async asking(method: 'resources/read' | 'prompts/get', operation: string, params: Record<string, unknown>, ctx: CatalogRequestContext): Promise<unknown> {
+    const input = ctx.input;
+    const { _meta: meta } = requestMeta(ctx.traceparent, input?.accepts);
+    const full = {
+      ...params, ...(meta !== undefined ? { _meta: meta } : {}),
+      ...(input?.responses !== undefined ? { inputResponses: input.responses } : {}),
+      ...(input?.requestState !== undefined ? { requestState: input.requestState } : {}),
+    };
+    const answer = await this.pool.use(this.descriptor, { operation, signal: ctx.signal }, (client: Client) =>
+      client.request({ method, params: full } as never, { signal: ctx.signal, timeout: this.pool.timeoutMs, allowInputRequired: true } as never) as Promise<unknown>);
+    if (!isInputRequired(answer)) return answer;
+    const checked = checkInputRequests(answer.inputRequests, answer.requestState);
+    const url = this.descriptor.url;
+    if (!checked.ok) throw new McpServerError('protocol', `the MCP server at ${url} asked for input to ${operation} in a way subako does not relay: ${checked.problem}`, { url });
+    throw new McpInputRequiredError(
+      `the MCP server at ${url} needs input to ${operation} (${describeInputRequests(checked.requests)})`, checked.requests, answer.requestState as string | undefined, { url },
+    );
+  }
+
   async readResource(uri: string, ctx: CatalogRequestContext) {
-    return readResultOf(await this.request('resources/read', `read the resource ${JSON.stringify(uri.slice(0, 256))}`, { uri }, ctx));
+    return readResultOf(await this.asking('resources/read', `read the resource ${JSON.stringify(uri.slice(0, 256))}`, { uri }, ctx));
   }
 
   async getPrompt(name: string, args: Record<string, string>, ctx: CatalogRequestContext) {
-    return promptResultOf(await this.request('prompts/get', `get the prompt ${JSON.stringify(name.slice(0, 128))}`, { name, arguments: args }, ctx));
+    return promptResultOf(await this.asking('prompts/get', `get the prompt ${JSON.stringify(name.slice(0, 128))}`, { name, arguments: args }, ctx));
   }
 
   async complete(request: CompletionRequest, ctx: CatalogRequestContext) {

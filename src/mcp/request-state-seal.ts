@@ -48,7 +48,13 @@ interface Sealed {
 export class RequestStateSeal {
   private readonly key: Buffer;
 
-  constructor(key?: Buffer, private readonly ttlMs = DEFAULT_REQUEST_STATE_TTL_MS, private readonly now: () => number = Date.now) {
+  /**
+   * `context` binds the seal's states to where they were given (a session's: `…:<session id>`), as authenticated data:
+   * a state given under one context does not open under another.
+   */
+  constructor(
+    key?: Buffer, private readonly ttlMs = DEFAULT_REQUEST_STATE_TTL_MS, private readonly now: () => number = Date.now, private readonly context = CONTEXT,
+  ) {
     if (key !== undefined && key.length !== 32) throw new TypeError(`a request-state key has 32 bytes, not ${key.length}`);
     this.key = key ?? randomBytes(32);
   }
@@ -56,14 +62,14 @@ export class RequestStateSeal {
   /** The state the client carries for `request`. */
   seal(request: StatefulRequest, state: string): string {
     const sealed: Sealed = { v: 1, m: request.method, n: request.name, a: argumentsDigest(request.args), s: state, exp: this.now() + this.ttlMs };
-    return seal(JSON.stringify(sealed), { key: this.key, context: CONTEXT });
+    return seal(JSON.stringify(sealed), { key: this.key, context: this.context });
   }
 
   /** The handler's own state, when `carried` is a state this seal gave for this very request, in time. */
   open(request: StatefulRequest, carried: string): string {
     let sealed: Partial<Sealed>;
     try {
-      sealed = JSON.parse(unseal(carried, { key: this.key, context: CONTEXT }).reveal()) as Partial<Sealed>;
+      sealed = JSON.parse(unseal(carried, { key: this.key, context: this.context }).reveal()) as Partial<Sealed>;
     } catch (err) {
       if (err instanceof SealError || err instanceof SyntaxError) throw new RequestStateRefusedError('the requestState was not given by this server (forged or altered)');
       throw err;

@@ -19,6 +19,8 @@ import { RequestStateSeal } from './request-state-seal.js';
 import { toolboxServer } from './toolbox-server.js';
 import type { TaskHost } from './task-protocol.js';
 import type { InFlightCalls } from './in-flight-calls.js';
+import type { ChangeFeed } from './change-feed.js';
+import type { ListenGate } from './listen-bus.js';
 
 export interface ToolboxHandlerOptions extends OriginPolicy {
   serverInfo?: { name: string; version: string };
@@ -53,6 +55,15 @@ export interface ToolboxHandlerOptions extends OriginPolicy {
    * input relay binds them to the session).
    */
   requestStateKey?: Buffer | 'verbatim';
+  /**
+   * Where the toolbox's list changes and resource updates are published (`feed.toolsChanged()`,
+   * `feed.resourceUpdated(uri)`…): given, clients may open `subscriptions/listen` and hear them (change-feed.ts).
+   */
+  changes?: ChangeFeed;
+  /** At most one list change of each kind per this many ms on each listen stream (default 0: unpaced). */
+  listChangedPaceMs?: number;
+  /** Decides whether a listen stream may open, and hears when it ends (a host's limits: a session's). */
+  listenGate?: ListenGate;
   /** Messages a JSON-RPC batch may carry (default 8); larger batches are refused whole with 400. */
   maxBatchMessages?: number;
   /** Reports failures the client does not see (a tool that threw, a refused request). Never given a secret. */
@@ -114,6 +125,9 @@ export function createToolboxHandler(served: ServedToolbox, options: ToolboxHand
     ...(options.listed !== undefined ? { listed: options.listed } : {}), ...(options.withheld !== undefined ? { withheld: options.withheld } : {}),
     ...(options.tasks !== undefined ? { tasks: options.tasks } : {}),
     ...(options.inFlight !== undefined ? { inFlight: options.inFlight } : {}),
+    ...(options.changes !== undefined ? { changes: options.changes } : {}),
+    ...(options.listChangedPaceMs !== undefined ? { listChangedPaceMs: options.listChangedPaceMs } : {}),
+    ...(options.listenGate !== undefined ? { listenGate: options.listenGate } : {}),
     ...(options.requestStateKey === 'verbatim' ? {} : { requestStateSeal: new RequestStateSeal(options.requestStateKey) }),
     maxBodyBytes: settings.maxBodyBytes, report: settings.report,
   });

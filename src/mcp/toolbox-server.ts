@@ -46,6 +46,8 @@ import { InFlightCalls } from './in-flight-calls.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 import { TaskResultServer, registerTaskMethods, requestDeclaresTasks } from './task-handlers.js';
 import { createTaskResult, type TaskHost } from './task-protocol.js';
+import type { ChangeFeed } from './change-feed.js';
+import { feedBus, listenRequestOf, onResponseEnd, type ListenGate } from './listen-bus.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
 export const CALL_REFUSED_RPC_CODE = -32000;
@@ -100,6 +102,16 @@ export interface ToolboxServerOptions {
    * (request-state-seal.ts); absent, states pass as they are (a host whose tools seal their own: a session's).
    */
   requestStateSeal?: RequestStateSeal;
+  /**
+   * Where the server's list changes and resource updates are published: given, the server declares `listChanged`
+   * (and, with resources, `subscribe`) and answers `subscriptions/listen` with a stream that carries them
+   * (listen-bus.ts). Absent, a listen is acknowledged with nothing honored and ends at once.
+   */
+  changes?: ChangeFeed;
+  /** At most one list change of each kind per this many ms on each listen stream (default 0: unpaced). */
+  listChangedPaceMs?: number;
+  /** Decides whether a listen stream may open (a session's limits) and hears when it ends. */
+  listenGate?: ListenGate;
   /** The SDK's own bound on a body it reads itself (the gate's limit, so the two agree). */
   maxBodyBytes: number;
   /** Reports failures the client does not see (a tool that threw). Never given a secret. */
@@ -139,7 +151,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
   const factory = () => {
     const server = new TaskResultServer(serverInfo, {
       // `logging`: tools' messages (a remote server's, relayed) reach a client that asked, as the revision allows.
-      capabilities: { tools: {}, logging: {}, ...catalogCapabilities(catalog) },
+      capabilities: { tools: {}, logging: {}, ...catalogCapabilities(catalog), ...(options.changes ? listenCapabilities(catalog) : {}) },
       ...(options.instructions !== undefined ? { instructions: options.instructions } : {}),
     });
     server.setRequestHandler('tools/list', async (request) => {
@@ -224,22 +236,55 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
     return server;
   };
 
-  const sdk = createMcpHandler(factory, { maxRequestBodySize: options.maxBodyBytes, onerror: (error) => report(error) });
+  const sdk = createMcpHandler(factory, {
+    maxRequestBodySize: options.maxBodyBytes, onerror: (error) => report(error),
+    ...(options.changes ? { bus: feedBus(options.changes, options.listChangedPaceMs ?? 0) } : {}),
+  });
   // Scanned once, with the snapshot: only tools that declare headers are checked per call.
   const headerDeclarations = new Map<string, ParamHeaderDeclaration[]>();
   for (const name of names) {
     const declarations = paramHeaderDeclarations(byName.get(name)!.inputSchema);
     if (declarations.length > 0) headerDeclarations.set(name, declarations);
   }
-  if (headerDeclarations.size === 0) return sdk;
+  const gate = options.listenGate;
+  if (headerDeclarations.size === 0 && gate === undefined) return sdk;
   return {
-    fetch(request, fetchOptions) {
-      const refused = paramHeaderRefusal(request, fetchOptions?.parsedBody, headerDeclarations);
-      if (refused === undefined) return sdk.fetch(request, fetchOptions);
-      report(new Error(`refused a tools/call: ${refused.error.message}`));
-      return Promise.resolve(new Response(JSON.stringify(refused), { status: 400, headers: { 'content-type': 'application/json' } }));
+    async fetch(request, fetchOptions) {
+      const refused = headerDeclarations.size === 0 ? undefined : paramHeaderRefusal(request, fetchOptions?.parsedBody, headerDeclarations);
+      if (refused !== undefined) {
+        report(new Error(`refused a tools/call: ${refused.error.message}`));
+        return new Response(JSON.stringify(refused), { status: 400, headers: { 'content-type': 'application/json' } });
+      }
+      const listen = gate === undefined ? undefined : listenRequestOf(fetchOptions?.parsedBody);
+      if (listen === undefined) return sdk.fetch(request, fetchOptions);
+      const admitted = await gate!.admit(listen.filter);
+      if ('refused' in admitted) {
+        const { code, message, data } = admitted.refused;
+        report(new Error(`refused a subscriptions/listen: ${message}`));
+        const body = { jsonrpc: '2.0', id: listen.id, error: { code, message, ...(data !== undefined ? { data } : {}) } };
+        return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+      }
+      let response: Response;
+      try {
+        response = await sdk.fetch(request, fetchOptions);
+      } catch (err) {
+        admitted.release();
+        throw err;
+      }
+      // The stream holds its place until it ends: the client closes it, or the server ends it.
+      return onResponseEnd(response, () => admitted.release(), admitted.ends);
     },
     close: () => sdk.close(),
+  };
+}
+
+/** What a server with a change feed declares: list changes of what it serves, and subscriptions to its resources. */
+function listenCapabilities(catalog: Catalog): Record<string, object> {
+  const { resources, prompts } = catalog.capabilities;
+  return {
+    tools: { listChanged: true },
+    ...(prompts ? { prompts: { listChanged: true } } : {}),
+    ...(resources ? { resources: { listChanged: true, subscribe: true } } : {}),
   };
 }
 

@@ -5,6 +5,7 @@
 export { Platform, DEFAULT_INSTANCE_LEASE_MS, MIN_INSTANCE_LEASE_MS, type PlatformOptions } from './platform.js';
 export { FunctionRuntime, type FunctionRuntimeOptions } from './function-runtime.js';
 export type { RemoteMcp } from './remote-mcp.js';
+export { SessionListens, MAX_LISTEN_STREAMS_PER_SESSION, MAX_LISTEN_URIS_PER_STREAM, type ChangeOrigin } from './session-listens.js';
 export type { PackageRuntime, RuntimeHealth } from './package-runtime.js';
 export type { HealthReport, HealthPart, FleetHealth } from './health.js';
 export { bootstrapIfFresh, type FirstStart } from './bootstrap.js';
@@ -39,5 +40,5 @@ export { natsSubjects, type NatsSubjects } from './scale-out/index.js';
 export { connectNats } from './scale-out/index.js';
 export { busKey, BUS_DROP_REASONS, type BusDropReason } from './scale-out/index.js';
 export { checkBusKey, BusKeyMismatchError } from './scale-out/index.js';
-export { CallEventRelay } from './scale-out/index.js';
+export { CallEventRelay, ListingRelay } from './scale-out/index.js';
 export type { HistogramSnapshot, NatsDispatchStats, NatsCallResult } from './scale-out/index.js';

@@ -15,6 +15,7 @@
  * records the epoch it began under, and its end is written against it (store `finishCall`): a call that outlived
  * its lease keeps the outcome it really had, and its record notes the lapse and the mark made meanwhile.
  */
+import { SessionListens } from './session-listens.js';
 import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +116,8 @@ export class Platform {
   readonly toolboxes: SessionToolboxes;
   /** Sessions' tasks for long calls (the tasks extension), durable in the store. */
   readonly tasks: SessionTasks;
+  /** Sessions' `subscriptions/listen`: their change feeds, the limits on their streams, their servers' changes (session-listens.ts). */
+  readonly listens: SessionListens;
   /** Each volume's quota across calls. */
   readonly quotas = new VolumeQuotas();
   readonly calls: CallLog;
@@ -186,7 +189,12 @@ export class Platform {
       store, sealingKey: options.sealingKey, instanceId: this.instanceId, clock: this.clock, ...options.tasks,
       report: (error) => this.log.child({ component: 'tasks' }).warn({ err: error }, error.message),
     });
+    this.listens = new SessionListens({
+      evict: (id) => this.toolboxes.evict(id),
+      report: (error) => this.log.child({ component: 'sessions' }).warn({ err: error }, error.message),
+    });
     this.sessions.onGone((id) => this.toolboxes.evict(id));
+    this.sessions.onGone((id) => this.listens.drop(id));
     this.sessions.onGone((id) => this.quotas.forget(join(volumes.sessionDir(id), 'tmp')));
     // A deleted or expired session's calls are aborted, running or waiting (deleting an agent deletes each
     // of its sessions through the same notice).
@@ -296,6 +304,8 @@ export class Platform {
    */
   beginClosing(): void {
     this.approvals.close();
+    // Listen streams never end on their own: ended now, they hold nothing.
+    this.listens.endAll();
   }
 
   /**
@@ -308,6 +318,7 @@ export class Platform {
     if (this.sweeper) clearInterval(this.sweeper);
     // Nobody can decide a held call any more: it ends now rather than holding the shutdown to its deadline.
     this.approvals.close();
+    await this.listens.closeAll();
     const started = performance.now();
     await this.calls.drain(graceMs);
     await this.tasks.drain(Math.max(0, graceMs - (performance.now() - started)));

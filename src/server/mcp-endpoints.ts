@@ -6,6 +6,9 @@
  * once the requests it is serving have been answered: closing it at once would abort them. The calls in flight by
  * request id go from a handler to the one that replaces it, so a `notifications/cancelled` reaches a call the old
  * one is still serving.
+ *
+ * A session's clients may listen (`subscriptions/listen`): its handlers, old and new, serve the session's one change
+ * feed under its limits (platform/session-listens.ts), and a rebuild whose tools differ announces a tools change.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createToolboxHandler, InFlightCalls, type ToolboxHandler, type OriginPolicy } from '../mcp/index.js';
@@ -35,6 +38,8 @@ export class SessionMcpEndpoints {
     if (!served || served.box !== box) {
       if (served) this.retire(served);
       const inFlightCalls = served?.inFlightCalls ?? new InFlightCalls();
+      // A rebuilt toolbox whose tools differ is announced to the session's listeners (session-listens.ts).
+      const listens = this.platform.listens.forSession(session.id, box);
       const handler = createToolboxHandler(box.entry('mcp'), {
         ...this.origins,
         serverInfo: { name: `subako agent ${session.agentId}`, version: String(session.agentVersion) },
@@ -47,6 +52,8 @@ export class SessionMcpEndpoints {
         inFlight: inFlightCalls,
         // The session's input relay and approvals seal their states themselves, bound to the session.
         requestStateKey: 'verbatim',
+        // Its servers' changes and its own, renamed as the session names things, each stream paced.
+        changes: listens.feed, listenGate: listens.gate, listChangedPaceMs: listens.paceMs,
       });
       served = { box, handler, inFlightCalls, inFlight: 0, retired: false };
       this.served.set(session.id, served);

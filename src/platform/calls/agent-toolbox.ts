@@ -22,7 +22,9 @@
 import { systemClock, type Clock } from '../../common/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import type { FunctionCallContext } from '../../function/index.js';
-import { requiresTask, type Catalog } from '../../mcp/index.js';
+import { requiresTask, type Catalog, type ListenFilter, type ListingChange, type UpstreamListen } from '../../mcp/index.js';
+import { resourceNaming, type ResourceNaming } from './resource-uris.js';
+import { withCatalogInputRelay } from './catalog-input-relay.js';
 import { compilePolicy } from '../../egress/index.js';
 import { composeTool, type CallToolResult, type Tool, type ToolInterceptor, type Toolbox } from '../../tool.js';
 import type { CallLog, SessionCallContext } from './call-log.js';
@@ -75,6 +77,17 @@ export interface AgentToolbox {
   listed?: readonly string[];
   /** The caching hints a listing of these tools carries: private to the session, as long as the toolbox is kept at most. */
   listHint: { ttlMs: number; cacheScope: 'private' };
+  /** The remote servers whose changes a listening client of the session hears (session-changes.ts), in the agent's order. */
+  changeSources: readonly ChangeSource[];
+  /** How the session names its servers' resources (resource-uris.ts): a listen's URIs are mapped with it both ways. */
+  resourceNaming: ResourceNaming;
+}
+
+/** A remote server of a session, as a source of change notifications. */
+export interface ChangeSource {
+  server: string;
+  /** Opens a listen stream to the server (its own names); undefined when it has none. */
+  listen(filter: ListenFilter, onChange: (change: ListingChange) => void): Promise<UpstreamListen | undefined>;
 }
 
 export interface SessionToolboxDeps {
@@ -149,6 +162,7 @@ export class SessionToolboxes {
     /** Remote tools named like the others but not served: their listed definition is not the pinned one. */
     const withheldTools = new Map<Tool, { server: string; fields: string[] }>();
     const catalogSources: CatalogSource[] = [];
+    const changeSources: ChangeSource[] = [];
     /** The agent's name of each remote tool's server, for what the input relay tells the client's person. */
     const serverOf = new Map<Tool, string>();
     const warnings: string[] = [];
@@ -170,6 +184,8 @@ export class SessionToolboxes {
         for (const value of Object.values(headers)) addSecret(secrets, value);
         // Opened on the session's first request for resources or prompts, with the same credential as its tools.
         catalogSources.push({ name: server.name, open: () => this.deps.remote.catalog(server.url, headers) });
+        const { remote } = this.deps;
+        if (remote.listen) changeSources.push({ server: server.name, listen: (filter, onChange) => remote.listen!(server.url, headers, filter, onChange) });
         const listed = await this.deps.remote.tools(server.url, headers);
         let current = Object.values(listed);
         if (server.definitions === 'pin') {
@@ -235,11 +251,14 @@ export class SessionToolboxes {
       Object.defineProperty(tools, SEARCH_TOOL_NAME, { value: search, enumerable: true });
       listed = [...spec.discovery.entry.filter((name) => Object.prototype.hasOwnProperty.call(served, name)), SEARCH_TOOL_NAME];
     }
-    const catalog = new SessionCatalog({
+    // Its prompts' and resources' input requests relayed to the session's client, their states sealed to the session.
+    const catalog = withCatalogInputRelay(new SessionCatalog({
       sessionId: session.id, sources: catalogSources, sourceNames: [...spec.tools.map((g) => g.package), ...spec.mcp_servers.map((s) => s.name)], key: this.deps.sealingKey,
       ...(this.deps.report ? { report: this.deps.report } : {}),
-    });
-    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings, catalog, withheld, ...(listed ? { listed } : {}), listHint: { ttlMs: MAX_SESSION_TTL_MS, cacheScope: 'private' } };
+    }), { sessionId: session.id, key: this.deps.sealingKey });
+    return { tools, entry: entryViews(tools), secrets: scope.secrets, warnings, catalog, withheld, ...(listed ? { listed } : {}), listHint: { ttlMs: MAX_SESSION_TTL_MS, cacheScope: 'private' },
+      changeSources, resourceNaming: resourceNaming(spec.mcp_servers.map((s) => s.name)),
+    };
   }
 
   private get limits(): CallLimits {

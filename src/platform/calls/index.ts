@@ -3,7 +3,7 @@
  * name), and what the platform adds to every call: approval, admission (fair turns at the workers), the call
  * log and its live feed, input requests relayed to the client; and the session's resources and prompts.
  */
-export { SessionToolboxes, type AgentToolbox, type SessionTool } from './agent-toolbox.js';
+export { SessionToolboxes, type AgentToolbox, type ChangeSource, type SessionTool } from './agent-toolbox.js';
 export { MAX_ELICITATION_MESSAGE_CHARS, MAX_ELICITED_DEPTH } from './approval-view.js';
 export { APPROVAL_INPUT_KEY, Approvals, MAX_HELD_ARGUMENT_BYTES, MAX_HELD_DEPTH, MAX_HELD_PER_SESSION, argumentsDigest, canonicalJson, type ApprovalGate, type Approver, type HeldApproval, type PendingApproval, type Verdict } from './approvals.js';
 export { FleetSlots, type FleetSlotsOptions } from './fleet-slots.js';

@@ -53,6 +53,8 @@ export interface NatsSubjects {
   busBucket: string;
   /** Where each replica publishes the call records it writes, for the others' live streams (nats-events.ts). */
   events: string;
+  /** Where each replica publishes the list changes of sessions it saw, for the others' listeners (nats-listings.ts). */
+  listings: string;
   /** Where each worker says it is alive, with its slots and version (nats-fleet.ts). */
   workerPresence: string;
   /** Where each replica says it is alive: a worker cancels the calls of a replica that went quiet. */
@@ -64,7 +66,7 @@ export function natsSubjects(prefix: string): NatsSubjects {
   // The rule the setting natsPrefix is checked by, so a prefix the configuration took always names subjects.
   if (!isNatsPrefix(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be ${NATS_PREFIX_RULE}`);
   return {
-    calls: `${prefix}.calls`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills`, busBucket: `${prefix}_bus`, events: `${prefix}.events`,
+    calls: `${prefix}.calls`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills`, busBucket: `${prefix}_bus`, events: `${prefix}.events`, listings: `${prefix}.listings`,
     workerPresence: `${prefix}.fleet.workers`, replicaPresence: `${prefix}.fleet.replicas`,
   };
 }

@@ -34,6 +34,8 @@ export const BUS_SENDERS = {
   cancel: 'replica',
   /** replica → the events subject: a call record for the other replicas' live streams. */
   event: 'replica',
+  /** replica → the listings subject: a session's list change or resource update, for the other replicas' listeners. */
+  listing: 'replica',
   /** replica → the replicas' presence subject: this replica is alive (workers cancel the calls of one gone quiet). */
   replica_presence: 'replica',
   /** worker → the workers' presence subject: this worker is alive, its slots and its version (nats-fleet.ts). */
