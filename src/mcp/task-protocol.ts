@@ -62,8 +62,11 @@ export interface TaskHost {
    * once and answers `result` when it ends soon enough, else keeps it running, makes its task durable and answers
    * `task`. `requestSignal` (the client's request) stops the call only until it became a task. A call that rejects
    * before it became a task rejects `run` the same way (an input request is answered on the request itself).
+   * `call`'s second argument says what a remote tool does with a task of its server's own (ToolCallContext's
+   * `upstreamTasks`): a host that keeps handles for them asks `pass`. A host may refuse the call before it starts
+   * (its session's cap on tasks) with ToolCallRefusedError.
    */
-  run(tool: string, call: (signal: AbortSignal) => Promise<CallToolResult>, requestSignal: AbortSignal): Promise<TaskRun>;
+  run(tool: string, call: (signal: AbortSignal, upstreamTasks: 'pass' | 'poll') => Promise<CallToolResult>, requestSignal: AbortSignal): Promise<TaskRun>;
   /** The task with its status's payload; throws TaskNotFoundError. */
   get(taskId: string): Promise<DetailedTaskView>;
   /** Gives an `input_required` task the answers to (some of) its requests; throws TaskNotFoundError. */

@@ -179,7 +179,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
       const meta = request.params._meta ?? ctx.mcpReq._meta;
       // The call under a signal: the request's, or, for a call that may become a task, its task's.
-      const invoke = async (signal: AbortSignal): Promise<CallToolResult> => {
+      const invoke = async (signal: AbortSignal, upstreamTasks?: 'pass' | 'poll'): Promise<CallToolResult> => {
         let result: CallToolResult;
         try {
           // Each source checks arguments its own way: defineTool and remote tools against the schema before
@@ -189,6 +189,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
             signal, ...(progress ? { progress: progress.report } : {}), ...(log ? { log: log.report } : {}), ...input,
             ...(traceparent !== undefined ? { traceparent } : {}),
             ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
+            ...(upstreamTasks !== undefined ? { upstreamTasks } : {}),
           });
         } catch (err) {
           if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
@@ -210,8 +211,10 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
           const run = await options.tasks.run(name, invoke, signal);
           return (run.kind === 'task' ? createTaskResult(run.task) : run.result) as never;
         }
-        return (await invoke(signal)) as never;
+        // A host of tasks has a client without tasks given a remote server's task's end, polled; without a host, no task is asked for.
+        return (await invoke(signal, options.tasks ? 'poll' : undefined)) as never;
       } catch (err) {
+        if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
         if (err instanceof ToolInputRequiredError) return inputRequiredAnswer(err, asked, seal) as never;
         if (err instanceof ClientCapabilityRequiredError) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: err.requiredCapabilities as never }, err.message);
         throw err;

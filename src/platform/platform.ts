@@ -98,7 +98,7 @@ export interface PlatformOptions {
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
   logger?: Logger;
   /** When a call becomes a task, how long a task is kept, the poll interval clients are asked for (platform/tasks/). */
-  tasks?: Pick<SessionTasksOptions, 'graceMs' | 'ttlMs' | 'pollIntervalMs' | 'watchEveryMs'>;
+  tasks?: Pick<SessionTasksOptions, 'graceMs' | 'ttlMs' | 'pollIntervalMs' | 'watchEveryMs' | 'sessionTaskLimit' | 'sessionTaskLimitSetting'>;
 }
 
 export class Platform {
