@@ -46,6 +46,7 @@ import { InFlightCalls } from './in-flight-calls.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 import { TaskResultServer, registerTaskMethods, requestDeclaresTasks } from './task-handlers.js';
 import { createTaskResult, type TaskHost } from './task-protocol.js';
+import { UpstreamTaskError } from './upstream-tasks.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
 export const CALL_REFUSED_RPC_CODE = -32000;
@@ -193,7 +194,8 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
           });
         } catch (err) {
           if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
-          if (err instanceof ToolInputRequiredError || err instanceof ClientCapabilityRequiredError) throw err;
+          // A remote server's own task (asked for with `pass`) is its task host's to keep.
+          if (err instanceof ToolInputRequiredError || err instanceof ClientCapabilityRequiredError || err instanceof UpstreamTaskError) throw err;
           // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
           report(err instanceof Error ? err : new Error(String(err)));
           result = errorResult(err);
