@@ -136,6 +136,12 @@ export interface ToolCallContext {
    * which then never answers with one.
    */
   upstreamTasks?: 'pass' | 'poll';
+  /**
+   * Present on a call that may become a task (a session's, for a client that declared tasks): a function call on a
+   * worker keeps its course under this key where any replica finds it (the outcomes bucket in scale-out), so that
+   * its task outlives the replica that sent it. Ignored by calls that run in this process.
+   */
+  durableKey?: string;
 }
 
 /**

@@ -45,7 +45,7 @@ import { LEGACY_LOG_LEVEL, logLevelOf, logSender } from './log-sender.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
 import { TaskResultServer, registerTaskMethods, requestDeclaresTasks } from './task-handlers.js';
-import { createTaskResult, type TaskHost } from './task-protocol.js';
+import { createTaskResult, type TaskCall, type TaskHost } from './task-protocol.js';
 import { UpstreamTaskError } from './upstream-tasks.js';
 
 /** The JSON-RPC error code of a call refused before it ran (a server error in JSON-RPC's reserved range). */
@@ -180,7 +180,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
       const meta = request.params._meta ?? ctx.mcpReq._meta;
       // The call under a signal: the request's, or, for a call that may become a task, its task's.
-      const invoke = async (signal: AbortSignal, upstreamTasks?: 'pass' | 'poll'): Promise<CallToolResult> => {
+      const invoke = async (signal: AbortSignal, how?: Partial<TaskCall>): Promise<CallToolResult> => {
         let result: CallToolResult;
         try {
           // Each source checks arguments its own way: defineTool and remote tools against the schema before
@@ -190,7 +190,8 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
             signal, ...(progress ? { progress: progress.report } : {}), ...(log ? { log: log.report } : {}), ...input,
             ...(traceparent !== undefined ? { traceparent } : {}),
             ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
-            ...(upstreamTasks !== undefined ? { upstreamTasks } : {}),
+            ...(how?.upstreamTasks !== undefined ? { upstreamTasks: how.upstreamTasks } : {}),
+            ...(how?.durableKey !== undefined ? { durableKey: how.durableKey } : {}),
           });
         } catch (err) {
           if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
@@ -214,7 +215,7 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
           return (run.kind === 'task' ? createTaskResult(run.task) : run.result) as never;
         }
         // A host of tasks has a client without tasks given a remote server's task's end, polled; without a host, no task is asked for.
-        return (await invoke(signal, options.tasks ? 'poll' : undefined)) as never;
+        return (await invoke(signal, options.tasks ? { upstreamTasks: 'poll' } : undefined)) as never;
       } catch (err) {
         if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
         if (err instanceof ToolInputRequiredError) return inputRequiredAnswer(err, asked, seal) as never;

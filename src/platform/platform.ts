@@ -184,6 +184,8 @@ export class Platform {
     });
     this.tasks = new SessionTasks({
       store, sealingKey: options.sealingKey, instanceId: this.instanceId, clock: this.clock, ...options.tasks,
+      // In scale-out, a task's call on a worker outlives this replica: any replica finds its course.
+      ...(options.runtime.durableCourse ? { durable: (key: string) => options.runtime.durableCourse!(key) } : {}),
       report: (error) => this.log.child({ component: 'tasks' }).warn({ err: error }, error.message),
     });
     this.sessions.onGone((id) => this.toolboxes.evict(id));

@@ -23,13 +23,17 @@
  * server that answers it with a task (upstream-tasks.ts in mcp/) gets a task of subako's standing for it, linked
  * (upstream-link.ts) to the server's task id. Its `tasks/get`, `tasks/update` and `tasks/cancel` go on to the server
  * through the session's tool of that name, on whichever replica is asked; its end is kept in the row as any task's.
- * Such a task runs on no process of ours, so no lease fails it. A server that answers with a task only once the call
+ * Such a task runs on no process of ours, so no lease fails it.
+ *
+ * A function call on a worker outlives the replica that sent it (scale-out): it runs with the task's durable key,
+ * under which its worker keeps its course where any replica reads it (`durable`). A task whose replica stopped is
+ * then still working while its worker runs the call, and ends with the outcome the worker kept. A server that answers with a task only once the call
  * is a task of ours already has that task polled to its end instead, as for a client without tasks.
  */
 import { systemClock, type Clock } from '../../common/index.js';
 import {
   TaskNotFoundError, TERMINAL_TASK_STATUSES, describeInputRequests, ToolCallRefusedError, ToolInputRequiredError, UpstreamTaskError, parseUpstreamTask,
-  CALL_REFUSED_RPC_CODE, type DetailedTaskView, type TaskError, type TaskHost, type TaskRun, type TaskView,
+  CALL_REFUSED_RPC_CODE, type DetailedTaskView, type TaskCall, type TaskError, type TaskHost, type TaskRun, type TaskView,
 } from '../../mcp/index.js';
 import { CallCancelledError, type CallToolResult, type UpstreamTaskAccess } from '../../tool.js';
 import { newSecret } from '../ids.js';
@@ -37,6 +41,9 @@ import type { SessionRecord, StoredTask, TaskRecord, TaskStatus, TaskStore } fro
 import { RunningTasks } from './running-tasks.js';
 import { boundedResult, openOutcome, sealOutcome, type TaskOutcome } from './task-outcome.js';
 import { openUpstreamLink, sealUpstreamLink } from './upstream-link.js';
+import { durableKeyOf } from './durable-key.js';
+import { toModelResult } from '../../function/index.js';
+import type { DurableCallCourse } from '../package-runtime.js';
 
 export const DEFAULT_TASK_GRACE_MS = 1_000;
 export const DEFAULT_TASK_TTL_MS = 3_600_000;
@@ -66,6 +73,11 @@ export interface SessionTasksOptions {
   sessionTaskLimitSetting?: string;
   /** How often the running calls' tasks are checked for a cancellation made on another replica. */
   watchEveryMs?: number;
+  /**
+   * The course of a call that ran on a worker, kept where any replica reads it (scale-out's outcomes bucket): a task
+   * whose replica stopped is then not failed while its worker runs the call on, and ends with its outcome.
+   */
+  durable?: (durableKey: string) => Promise<DurableCallCourse | null>;
   /** Hears failures no client is told of (an outcome the store could not take). Never given a secret. */
   report?: (error: Error) => void;
 }
@@ -126,13 +138,15 @@ export class SessionTasks {
     this.running.close();
   }
 
-  private async run(session: SessionRecord, tool: string, call: (signal: AbortSignal, upstreamTasks: 'pass' | 'poll') => Promise<CallToolResult>, requestSignal: AbortSignal): Promise<TaskRun> {
+  private async run(session: SessionRecord, tool: string, call: (signal: AbortSignal, how: TaskCall) => Promise<CallToolResult>, requestSignal: AbortSignal): Promise<TaskRun> {
     await this.admit(session);
+    // The id is the task's if the call becomes one: a call on a worker keeps its course under its durable key from the start.
+    const id = newSecret('tsk');
     const controller = new AbortController();
     const followRequest = () => controller.abort(requestSignal.reason);
     if (requestSignal.aborted) followRequest();
     else requestSignal.addEventListener('abort', followRequest, { once: true });
-    const called: Promise<Settled> = call(controller.signal, 'pass').then((result) => ({ ok: true, result }), (error: unknown) => ({ ok: false, error }));
+    const called: Promise<Settled> = call(controller.signal, { upstreamTasks: 'pass', durableKey: durableKeyOf(id) }).then((result) => ({ ok: true, result }), (error: unknown) => ({ ok: false, error }));
     let becameTask = false;
     // A server's task met once the call is a task of ours already: polled to its end, under the task's signal.
     const ended: Promise<Settled> = called.then((settled) => (!becameTask || settled.ok || !(settled.error instanceof UpstreamTaskError) ? settled
@@ -154,7 +168,7 @@ export class SessionTasks {
     const ttlMs = Math.max(1, Math.min(this.ttlMs, Date.parse(session.expiresAt) - now));
     const at = new Date(now).toISOString();
     const record: TaskRecord = {
-      id: newSecret('tsk'), sessionId: session.id, tool, status: 'working', statusMessage: null, createdAt: at, updatedAt: at,
+      id, sessionId: session.id, tool, status: 'working', statusMessage: null, createdAt: at, updatedAt: at,
       expiresAt: new Date(now + ttlMs).toISOString(), ttlMs, pollIntervalMs: this.pollIntervalMs, owner: this.options.instanceId,
       outcome: null, pending: null, upstream: null,
     };
@@ -282,6 +296,8 @@ export class SessionTasks {
     let task = await this.read(session, taskId);
     if (!isTerminal(task.status) && task.upstream !== null) return this.followUpstream(session, task, upstream);
     if (!isTerminal(task.status) && !task.ownerLive && !this.running.has(task.id)) {
+      const onWorker = await this.durableEnd(session, task);
+      if (onWorker !== null) return onWorker;
       // Its process stopped before the call ended: nobody will write its end.
       await this.options.store.changeTask(task.id, {
         status: 'failed', pending: null, outcome: null, at: new Date(this.clock.now()).toISOString(),
@@ -290,6 +306,22 @@ export class SessionTasks {
       task = await this.read(session, taskId);
     }
     return this.detailed(session, task);
+  }
+
+  /**
+   * A task whose replica stopped, when its call went to a worker that keeps its course: still working while that
+   * worker is live, ended with the outcome it kept once done. Null when no course was kept (the call ran in the
+   * stopped process, or never reached a worker): the task has failed.
+   */
+  private async durableEnd(session: SessionRecord, task: StoredTask): Promise<DetailedTaskView | null> {
+    if (this.options.durable === undefined) return null;
+    const course = await this.options.durable(durableKeyOf(task.id));
+    if (course === null || (course.state === 'running' && !course.workerLive)) return null;
+    if (course.state === 'running') return this.detailed(session, task);
+    const result = toModelResult(course.outcome);
+    const settled: Settled = course.outcome.status === 'cancelled' ? { ok: false, error: new CallCancelledError(task.tool) } : { ok: true, result };
+    await this.settle(session, task.id, settled);
+    return this.detailed(session, await this.read(session, task.id));
   }
 
   private detailed(session: SessionRecord, task: StoredTask): DetailedTaskView {
