@@ -84,6 +84,8 @@ interface CallInbox {
   body: BodyInbox | null;
   /** A durable call (a task's): run on when its replica goes quiet, its course kept in the outcomes bucket. */
   durable: boolean;
+  /** A durable call whose replica went quiet (said once). */
+  orphaned?: boolean;
 }
 
 /** How long a worker waits for the next piece of a call's arguments before it refuses the call (the pieces follow `start` at once). */
@@ -215,11 +217,16 @@ export class NatsWorker {
    * waiting in this worker's socket does not make it look gone.
    */
   private async cancelCallsOfGoneReplicas(): Promise<void> {
-    // A durable call runs on: its task, in the store, is read through any replica, which finds its outcome in the bucket.
-    const quiet = (): [string, CallInbox][] => [...this.inboxes].filter(([, call]) => !call.durable && !call.cancel.signal.aborted && this.presence.table.heardAt(call.replica, Date.now()) === undefined);
+    const quiet = (): [string, CallInbox][] => [...this.inboxes].filter(([, call]) => !call.cancel.signal.aborted && !call.orphaned && this.presence.table.heardAt(call.replica, Date.now()) === undefined);
     if (quiet().length === 0 || this.options.nc.isClosed()) return;
     await this.options.nc.flush().catch(() => undefined);
     for (const [, call] of quiet()) {
+      if (call.durable) {
+        // A durable call runs on: its task, in the store, is read through any replica, which finds its outcome in the bucket.
+        call.orphaned = true;
+        this.options.log?.(`the replica ${call.replica} of durable call ${call.callId} has not been heard for ${REPLICA_LAPSE_MS / 1000} s (gone); the call runs on, its outcome kept for its task`);
+        continue;
+      }
       call.cancel.abort();
       this.options.log?.(`cancelled call ${call.callId} of the replica ${call.replica}: it has not been heard for ${REPLICA_LAPSE_MS / 1000} s (gone), so nobody waits for the answer; its slot is free again`);
     }
