@@ -33,7 +33,7 @@
 import { systemClock, type Clock } from '../../common/index.js';
 import {
   TaskNotFoundError, TERMINAL_TASK_STATUSES, describeInputRequests, ToolCallRefusedError, ToolInputRequiredError, UpstreamTaskError, parseUpstreamTask,
-  CALL_REFUSED_RPC_CODE, type DetailedTaskView, type TaskCall, type TaskError, type TaskHost, type TaskRun, type TaskView,
+  CALL_REFUSED_RPC_CODE, type DetailedTaskView, type TaskCall, type TaskError, type TaskHost, type TaskRequest, type TaskResume, type TaskRun, type TaskView,
 } from '../../mcp/index.js';
 import { CallCancelledError, type CallToolResult, type UpstreamTaskAccess } from '../../tool.js';
 import { newSecret } from '../ids.js';
@@ -42,6 +42,7 @@ import { RunningTasks } from './running-tasks.js';
 import { boundedResult, openOutcome, sealOutcome, type TaskOutcome } from './task-outcome.js';
 import { openUpstreamLink, sealUpstreamLink } from './upstream-link.js';
 import { durableKeyOf } from './durable-key.js';
+import { openPending, sealPending, type TaskPending } from './task-pending.js';
 import { toModelResult } from '../../function/index.js';
 import type { DurableCallCourse } from '../package-runtime.js';
 
@@ -114,9 +115,9 @@ export class SessionTasks {
    */
   forSession(session: SessionRecord, upstream: UpstreamTaskResolver = async () => undefined): TaskHost {
     return {
-      run: (tool, call, requestSignal) => this.run(session, tool, call, requestSignal),
+      run: (tool, call, requestSignal, request) => this.run(session, tool, call, requestSignal, request),
       get: (taskId) => this.get(session, taskId, upstream),
-      update: (taskId, responses) => this.update(session, taskId, responses, upstream),
+      update: (taskId, responses, resume) => this.update(session, taskId, responses, upstream, resume),
       cancel: (taskId) => this.cancel(session, taskId, upstream),
     };
   }
@@ -138,7 +139,9 @@ export class SessionTasks {
     this.running.close();
   }
 
-  private async run(session: SessionRecord, tool: string, call: (signal: AbortSignal, how: TaskCall) => Promise<CallToolResult>, requestSignal: AbortSignal): Promise<TaskRun> {
+  private async run(
+    session: SessionRecord, tool: string, call: (signal: AbortSignal, how: TaskCall) => Promise<CallToolResult>, requestSignal: AbortSignal, request?: TaskRequest,
+  ): Promise<TaskRun> {
     await this.admit(session);
     // The id is the task's if the call becomes one: a call on a worker keeps its course under its durable key from the start.
     const id = newSecret('tsk');
@@ -187,13 +190,18 @@ export class SessionTasks {
       if (settled.ok) return { kind: 'result', result: settled.result };
       throw settled.error;
     }
-    this.running.add(record.id, controller);
-    const settling = ended.then((settled) => this.settle(session, record.id, settled)).finally(() => {
-      this.running.remove(record.id);
+    this.follow(session, record.id, controller, ended, request);
+    return { kind: 'task', task: view(record) };
+  }
+
+  /** The task's call runs here until it ends: then its end is written (or, when it asks for input, what it asks). */
+  private follow(session: SessionRecord, taskId: string, controller: AbortController, ended: Promise<Settled>, request: TaskRequest | undefined): void {
+    this.running.add(taskId, controller);
+    const settling = ended.then((settled) => this.settle(session, taskId, settled, request)).finally(() => {
+      this.running.remove(taskId);
       this.settling.delete(settling);
     });
     this.settling.add(settling);
-    return { kind: 'task', task: view(record) };
   }
 
   /** Refuses a call when its session holds as many tasks not yet ended as it may. */
@@ -271,8 +279,25 @@ export class SessionTasks {
     return { ...view(task), ...(theirs.inputRequests !== undefined && theirs.status === 'input_required' ? { inputRequests: theirs.inputRequests } : {}) };
   }
 
-  /** Writes how a task's call ended, unless the task ended first (cancelled). */
-  private async settle(session: SessionRecord, taskId: string, settled: Settled): Promise<void> {
+  /**
+   * Writes how a task's call ended, unless the task ended first (cancelled). A call that asks its client for input
+   * leaves the task `input_required` with what it asks, and what continues it (task-pending.ts), when its arguments
+   * are known to continue it with.
+   */
+  private async settle(session: SessionRecord, taskId: string, settled: Settled, request?: TaskRequest): Promise<void> {
+    if (!settled.ok && settled.error instanceof ToolInputRequiredError && request !== undefined) {
+      const asked = settled.error;
+      const pending: TaskPending = { inputRequests: asked.inputRequests as Record<string, unknown>, args: request.args, ...(asked.requestState !== undefined ? { requestState: asked.requestState } : {}) };
+      try {
+        await this.options.store.changeTask(taskId, {
+          status: 'input_required', statusMessage: `the tool asks its client for input: ${describeInputRequests(asked.inputRequests)}; answer with tasks/update`,
+          outcome: null, pending: sealPending(pending, this.options.sealingKey, session.id, taskId), at: new Date(this.clock.now()).toISOString(),
+        });
+      } catch (err) {
+        this.report(err instanceof Error ? err : new Error(String(err)));
+      }
+      return;
+    }
     const { status, statusMessage, outcome } = endOf(settled);
     try {
       await this.options.store.changeTask(taskId, {
@@ -295,7 +320,8 @@ export class SessionTasks {
   private async get(session: SessionRecord, taskId: string, upstream: UpstreamTaskResolver): Promise<DetailedTaskView> {
     let task = await this.read(session, taskId);
     if (!isTerminal(task.status) && task.upstream !== null) return this.followUpstream(session, task, upstream);
-    if (!isTerminal(task.status) && !task.ownerLive && !this.running.has(task.id)) {
+    // Only a working task runs a call: one waiting on input runs nothing, whatever became of the process that asked.
+    if (task.status === 'working' && !task.ownerLive && !this.running.has(task.id)) {
       const onWorker = await this.durableEnd(session, task);
       if (onWorker !== null) return onWorker;
       // Its process stopped before the call ended: nobody will write its end.
@@ -332,16 +358,35 @@ export class SessionTasks {
       const error: TaskError = outcome !== undefined && 'error' in outcome ? outcome.error : { code: INTERNAL_ERROR_RPC_CODE, message: task.statusMessage ?? 'the task failed' };
       return { ...base, status: 'failed', error };
     }
+    if (task.status === 'input_required' && task.pending !== null) {
+      return { ...base, inputRequests: openPending(task.pending, this.options.sealingKey, session.id, task.id).inputRequests };
+    }
     return base;
   }
 
   /**
-   * A passed-through task's answers go on to its server. No request of a task of subako's own is ever outstanding
-   * (see endOf): answers are acknowledged and ignored, as the extension asks.
+   * A passed-through task's answers go on to its server. A task of subako's own waiting on input continues: its call
+   * again, with the answers and the tool's state (`resume`), here, taken from `input_required` by one replica only. An
+   * update of a task that asks nothing is acknowledged and ignored, as the extension asks.
    */
-  private async update(session: SessionRecord, taskId: string, responses: Record<string, unknown>, upstream: UpstreamTaskResolver): Promise<void> {
+  private async update(session: SessionRecord, taskId: string, responses: Record<string, unknown>, upstream: UpstreamTaskResolver, resume?: TaskResume): Promise<void> {
     const task = await this.read(session, taskId);
-    if (task.upstream === null || isTerminal(task.status)) return;
+    if (task.upstream === null) {
+      if (task.status !== 'input_required' || task.pending === null || resume === undefined) return;
+      const pending = openPending(task.pending, this.options.sealingKey, session.id, task.id);
+      const taken = await this.options.store.changeTask(task.id, {
+        status: 'working', statusMessage: null, outcome: null, pending: null, at: new Date(this.clock.now()).toISOString(), owner: this.options.instanceId,
+      }, 'input_required');
+      if (!taken) return;
+      const controller = new AbortController();
+      const answer = { responses, ...(pending.requestState !== undefined ? { requestState: pending.requestState } : {}) };
+      const ended: Promise<Settled> = Promise.resolve()
+        .then(() => resume(task.tool, pending.args, answer, controller.signal, { upstreamTasks: 'poll', durableKey: durableKeyOf(task.id) }))
+        .then((result): Settled => ({ ok: true, result }), (error: unknown): Settled => ({ ok: false, error }));
+      this.follow(session, task.id, controller, ended, { args: pending.args });
+      return;
+    }
+    if (isTerminal(task.status)) return;
     const access = await upstream(task.tool);
     if (access === undefined) return;
     await access.update(openUpstreamLink(task.upstream, this.options.sealingKey, session.id, task.id).taskId, responses);
@@ -378,8 +423,8 @@ function view(task: TaskRecord): TaskView {
 /**
  * A task's end from its call's: a result is `completed` (a tool's own error included, as the extension says); a
  * JSON-RPC error (the call refused) `failed` with it; a stopped call `cancelled`. A tool that asks its client for
- * input once its call is a task ends `completed` with a result saying what it asked: the question belonged to a
- * request that has been answered already, and the state to resume it is not carried into a task.
+ * input once its call is a task waits `input_required` (settle); only when the call's arguments are not known to
+ * continue it with does it end here, `completed` with a result saying what it asked.
  */
 function endOf(settled: Settled): { status: TaskStatus; statusMessage: string | null; outcome?: TaskOutcome } {
   if (settled.ok) return { status: 'completed', statusMessage: null, outcome: { result: boundedResult(settled.result) } };
