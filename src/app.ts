@@ -68,6 +68,8 @@ export interface StartOptions {
    * when absent. Past it the call fails and the rest is not read.
    */
   remoteAnswerBytes?: number;
+  /** Sessions' tasks: how long one is kept, the poll interval clients are asked for, the most one session holds (platform/tasks/). */
+  tasks?: { ttlMs?: number; pollIntervalMs?: number; sessionTaskLimit?: number };
 }
 
 export interface Started {
@@ -94,6 +96,11 @@ const REMOTE_ANSWER_SETTING = ((ways) => `the server setting remoteAnswerMiB (${
   waysToSet('serve', 'remoteAnswerMiB'),
 );
 
+/** What a refusal past a session's cap on tasks names as the way to raise it. */
+const SESSION_TASK_LIMIT_SETTING = ((ways) => `the server setting sessionTaskLimit: ${ways.flag}, $${ways.env} or "${ways.fileKey}" in ${CONFIG_FILE}`)(
+  waysToSet('serve', 'sessionTaskLimit'),
+);
+
 const MiB = 1024 * 1024;
 
 /**
@@ -110,6 +117,11 @@ export function serverStartOptions(config: ServerConfig): StartOptions {
     },
     sandboxHeapMiB: config.sandboxHeapMiB, database: config.database, instanceLeaseMs: config.instanceLeaseMs,
     ...(config.remoteAnswerMiB ? { remoteAnswerBytes: config.remoteAnswerMiB * MiB } : {}),
+    tasks: {
+      ...(config.taskTtlMs !== undefined ? { ttlMs: config.taskTtlMs } : {}),
+      ...(config.taskPollIntervalMs !== undefined ? { pollIntervalMs: config.taskPollIntervalMs } : {}),
+      ...(config.sessionTaskLimit !== undefined ? { sessionTaskLimit: config.sessionTaskLimit } : {}),
+    },
     // The URL leaves its Secret only here, on its way to the connection.
     ...(config.nats ? { nats: { url: config.nats.reveal(), prefix: config.natsPrefix } } : {}),
     ...(config.volumesDir ? { volumesDir: config.volumesDir } : {}),
@@ -217,6 +229,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
       database: options.database,
       packageBlobs, skillBlobs, volumesDir,
       ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),
+      tasks: { ...options.tasks, sessionTaskLimitSetting: SESSION_TASK_LIMIT_SETTING },
       // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
       ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),
       ...(options.allowPrivateDestinations ? { privateDestinations: 'allow' as const } : {}), clock: options.clock, logger });

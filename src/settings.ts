@@ -161,6 +161,19 @@ export const SETTINGS = [
     name: 'remoteAnswerMiB', shownDefault: 8, unit: 'MiB', env: 'SUBAKO_REMOTE_ANSWER_MIB', flag: '--remote-answer-mib <n>',
     help: { serve: 'the most read of one message a remote MCP server answers; past it the call fails' },
   }),
+  // Tasks for long calls (the io.modelcontextprotocol/tasks extension, platform/tasks/).
+  setting(wholeNumber(1_000, 604_800_000), {
+    name: 'taskTtlMs', shownDefault: 3_600_000, unit: 'ms', env: 'SUBAKO_TASK_TTL_MS', flag: '--task-ttl-ms <ms>',
+    help: { serve: "how long a task of a session's call is kept for its client to read (never past its session's end)" },
+  }),
+  setting(wholeNumber(50, 60_000), {
+    name: 'taskPollIntervalMs', shownDefault: 1_000, unit: 'ms', env: 'SUBAKO_TASK_POLL_INTERVAL_MS', flag: '--task-poll-interval-ms <ms>',
+    help: { serve: 'how often clients are asked to poll a task' },
+  }),
+  setting(wholeNumber(1, 10_000), {
+    name: 'sessionTaskLimit', shownDefault: 32, env: 'SUBAKO_SESSION_TASK_LIMIT', flag: '--session-task-limit <n>',
+    help: { serve: 'tasks not yet ended one session may hold; a call past it is refused' },
+  }),
   setting(onOff, {
     name: 'allowPrivateDestinations', flag: '--allow-private-destinations',
     help: { serve: 'local development only: packages may reach loopback and private addresses their allowlist names; never on a shared server' },

@@ -128,6 +128,31 @@ export interface ToolCallContext {
    * keys of their own (the platform's idempotency key). Untrusted, and never passed to the tool's source.
    */
   meta?: Record<string, unknown>;
+  /**
+   * What a remote tool does when its server answers the call with a task of its own (the
+   * `io.modelcontextprotocol/tasks` extension): `pass` hands the task to the caller (rejecting with mcp/'s
+   * UpstreamTaskError: a caller whose client declared tasks, which keeps a handle for it), `poll` polls the server's
+   * `tasks/get` until the task ends and returns its result. Absent: the call does not declare tasks to the server,
+   * which then never answers with one.
+   */
+  upstreamTasks?: 'pass' | 'poll';
+  /**
+   * Present on a call that may become a task (a session's, for a client that declared tasks): a function call on a
+   * worker keeps its course under this key where any replica finds it (the outcomes bucket in scale-out), so that
+   * its task outlives the replica that sent it. Ignored by calls that run in this process.
+   */
+  durableKey?: string;
+}
+
+/**
+ * How a task a remote server keeps for a call is reached after the call (its tool's connection): `get` answers
+ * the server's DetailedTask as it sent it (checked by the caller), `update` gives an `input_required` task its
+ * answers, `cancel` asks it to stop.
+ */
+export interface UpstreamTaskAccess {
+  get(taskId: string, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  update(taskId: string, inputResponses: Record<string, unknown>, signal?: AbortSignal): Promise<void>;
+  cancel(taskId: string, signal?: AbortSignal): Promise<void>;
 }
 
 /** What a call continuing an input request brings back to its tool. */
@@ -188,6 +213,8 @@ export interface Tool {
   readonly icons?: readonly Record<string, unknown>[];
   /** What the source says about itself (e.g. `{ kind: 'function', package, version }` or `{ kind: 'mcp', url }`). */
   readonly source?: { kind: string; [key: string]: unknown };
+  /** A remote tool's way to its server's own tasks (ToolCallContext.upstreamTasks); kept by a composed tool. */
+  readonly upstreamTasks?: UpstreamTaskAccess;
   /**
    * Calls the tool. A failure the model should read is a result with `isError: true` (a function that crashed
    * included); the promise rejects only for failures of the caller's own making — arguments a checked source
@@ -239,6 +266,7 @@ export function composeTool<C extends ToolCallContext = ToolCallContext>(
   return Object.freeze({
     ...toolDefinition(name, tool),
     ...(tool.source !== undefined ? { source: tool.source } : {}),
+    ...(tool.upstreamTasks !== undefined ? { upstreamTasks: tool.upstreamTasks } : {}),
     call: (args: Record<string, unknown>, ctx?: C) => composed(args, (ctx ?? {}) as C),
   });
 }

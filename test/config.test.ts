@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { defaultServerConfig, readConfigFile, resolveServerConfig } from '../src/config.js';
 import { ValidationError } from '../src/errors.js';
 import { REPO_ROOT } from './helpers/paths.js';
+import { serverStartOptions } from '../src/app.js';
 
 const defaults = defaultServerConfig('/home/someone');
 const flagNames = { port: '--port', workers: '--workers' };
@@ -44,7 +45,7 @@ describe('configuration: flags over environment over subako.config.json over def
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
           '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, accessLog, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
             'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
-            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, remoteAnswerMiB, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
+            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, remoteAnswerMiB, taskTtlMs, taskPollIntervalMs, sessionTaskLimit, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
           '--workers is 0; it takes a whole number from 1 to 256',
         ]);
@@ -135,5 +136,18 @@ describe('configuration: flags over environment over subako.config.json over def
     assert.match(bad.stderr, /--remote-answer-mib is 4096; it takes a whole number from 1 to 1024/);
     const help = spawnSync(process.execPath, [join(REPO_ROOT, 'bin', 'subako.js'), 'serve', '--help'], { encoding: 'utf8', timeout: 120_000 });
     assert.match(help.stdout.replace(/\s+/g, ' '), /--remote-answer-mib <n> the most read of one message a remote MCP server answers; past it the call fails \(default 8 MiB\); \$SUBAKO_REMOTE_ANSWER_MIB/);
+  });
+
+  test('the tasks\' time to live, poll interval and per-session cap come from the file, the environment or the flags, are checked, and reach the platform', () => {
+    const unset = resolveServerConfig({ defaults });
+    assert.deepEqual([unset.taskTtlMs, unset.taskPollIntervalMs, unset.sessionTaskLimit], [undefined, undefined, undefined], 'unset: the platform\'s defaults');
+    assert.deepEqual(serverStartOptions(unset).tasks, {});
+    const config = resolveServerConfig({
+      defaults, file: { path: 'subako.config.json', input: { taskTtlMs: 60_000 } }, env: { SUBAKO_TASK_POLL_INTERVAL_MS: '250' },
+      flags: { input: { sessionTaskLimit: 4 }, names: { sessionTaskLimit: '--session-task-limit' } },
+    });
+    assert.deepEqual(serverStartOptions(config).tasks, { ttlMs: 60_000, pollIntervalMs: 250, sessionTaskLimit: 4 });
+    assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_SESSION_TASK_LIMIT: '0' } }), /SUBAKO_SESSION_TASK_LIMIT is 0; it takes a whole number from 1 to 10000/);
+    assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_TASK_POLL_INTERVAL_MS: '5' } }), /SUBAKO_TASK_POLL_INTERVAL_MS is 5; it takes a whole number from 50 to 60000/);
   });
 });

@@ -16,12 +16,18 @@
  * value so (SEP-2322; the conformance suite's `sep-2322-default-result-type-complete` requires it of a 2026-07-28
  * client), while the SDK refuses it from a 2026-07-28 server. Only `tools/call` answers, whose ids this transport
  * saw go out: nothing else the SDK decides on (a `server/discover` probe's era) is changed.
+ *
+ * A `tools/call` answered with a task (`resultType: "task"`, the tasks extension, which the SDK client cannot take)
+ * goes to the sink its sender set (upstream-task-sink.ts), and the request is answered with an error carrying the
+ * marker in its place; without a sink (a call that did not declare tasks, which a server must not answer so) it
+ * reaches the SDK as it came, which refuses it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike, JSONRPCMessage, StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/client';
 import { capResponse, describeBytes, type AnswerTooLargeError } from './answer-cap.js';
 import { ResumingTransport, requestIdOf } from './resuming-transport.js';
 import { REQUEST_SCOPED_METHODS, requestNotificationSink, type RequestNotification, type RequestNotificationSink } from './request-notifications.js';
+import { UPSTREAM_TASK_RPC_CODE, upstreamTaskSink, type UpstreamTaskSink } from './upstream-task-sink.js';
 
 type SendArguments = Parameters<ResumingTransport['send']>;
 
@@ -42,8 +48,11 @@ type MessageHandler = (message: JSONRPCMessage, extra?: unknown) => void;
 export class BoundedTransport extends ResumingTransport {
   readonly #requests: AsyncLocalStorage<RequestInFlight>;
   readonly #marker: string;
-  /** The ids of `tools/call` requests awaiting their answer (see the top: an absent resultType reads as complete). */
-  readonly #toolCalls = new Set<string | number>();
+  /**
+   * The ids of `tools/call` requests awaiting their answer (see the top: an absent resultType reads as complete),
+   * each with the sink its task answer goes to, when its sender set one.
+   */
+  readonly #toolCalls = new Map<string | number, UpstreamTaskSink | undefined>();
 
   constructor(url: URL, options: StreamableHTTPClientTransportOptions, marker: string, maxAnswerBytes: number) {
     const requests = new AsyncLocalStorage<RequestInFlight>();
@@ -71,8 +80,10 @@ export class BoundedTransport extends ResumingTransport {
   #routed(handler: MessageHandler): MessageHandler {
     return (message, extra) => {
       const m = message as { method?: unknown; id?: unknown; params?: unknown; result?: unknown };
-      if (m.method === undefined && (typeof m.id === 'string' || typeof m.id === 'number') && this.#toolCalls.delete(m.id)) {
-        message = withCompleteByDefault(message);
+      if (m.method === undefined && (typeof m.id === 'string' || typeof m.id === 'number') && this.#toolCalls.has(m.id)) {
+        const taskSink = this.#toolCalls.get(m.id);
+        this.#toolCalls.delete(m.id);
+        message = taskSink !== undefined && isTaskAnswer(m.result) ? this.#taskTaken(m.id, m.result, taskSink) : withCompleteByDefault(message);
       }
       const sink = typeof m.method === 'string' && m.id === undefined && REQUEST_SCOPED_METHODS.has(m.method)
         ? this.#requests.getStore()?.notifications : undefined;
@@ -85,6 +96,19 @@ export class BoundedTransport extends ResumingTransport {
     };
   }
 
+  /** Hands a task answer to its sink, and answers the request with the error that stands in for it. */
+  #taskTaken(id: string | number, answer: Record<string, unknown>, sink: UpstreamTaskSink): JSONRPCMessage {
+    try {
+      sink(answer);
+    } catch {
+      // The sink is the caller's; it sees the error below either way.
+    }
+    return {
+      jsonrpc: '2.0', id,
+      error: { code: UPSTREAM_TASK_RPC_CODE, message: 'the server answered the call with a task', data: { upstreamTask: this.#marker } },
+    } as JSONRPCMessage;
+  }
+
   override async send(...[message, options]: SendArguments): Promise<void> {
     const id = requestIdOf(message);
     // A notification (or a response) sent while a request is in flight answers for none: its context is left.
@@ -94,10 +118,10 @@ export class BoundedTransport extends ResumingTransport {
     const requestSignal = theirs ? AbortSignal.any([theirs, cut.signal]) : cut.signal;
     if ((message as { method?: unknown }).method === 'tools/call') {
       // Forgotten with its answer, or when the request is given up (cancelled, cut off) and none will come.
-      this.#toolCalls.add(id);
+      this.#toolCalls.set(id, upstreamTaskSink());
       // A request the SDK gives up on without aborting (its own timeout) leaves its id here: the oldest go first,
       // so the set stays bounded on a connection that lives for days.
-      if (this.#toolCalls.size > MAX_TRACKED_TOOL_CALLS) this.#toolCalls.delete(this.#toolCalls.values().next().value!);
+      if (this.#toolCalls.size > MAX_TRACKED_TOOL_CALLS) this.#toolCalls.delete(this.#toolCalls.keys().next().value!);
       requestSignal.addEventListener('abort', () => this.#toolCalls.delete(id), { once: true });
     }
     const notifications = requestNotificationSink();
@@ -119,6 +143,10 @@ export class BoundedTransport extends ResumingTransport {
     };
     return this.#requests.run(request, () => super.send(message, { ...options, requestSignal }));
   }
+}
+
+function isTaskAnswer(result: unknown): result is Record<string, unknown> {
+  return typeof result === 'object' && result !== null && !Array.isArray(result) && (result as { resultType?: unknown }).resultType === 'task';
 }
 
 /** A response whose result has no `resultType`, with `resultType: "complete"`; any other message as it is. */

@@ -80,7 +80,8 @@ export { normalizeResult, resultText } from './result.js';
 export { requiresTask, type TaskSupport } from './remote-tool.js';
 export {
   TASKS_EXTENSION, TASK_METHODS, TERMINAL_TASK_STATUSES, TaskNotFoundError, createTaskResult, declaresTasks,
-  type DetailedTaskView, type TaskError, type TaskHost, type TaskRun, type TaskStatus as McpTaskStatus, type TaskView,
+  type DetailedTaskView, type TaskError, type TaskHost, type TaskCall, type TaskRequest, type TaskResume, type TaskRun, type TaskStatus as McpTaskStatus, type TaskView,
 } from './task-protocol.js';
+export { UpstreamTaskError, parseUpstreamTask, pollToResult, resultOfTask, isTerminalTask, pollDelayMs } from './upstream-tasks.js';
 export { formatToolList, formatResult } from './present.js';
 export { bridgeStdio, BRIDGE_FAILED_RPC_CODE, type StdioBridge, type StdioBridgeOptions } from './stdio-bridge.js';

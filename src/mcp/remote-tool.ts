@@ -14,11 +14,16 @@
  * (`ctx.signal`) cancels the request: a 2026-07-28 server sees its stream closed, a 2025-era one gets
  * `notifications/cancelled` (the SDK's doing, on either era).
  *
+ * A caller that says what to do with a task of the server's own (`ctx.upstreamTasks`, upstream-tasks.ts) declares
+ * the tasks extension with the call: a server that answers with a task then has it passed to the caller
+ * (UpstreamTaskError) or polled to its end here. `upstreamTasks` reaches such a task afterwards, on the same
+ * connection.
+ *
  * The tool's outputSchema is checked here, on the bounded engine, once the call is complete: the SDK's own check
  * would refuse an `input_required` answer for carrying no structured content.
  */
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
-import type { CallToolResult, InputKinds, JsonSchema, LogReporter, ProgressReporter, Tool, ToolCallContext } from '../tool.js';
+import type { CallToolResult, InputKinds, JsonSchema, LogReporter, ProgressReporter, Tool, ToolCallContext, UpstreamTaskAccess } from '../tool.js';
 import type { McpClientPool, Descriptor } from './connection.js';
 import { assertArguments } from './call-arguments.js';
 import { callThroughInput, requestMeta, type InputHandler, type ToolCallParams } from './input-rounds.js';
@@ -29,6 +34,13 @@ import { markFailed } from '../common/index.js';
 import { toolAnnotationsOf, toolIconsOf, toolTitleOf } from './tool-presentation.js';
 import { LOG_LEVEL_META_KEY, isLogLevel } from './log-sender.js';
 import type { RequestNotification } from './request-notifications.js';
+import { withUpstreamTaskSink } from './upstream-task-sink.js';
+import { UpstreamTaskError, UpstreamTaskInvalidError, declaringTasks, parseUpstreamTask, pollToResult } from './upstream-tasks.js';
+import { TASK_METHODS } from './task-protocol.js';
+import { z } from 'zod';
+
+/** A tasks/ answer as the SDK is asked to take it: any object (upstream-tasks.ts checks a task). */
+const AnyResult = z.looseObject({});
 
 /** A tool as `tools/list` describes it. */
 export interface ListedTool {
@@ -69,6 +81,7 @@ export class RemoteTool implements Tool {
   readonly annotations?: Record<string, unknown>;
   readonly icons?: readonly Record<string, unknown>[];
   readonly source: { kind: 'mcp'; url: string; taskSupport?: TaskSupport };
+  readonly upstreamTasks: UpstreamTaskAccess;
   readonly #descriptor: Descriptor;
   readonly #pool: McpClientPool;
   readonly #listed: ListedTool;
@@ -98,6 +111,11 @@ export class RemoteTool implements Tool {
     const { outputSchema: _checkedHere, ...definition } = listed;
     this.#definition = definition;
     this.#onInput = onInput;
+    this.upstreamTasks = Object.freeze({
+      get: (taskId: string, signal?: AbortSignal) => this.#taskRequest(TASK_METHODS.get, taskId, {}, signal),
+      update: async (taskId: string, inputResponses: Record<string, unknown>, signal?: AbortSignal) => { await this.#taskRequest(TASK_METHODS.update, taskId, { inputResponses }, signal); },
+      cancel: async (taskId: string, signal?: AbortSignal) => { await this.#taskRequest(TASK_METHODS.cancel, taskId, {}, signal); },
+    });
     this.#inputKinds = inputKinds;
     Object.freeze(this);
   }
@@ -150,7 +168,9 @@ export class RemoteTool implements Tool {
     const started = performance.now();
     // The kinds of input this call can take back: its own handler's, or those its caller passes on.
     const { _meta: meta } = requestMeta(traceparent, this.#onInput !== undefined ? this.#inputKinds : ctx.inputKinds);
-    const withLogLevel = ctx.log ? { ...meta, [LOG_LEVEL_META_KEY]: ctx.log.level } : meta;
+    const logged = ctx.log ? { ...meta, [LOG_LEVEL_META_KEY]: ctx.log.level } : meta;
+    // A caller that takes the server's own tasks declares the extension: only then may the server answer with one.
+    const withLogLevel = ctx.upstreamTasks !== undefined ? declaringTasks(logged) : logged;
     const first: ToolCallParams = {
       name: listed.name, arguments: args,
       ...(withLogLevel !== undefined ? { _meta: withLogLevel } : {}),
@@ -173,12 +193,40 @@ export class RemoteTool implements Tool {
           // The server's progress is relayed as it comes; the SDK asks for it only when we pass onprogress.
           ...(ctx.progress ? { onprogress: relayProgress(ctx.progress) } : {}),
         });
-        const answer = await callThroughInput(send, first, this.#onInput, { tool: this.name, url: this.#descriptor.url, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        let taskAnswer: Record<string, unknown> | undefined;
+        const through = () => callThroughInput(send, first, this.#onInput, { tool: this.name, url: this.#descriptor.url, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        let answer: unknown;
+        try {
+          answer = ctx.upstreamTasks === undefined ? await through() : await withUpstreamTaskSink((task) => { taskAnswer = task; }, through);
+        } catch (err) {
+          // The transport took a task answer off the wire and answered the request with an error in its place.
+          if (taskAnswer === undefined) throw err;
+          return { task: taskAnswer };
+        }
         return this.#checkOutput(normalizeResult(answer), check);
       },
-    );
+    ).then((value) => ('task' in value ? this.#upstreamTask(value.task as Record<string, unknown>, ctx) : value));
     ctx.report?.({ status: result.isError ? 'tool_error' : 'ok', durationMs: performance.now() - started });
     return result;
+  }
+
+  /** A task the server answered the call with: handed to the caller (`pass`), or polled to its end (`poll`). */
+  async #upstreamTask(raw: Record<string, unknown>, ctx: ToolCallContext): Promise<CallToolResult> {
+    let task;
+    try {
+      task = parseUpstreamTask(raw);
+    } catch (err) {
+      throw new UpstreamTaskInvalidError(this.#descriptor.url, this.name, (err as Error).message);
+    }
+    if (ctx.upstreamTasks === 'pass') throw new UpstreamTaskError(task, this.upstreamTasks, this.name);
+    const polled = await pollToResult(this.upstreamTasks, task, this.name, { ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    return this.#checkOutput(polled, this.#outputChecker());
+  }
+
+  /** One `tasks/` request about a task of the server's, the extension declared. */
+  #taskRequest(method: string, taskId: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    return this.#pool.use(this.#descriptor, { operation: `${method} for a task of tool "${this.name}"`, tool: this.name, ...(signal ? { signal } : {}) }, (client) =>
+      client.request({ method, params: { taskId, ...params, _meta: declaringTasks(undefined) } } as never, AnyResult as never, { ...(signal ? { signal } : {}), timeout: this.#pool.timeoutMs }) as Promise<Record<string, unknown>>);
   }
 }
 

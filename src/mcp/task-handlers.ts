@@ -11,8 +11,13 @@ import { Server, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/
 import { z } from 'zod';
 import {
   MISSING_CLIENT_CAPABILITY_RPC_CODE, TASKS_CAPABILITY_REQUIRED, TASKS_EXTENSION, TASK_METHODS, TASK_NOT_FOUND_RPC_CODE, TaskNotFoundError, declaresTasks,
-  type TaskHost,
+  type TaskCall, type TaskHost,
 } from './task-protocol.js';
+import { CLIENT_CAPABILITIES_KEY, acceptedInputKinds } from './input-requests.js';
+import type { CallToolResult, CallerInput } from '../tool.js';
+
+/** Calls a tool of the endpoint again, continuing a task's input request, with `input` as its ToolCallContext's. */
+export type ToolResumer = (tool: string, args: Record<string, unknown>, input: CallerInput, signal: AbortSignal, how: TaskCall) => Promise<CallToolResult>;
 
 /** A task id as a client may send one: bounded, visible ASCII (ours are far shorter). */
 const TaskId = z.string().min(1).max(256).regex(/^[\x21-\x7e]+$/, 'a task id is visible ASCII');
@@ -60,8 +65,11 @@ export function requestDeclaresTasks(ctx: { mcpReq: { envelope?: Record<string, 
   return declaresTasks(ctx.mcpReq.envelope?.['io.modelcontextprotocol/clientCapabilities']);
 }
 
-/** Registers the `tasks/` methods on `server`, answered by `host`. */
-export function registerTaskMethods(server: Server, host: TaskHost, report: (error: Error) => void): void {
+/**
+ * Registers the `tasks/` methods on `server`, answered by `host`. `resume` continues a task whose own call asked
+ * for input: the tasks/update request's declared capabilities say what the continued call may ask again.
+ */
+export function registerTaskMethods(server: Server, host: TaskHost, report: (error: Error) => void, resume?: ToolResumer): void {
   server.registerCapabilities(TASKS_CAPABILITIES);
   const guarded = <P>(work: (params: P, ctx: TaskRequestContext) => Promise<Record<string, unknown>>) => async (params: P, ctx: TaskRequestContext) => {
     if (!requestDeclaresTasks(ctx)) {
@@ -80,7 +88,10 @@ export function registerTaskMethods(server: Server, host: TaskHost, report: (err
   server.setRequestHandler(TASK_METHODS.update, { params: TaskParams }, guarded(async (params: z.infer<typeof TaskParams>, ctx) => {
     const responses = InputResponses.safeParse(ctx.mcpReq.inputResponses ?? (params as { inputResponses?: unknown }).inputResponses);
     if (!responses.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid params for tasks/update: inputResponses is an object of responses keyed as the task\'s inputRequests');
-    await host.update(params.taskId, responses.data);
+    const accepts = acceptedInputKinds(ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_KEY]);
+    await host.update(params.taskId, responses.data, resume && ((tool, args, answer, signal, how) => resume(tool, args, {
+      canElicit: accepts.form, accepts, responses: answer.responses, ...(answer.requestState !== undefined ? { requestState: answer.requestState } : {}),
+    }, signal, how)));
     return {};
   }) as never);
   server.setRequestHandler(TASK_METHODS.cancel, { params: TaskParams }, guarded(async (params: z.infer<typeof TaskParams>) => {

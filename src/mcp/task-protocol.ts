@@ -62,15 +62,41 @@ export interface TaskHost {
    * once and answers `result` when it ends soon enough, else keeps it running, makes its task durable and answers
    * `task`. `requestSignal` (the client's request) stops the call only until it became a task. A call that rejects
    * before it became a task rejects `run` the same way (an input request is answered on the request itself).
+   * `call`'s second argument is what the host asks of the call (TaskCall). A host may refuse the call before it
+   * starts (its session's cap on tasks) with ToolCallRefusedError.
    */
-  run(tool: string, call: (signal: AbortSignal) => Promise<CallToolResult>, requestSignal: AbortSignal): Promise<TaskRun>;
+  run(tool: string, call: (signal: AbortSignal, how: TaskCall) => Promise<CallToolResult>, requestSignal: AbortSignal, request?: TaskRequest): Promise<TaskRun>;
   /** The task with its status's payload; throws TaskNotFoundError. */
   get(taskId: string): Promise<DetailedTaskView>;
-  /** Gives an `input_required` task the answers to (some of) its requests; throws TaskNotFoundError. */
-  update(taskId: string, inputResponses: Record<string, unknown>): Promise<void>;
+  /**
+   * Gives an `input_required` task the answers to (some of) its requests; throws TaskNotFoundError. A task whose own
+   * call asked continues with `resume`: the endpoint's way to call the tool again with the answers.
+   */
+  update(taskId: string, inputResponses: Record<string, unknown>, resume?: TaskResume): Promise<void>;
   /** Asks the task to stop (cooperative: its status may still end otherwise); throws TaskNotFoundError. */
   cancel(taskId: string): Promise<void>;
 }
+
+/** What a host of tasks asks of a call that may become a task (the ToolCallContext fields of the same names). */
+export interface TaskCall {
+  /** What a remote tool does with a task of its server's own: a host that keeps handles for them asks `pass`. */
+  upstreamTasks: 'pass' | 'poll';
+  /** Where a function call on a worker keeps its course, for the task to outlive the replica that sent it. */
+  durableKey?: string;
+}
+
+/** The call a task runs, as far as a continuation needs it: its arguments. */
+export interface TaskRequest {
+  args: Record<string, unknown>;
+}
+
+/**
+ * Calls `tool` again with `args`, continuing an input request: the client's answers and the state the tool gave
+ * with its question (what the tool's ToolCallContext.input then carries), under `signal`.
+ */
+export type TaskResume = (
+  tool: string, args: Record<string, unknown>, answer: { responses: Record<string, unknown>; requestState?: string }, signal: AbortSignal, how: TaskCall,
+) => Promise<CallToolResult>;
 
 export type TaskRun = { kind: 'result'; result: CallToolResult } | { kind: 'task'; task: TaskView };
 

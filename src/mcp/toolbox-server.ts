@@ -29,7 +29,7 @@
  * answers with the caching hints it was given (`toolsCache`).
  */
 import { MissingRequiredClientCapabilityError, ProtocolError, ProtocolErrorCode, createMcpHandler } from '@modelcontextprotocol/server';
-import { toolDefinition, type CallToolResult, type Tool, type Toolbox } from '../tool.js';
+import { toolDefinition, type CallToolResult, type Tool, type ToolCallContext, type Toolbox } from '../tool.js';
 import { EMPTY_CATALOG, type Catalog } from './catalog.js';
 import { catalogCapabilities, registerCatalog } from './catalog-handlers.js';
 import { ClientCapabilityRequiredError, ToolInputRequiredError } from './input-requests.js';
@@ -44,8 +44,9 @@ import { progressSender, progressTokenOf } from './progress-sender.js';
 import { LEGACY_LOG_LEVEL, logLevelOf, logSender } from './log-sender.js';
 import { InFlightCalls } from './in-flight-calls.js';
 import { HEADER_MISMATCH_RPC_CODE, modernToolCall, paramHeaderDeclarations, paramHeaderMismatch, type ParamHeaderDeclaration } from './param-headers.js';
-import { TaskResultServer, registerTaskMethods, requestDeclaresTasks } from './task-handlers.js';
-import { createTaskResult, type TaskHost } from './task-protocol.js';
+import { TaskResultServer, registerTaskMethods, requestDeclaresTasks, type ToolResumer } from './task-handlers.js';
+import { createTaskResult, type TaskCall, type TaskHost } from './task-protocol.js';
+import { UpstreamTaskError } from './upstream-tasks.js';
 import type { ChangeFeed } from './change-feed.js';
 import { feedBus, listenRequestOf, onResponseEnd, type ListenGate } from './listen-bus.js';
 
@@ -165,7 +166,32 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       return { tools: page as never, ...toolsCache, ...(next !== undefined ? { nextCursor: next } : {}) };
     });
     registerCatalog(server, catalog, report, seal);
-    if (options.tasks) registerTaskMethods(server, options.tasks, report);
+    /** One call of a tool, as this server answers it: a refusal as a JSON-RPC error, a tool's throw as its error result. */
+    const callTool = async (tool: Tool, args: Record<string, unknown>, callCtx: ToolCallContext): Promise<CallToolResult> => {
+      let result: CallToolResult;
+      try {
+        // Each source checks arguments its own way: defineTool and remote tools against the schema before
+        // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
+        // too would change what a function's own validation says, and keep refused calls out of the call log.
+        result = await tool.call(args, callCtx);
+      } catch (err) {
+        if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
+        // A remote server's own task (asked for with `pass`) is its task host's to keep.
+        if (err instanceof ToolInputRequiredError || err instanceof ClientCapabilityRequiredError || err instanceof UpstreamTaskError) throw err;
+        // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
+        report(err instanceof Error ? err : new Error(String(err)));
+        result = errorResult(err);
+      }
+      // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
+      return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as CallToolResult;
+    };
+    // A task whose call asked for input continues here once tasks/update brings the answers.
+    const resume: ToolResumer = (name, args, input, signal, how) => {
+      const tool = byName.get(name);
+      if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, withheld.get(name) ?? `Unknown tool: ${name}`);
+      return callTool(tool, args, { signal, input, upstreamTasks: how.upstreamTasks, ...(how.durableKey !== undefined ? { durableKey: how.durableKey } : {}) });
+    };
+    if (options.tasks) registerTaskMethods(server, options.tasks, report, resume);
     server.setNotificationHandler('notifications/cancelled', (notification) => {
       const params = (notification.params ?? {}) as { requestId?: unknown; reason?: unknown };
       if (inFlight.cancel(params.requestId, params.reason) === 'ambiguous') {
@@ -191,27 +217,13 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       const traceparent = traceparentOf(ctx.mcpReq._meta) ?? traceparentOf(request.params._meta);
       const meta = request.params._meta ?? ctx.mcpReq._meta;
       // The call under a signal: the request's, or, for a call that may become a task, its task's.
-      const invoke = async (signal: AbortSignal): Promise<CallToolResult> => {
-        let result: CallToolResult;
-        try {
-          // Each source checks arguments its own way: defineTool and remote tools against the schema before
-          // any work, function packages in the guest (the ABI page: Subako does not check them). Checking here
-          // too would change what a function's own validation says, and keep refused calls out of the call log.
-          result = await tool.call(args, {
-            signal, ...(progress ? { progress: progress.report } : {}), ...(log ? { log: log.report } : {}), ...input,
-            ...(traceparent !== undefined ? { traceparent } : {}),
-            ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
-          });
-        } catch (err) {
-          if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
-          if (err instanceof ToolInputRequiredError || err instanceof ClientCapabilityRequiredError) throw err;
-          // Anything else a tool throws is its failure, answered as a tool error the model reads; reported too.
-          report(err instanceof Error ? err : new Error(String(err)));
-          result = errorResult(err);
-        }
-        // The result speaks for this server: the SDK stamps our serverInfo once the tool's reserved keys are gone.
-        return server.projectCallToolResult(withoutReservedMeta(result) as never, tool.outputSchema) as CallToolResult;
-      };
+      const invoke = (signal: AbortSignal, how?: Partial<TaskCall>): Promise<CallToolResult> => callTool(tool, args, {
+        signal, ...(progress ? { progress: progress.report } : {}), ...(log ? { log: log.report } : {}), ...input,
+        ...(traceparent !== undefined ? { traceparent } : {}),
+        ...(meta !== undefined ? { meta: meta as Record<string, unknown> } : {}),
+        ...(how?.upstreamTasks !== undefined ? { upstreamTasks: how.upstreamTasks } : {}),
+        ...(how?.durableKey !== undefined ? { durableKey: how.durableKey } : {}),
+      });
       // Cancelled by its stream closing (the SDK's signal) or by a notifications/cancelled naming it (until it
       // becomes a task, which tasks/cancel ends).
       const tracked = inFlight.begin(ctx.mcpReq.id);
@@ -219,11 +231,13 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
         const signal = AbortSignal.any([ctx.mcpReq.signal, tracked.signal]);
         // A client that declared tasks may be given one for a call that runs long; any other gets the result.
         if (options.tasks && requestDeclaresTasks(ctx)) {
-          const run = await options.tasks.run(name, invoke, signal);
+          const run = await options.tasks.run(name, invoke, signal, { args });
           return (run.kind === 'task' ? createTaskResult(run.task) : run.result) as never;
         }
-        return (await invoke(signal)) as never;
+        // A host of tasks has a client without tasks given a remote server's task's end, polled; without a host, no task is asked for.
+        return (await invoke(signal, options.tasks ? { upstreamTasks: 'poll' } : undefined)) as never;
       } catch (err) {
+        if (err instanceof ToolCallRefusedError) throw new ProtocolError(err.rpcCode, err.message, { code: err.code, ...err.data });
         if (err instanceof ToolInputRequiredError) return inputRequiredAnswer(err, asked, seal) as never;
         if (err instanceof ClientCapabilityRequiredError) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: err.requiredCapabilities as never }, err.message);
         throw err;

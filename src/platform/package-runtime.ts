@@ -5,7 +5,7 @@
  * (FunctionHost); the platform itself never touches WASM.
  */
 import type { Problem } from '../errors.js';
-import type { DiscoveryResult, FunctionCallContext, ToolInfo } from '../function/index.js';
+import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, ToolInfo } from '../function/index.js';
 import type { Toolbox } from '../tool.js';
 
 export interface PackageManifestInfo {
@@ -61,4 +61,12 @@ export interface PackageRuntime {
   close(): Promise<void>;
   /** The bus and the fleet, for a runtime that sends its calls to workers elsewhere; absent when they run here. */
   health?(): RuntimeHealth;
+  /**
+   * The course of a durable call (ToolCallContext.durableKey) as its worker kept it, read through any replica:
+   * null when none was kept (the call never reached a worker). Absent when calls run in this process.
+   */
+  durableCourse?(durableKey: string): Promise<DurableCallCourse | null>;
 }
+
+/** A durable call's course: running (and whether its worker is still live), or done with its outcome. */
+export type DurableCallCourse = { state: 'running'; workerLive: boolean } | { state: 'done'; outcome: FunctionCallOutcome };

@@ -99,7 +99,7 @@ export interface PlatformOptions {
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
   logger?: Logger;
   /** When a call becomes a task, how long a task is kept, the poll interval clients are asked for (platform/tasks/). */
-  tasks?: Pick<SessionTasksOptions, 'graceMs' | 'ttlMs' | 'pollIntervalMs' | 'watchEveryMs'>;
+  tasks?: Pick<SessionTasksOptions, 'graceMs' | 'ttlMs' | 'pollIntervalMs' | 'watchEveryMs' | 'sessionTaskLimit' | 'sessionTaskLimitSetting'>;
 }
 
 export class Platform {
@@ -187,6 +187,8 @@ export class Platform {
     });
     this.tasks = new SessionTasks({
       store, sealingKey: options.sealingKey, instanceId: this.instanceId, clock: this.clock, ...options.tasks,
+      // In scale-out, a task's call on a worker outlives this replica: any replica finds its course.
+      ...(options.runtime.durableCourse ? { durable: (key: string) => options.runtime.durableCourse!(key) } : {}),
       report: (error) => this.log.child({ component: 'tasks' }).warn({ err: error }, error.message),
     });
     this.listens = new SessionListens({

@@ -48,7 +48,11 @@ export class SessionMcpEndpoints {
         // Discovery "search" lists the entry tools and search_tools; a pinned tool whose definition changed is refused with why.
         withheld: box.withheld, ...(box.listed ? { listed: box.listed } : {}),
         // A long call of a client that declared the tasks extension becomes a task, kept in the store for every replica.
-        tasks: this.platform.tasks.forSession(session),
+        // A remote server's own task passed through is reached by its tool in the session's toolbox as it is now.
+        tasks: this.platform.tasks.forSession(session, async (tool) => {
+          const tools = (await this.platform.toolboxes.forSession(session)).entry('mcp');
+          return Object.hasOwn(tools, tool) ? tools[tool].upstreamTasks : undefined;
+        }),
         inFlight: inFlightCalls,
         // The session's input relay and approvals seal their states themselves, bound to the session.
         requestStateKey: 'verbatim',

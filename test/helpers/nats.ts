@@ -129,12 +129,12 @@ export async function spawnWorker(
   };
 }
 
-/** Removes a run's object-store buckets (packages, skills, the bus's key check) from the shared NATS server; what is missing is skipped. */
+/** Removes a run's object-store buckets (packages, skills, the bus's key check, durable calls' outcomes) from the shared NATS server; what is missing is skipped. */
 export async function removeBuckets(prefix: string): Promise<void> {
   const nc = await connectShared();
   try {
     const subjects = natsSubjects(prefix);
-    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket, subjects.busBucket]) {
+    for (const bucket of [subjects.packagesBucket, subjects.skillsBucket, subjects.busBucket, subjects.outcomesBucket]) {
       await (await new Objm(nc).open(bucket).catch(() => null))?.destroy().catch(() => undefined);
     }
   } finally {

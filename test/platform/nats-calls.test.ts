@@ -46,7 +46,7 @@ describe('what a worker takes of a call\'s limits', () => {
 describe('subjects and the buckets', () => {
   it('are named by the deployment\'s prefix', () => {
     assert.deepEqual(natsSubjects('run_1'), { calls: 'run_1.calls', packagesBucket: 'run_1_packages', skillsBucket: 'run_1_skills', busBucket: 'run_1_bus', events: 'run_1.events', listings: 'run_1.listings',
-      workerPresence: 'run_1.fleet.workers', replicaPresence: 'run_1.fleet.replicas',
+      workerPresence: 'run_1.fleet.workers', replicaPresence: 'run_1.fleet.replicas', outcomesBucket: 'run_1_outcomes',
     });
   });
 

@@ -30,7 +30,7 @@
  */
 import { CallCancelledError, type CallReport, type CallToolResult, type ToolCall, type ToolCallContext, type ToolInterceptor } from '../../tool.js';
 import { CrashReason } from '../../function/index.js';
-import { CallError, ClientCapabilityRequiredError, ToolInputRequiredError, describeInputRequests } from '../../mcp/index.js';
+import { CallError, ClientCapabilityRequiredError, ToolInputRequiredError, UpstreamTaskError, describeInputRequests } from '../../mcp/index.js';
 import { newId, nowIso } from '../ids.js';
 import { cutToBytes, redactArguments, redactText, systemClock, type Clock, type Logger } from '../../common/index.js';
 import { loggedModel } from './call-preview.js';
@@ -321,6 +321,14 @@ export class CallLog {
       return {
         result: { content: [{ type: 'text', text: asked }] },
         report: { status: 'input_required', durationMs: performance.now() - (call.runningSince ?? call.arrived) }, rejection: err, ran: true,
+      };
+    }
+    if (err instanceof UpstreamTaskError) {
+      // The tool's server runs the call as a task of its own, handed to the client as a task of the session's: the
+      // call went as far as a call goes here; the task's end is the task's.
+      return {
+        result: { content: [{ type: 'text', text: `The tool ${name}'s server runs the call as a task of its own (${err.task.status}); its end is the task's.` }] },
+        report: { status: 'ok', durationMs: performance.now() - (call.runningSince ?? call.arrived) }, rejection: err, ran: true,
       };
     }
     if (err instanceof ClientCapabilityRequiredError) {

@@ -59,6 +59,11 @@ export interface NatsSubjects {
   workerPresence: string;
   /** Where each replica says it is alive: a worker cancels the calls of a replica that went quiet. */
   replicaPresence: string;
+  /**
+   * The object store bucket where a worker keeps the course of a durable call (a task's, nats-outcomes.ts): that it
+   * runs, then its outcome, so that any replica finds it once the one that sent the call is gone.
+   */
+  outcomesBucket: string;
 }
 
 /** `prefix` names a deployment (and, in tests, one run): its subjects and its buckets. */
@@ -67,7 +72,7 @@ export function natsSubjects(prefix: string): NatsSubjects {
   if (!isNatsPrefix(prefix)) throw new Error(`the NATS prefix ${JSON.stringify(prefix)} must be ${NATS_PREFIX_RULE}`);
   return {
     calls: `${prefix}.calls`, packagesBucket: `${prefix}_packages`, skillsBucket: `${prefix}_skills`, busBucket: `${prefix}_bus`, events: `${prefix}.events`, listings: `${prefix}.listings`,
-    workerPresence: `${prefix}.fleet.workers`, replicaPresence: `${prefix}.fleet.replicas`,
+    workerPresence: `${prefix}.fleet.workers`, replicaPresence: `${prefix}.fleet.replicas`, outcomesBucket: `${prefix}_outcomes`,
   };
 }
 
@@ -105,6 +110,11 @@ export interface CallRequest {
   progress?: true;
   /** The W3C trace context of the request that made the call (the guest's HTTP requests carry it). */
   traceparent?: string;
+  /**
+   * A durable call (a task's): the worker keeps its course in the outcomes bucket under this key (nats-outcomes.ts)
+   * and runs it on when its replica goes quiet — whoever holds the task reads its outcome there.
+   */
+  durableKey?: string;
 }
 
 /** Bodies of the worker's messages on a call's inbox, by kind. */

@@ -30,7 +30,8 @@ import { PRESENCE_EVERY_MS, PresenceChannel } from './nats-presence.js';
 import { BusDrops, RAW_KINDS, busKey, type BusDropReason } from './nats-envelope.js';
 import { BodyAssembly, declaredProblem, partBytes, splitBody, travelsInline } from './nats-body.js';
 import { DispatchCounters, type NatsCallResult, type NatsDispatchStats } from './nats-dispatch-stats.js';
-import type { InspectedPackage, PackageRuntime, RuntimeHealth, StoredPackageRef } from '../package-runtime.js';
+import type { DurableCallCourse, InspectedPackage, PackageRuntime, RuntimeHealth, StoredPackageRef } from '../package-runtime.js';
+import { NatsOutcomes } from './nats-outcomes.js';
 
 export interface NatsRuntimeOptions {
   /** The runtime owns it: `close` closes it. */
@@ -73,6 +74,8 @@ export class NatsRuntime implements PackageRuntime {
   private readonly counters = new DispatchCounters();
   private readonly replies: ReplyRouter;
   private readonly bus: SealedBus;
+  /** The outcomes bucket (durable calls' courses), opened when first read. */
+  private outcomes: Promise<NatsOutcomes> | null = null;
   /** This replica's id on the bus: the `replica` of its calls, and the id of its presence. */
   readonly busId = `rep_${randomBytes(12).toString('hex')}`;
   /** This replica's presence, and the workers' it hears: the live fleet. */
@@ -154,6 +157,21 @@ export class NatsRuntime implements PackageRuntime {
     return { connected, fleet: fleetSummary(this.presence.table.current(Date.now())), noWorker: connected ? this.fleetProblem() : null };
   }
 
+  /** A durable call's course, as its worker kept it in the outcomes bucket (whichever replica sent the call). */
+  async durableCourse(durableKey: string): Promise<DurableCallCourse | null> {
+    this.outcomes ??= NatsOutcomes.open(this.options.nc, this.options.prefix, this.options.sealingKey);
+    let course;
+    try {
+      course = await (await this.outcomes).read(durableKey);
+    } catch (err) {
+      this.outcomes = null;
+      throw err;
+    }
+    if (course === null) return null;
+    if (course.state === 'done') return course;
+    return { state: 'running', workerLive: this.presence.table.heardAt(course.worker, Date.now()) !== undefined };
+  }
+
   inspect(dir: string): Promise<InspectedPackage> {
     return this.options.local.inspect(dir);
   }
@@ -182,6 +200,7 @@ export class NatsRuntime implements PackageRuntime {
         const { request, parts } = this.request(pkg, info.name, args, ctx, timeoutMs);
         if (callCtx?.progress) request.progress = true;
         if (callCtx?.traceparent !== undefined) request.traceparent = callCtx.traceparent;
+        if (callCtx?.durableKey !== undefined) request.durableKey = callCtx.durableKey;
         const answer = await this.dispatch(request, parts, callCtx?.signal, callCtx?.progress);
         written = answer.writtenBytes;
         // Whatever the worker's outcome says, the record names the worker that took the call, as it said when it did.

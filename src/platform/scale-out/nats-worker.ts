@@ -29,6 +29,7 @@ import {
   type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,
 } from './nats-calls.js';
 import { BusDrops, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
+import { NatsOutcomes, isDurableKey, type DurableCourse } from './nats-outcomes.js';
 import { BodyAssembly, declaredProblem, partBytes, splitBody, travelsInline, type DeclaredBody } from './nats-body.js';
 import { readReplicaPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
 import { PRESENCE_EVERY_MS, REPLICA_LAPSE_MS, PresenceChannel } from './nats-presence.js';
@@ -81,6 +82,10 @@ interface CallInbox {
   cancel: AbortController;
   /** The call's arguments, when they follow `start` in pieces (nats-body.ts); null when they came in the call. */
   body: BodyInbox | null;
+  /** A durable call (a task's): run on when its replica goes quiet, its course kept in the outcomes bucket. */
+  durable: boolean;
+  /** A durable call whose replica went quiet (said once). */
+  orphaned?: boolean;
 }
 
 /** How long a worker waits for the next piece of a call's arguments before it refuses the call (the pieces follow `start` at once). */
@@ -164,6 +169,8 @@ export class NatsWorker {
   private readonly presence: PresenceChannel<WorkerPresence, ReplicaPresence>;
   /** Looks every PRESENCE_EVERY_MS for calls whose replica went quiet. */
   private replicaWatch: NodeJS.Timeout | null = null;
+  /** The outcomes bucket, opened with the first durable call. */
+  private outcomes: Promise<NatsOutcomes> | null = null;
 
   constructor(private readonly options: NatsWorkerOptions) {
     const host = hostname();
@@ -210,10 +217,16 @@ export class NatsWorker {
    * waiting in this worker's socket does not make it look gone.
    */
   private async cancelCallsOfGoneReplicas(): Promise<void> {
-    const quiet = (): [string, CallInbox][] => [...this.inboxes].filter(([, call]) => !call.cancel.signal.aborted && this.presence.table.heardAt(call.replica, Date.now()) === undefined);
+    const quiet = (): [string, CallInbox][] => [...this.inboxes].filter(([, call]) => !call.cancel.signal.aborted && !call.orphaned && this.presence.table.heardAt(call.replica, Date.now()) === undefined);
     if (quiet().length === 0 || this.options.nc.isClosed()) return;
     await this.options.nc.flush().catch(() => undefined);
     for (const [, call] of quiet()) {
+      if (call.durable) {
+        // A durable call runs on: its task, in the store, is read through any replica, which finds its outcome in the bucket.
+        call.orphaned = true;
+        this.options.log?.(`the replica ${call.replica} of durable call ${call.callId} has not been heard for ${REPLICA_LAPSE_MS / 1000} s (gone); the call runs on, its outcome kept for its task`);
+        continue;
+      }
       call.cancel.abort();
       this.options.log?.(`cancelled call ${call.callId} of the replica ${call.replica}: it has not been heard for ${REPLICA_LAPSE_MS / 1000} s (gone), so nobody waits for the answer; its slot is free again`);
     }
@@ -305,6 +318,7 @@ export class NatsWorker {
     const subject = `${this.inbox}.${(this.nextCall += 1).toString(36)}`;
     const inbox: CallInbox = {
       callId: request.callId, replica: request.replica, started: null, cancel: new AbortController(), body: request.body ? new BodyInbox(request.body) : null,
+      durable: request.durableKey !== undefined,
     };
     // The call itself shows its replica alive now (it may not have announced itself to this worker yet).
     this.presence.table.touch({ v: PROTOCOL, id: request.replica }, Date.now());
@@ -319,12 +333,15 @@ export class NatsWorker {
       borrowing.catch(() => undefined);
       if (!(await this.waitForStart(started, Math.min(START_WAIT_MS, request.timeoutMs)))) return;
       heartbeat = setInterval(() => reply('alive', {}), HEARTBEAT_MS);
+      if (request.durableKey !== undefined) await this.keepCourse(request.durableKey, { state: 'running', worker: this.name });
       const args = inbox.body ? await this.receiveBody(inbox.body, inbox.cancel.signal) : request.arguments!;
       const { loaded } = await borrowing;
       const { outcome, writtenBytes } = await this.run(request, args, loaded, deadline, inbox.cancel.signal, (done, total, message) => reply('progress', { done, total, message }));
       // The run is over and its sandbox worker free: the slot can take the next call.
       clearInterval(heartbeat);
       free();
+      // Kept before it is told: a replica that reads the task once its sender is gone finds it.
+      if (request.durableKey !== undefined) await this.keepCourse(request.durableKey, { state: 'done', outcome });
       // An outcome too large for one message goes in pieces, then the outcome that declares them (nats-body.ts).
       const answer = { outcome, writtenBytes };
       const json = Buffer.from(JSON.stringify(answer), 'utf8');
@@ -354,6 +371,17 @@ export class NatsWorker {
       this.inboxes.delete(subject);
       // Given back whether the call ran or not (its load may still be under way: given back when it is done).
       borrowing?.then((lent) => lent.giveBack(), () => undefined);
+    }
+  }
+
+  /** Writes a durable call's course; a failure is logged (the replica that sent it still hears the outcome). */
+  private async keepCourse(durableKey: string, course: DurableCourse): Promise<void> {
+    try {
+      this.outcomes ??= NatsOutcomes.open(this.options.nc, this.options.prefix, this.options.sealingKey);
+      await (await this.outcomes).write(durableKey, course);
+    } catch (err) {
+      this.outcomes = null;
+      this.options.log?.(`the course of a durable call (${course.state}) could not be kept in the outcomes bucket: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
 
@@ -449,6 +477,7 @@ function requestProblem(request: CallRequest): string | null {
   const pkg = request.package as Partial<CallRequest['package']> | undefined;
   if (typeof pkg?.digest !== 'string' || typeof pkg.name !== 'string' || typeof pkg.version !== 'string') return 'no package';
   if (typeof request.tool !== 'string') return 'no tool';
+  if (request.durableKey !== undefined && !isDurableKey(request.durableKey)) return 'a durable key that is not one';
   if (request.body !== undefined) {
     if (request.arguments !== undefined) return 'both arguments and a body';
     return declaredProblem(request.body);

@@ -47,6 +47,9 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
   pruneTasks(now: string): Promise<number> {
     return this.db.run(this.taskSql.prune, [now]);
   }
+  async liveTasks(sessionId: string, now: string): Promise<number> {
+    return Number((await this.db.get(this.taskSql.live, [sessionId, now]))?.n ?? 0);
+  }
 
   async ping(): Promise<void> {
     await this.db.get(this.sql.ping);

@@ -18,6 +18,8 @@ export function taskStatementsFor(d: Dialect) {
     ended: `SELECT wanted.value AS id FROM ${d.jsonStrings('?')} AS wanted LEFT JOIN tasks t ON t.id = wanted.value
       WHERE t.id IS NULL OR NOT (t.${NOT_TERMINAL})`,
     prune: 'DELETE FROM tasks WHERE expires_at <= ?',
+    // A session's tasks not yet terminal nor expired: what its cap counts.
+    live: `SELECT COUNT(*) AS n FROM tasks WHERE session_id = ? AND ${NOT_TERMINAL} AND expires_at > ?`,
   };
 }
 

@@ -61,4 +61,6 @@ export interface TaskStore {
   endedTasks(ids: readonly string[]): Promise<string[]>;
   /** Deletes the tasks past their expiry (`now`); returns how many. */
   pruneTasks(now: string): Promise<number>;
+  /** How many of the session's tasks are neither terminal nor past their expiry (`now`): what its cap counts. */
+  liveTasks(sessionId: string, now: string): Promise<number>;
 }

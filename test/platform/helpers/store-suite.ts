@@ -1008,5 +1008,20 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       await store.deleteSession(session.id);
       assert.equal(await store.getTask(session.id, running.id), null, 'gone with its session');
     });
+
+    it('counts a session\'s tasks not yet ended nor expired (what its cap counts)', async () => {
+      const { store } = await fresh();
+      const { session } = await agentWithSession(store);
+      const other = await agentWithSession(store);
+      const working = task(session.id);
+      const asking = task(session.id, { status: 'input_required' });
+      const ended = task(session.id);
+      const expired = task(session.id, { expiresAt: iso(50) });
+      for (const t of [working, asking, ended, expired, task(other.session.id)]) assert.equal(await store.addTask(t), true);
+      await store.changeTask(ended.id, { status: 'completed', statusMessage: null, outcome: 'sealed', pending: null, at: iso(5) });
+      assert.equal(await store.liveTasks(session.id, iso(100)), 2, 'working and input_required count; ended, expired and another session\'s do not');
+      assert.equal(await store.liveTasks(session.id, iso(10)), 3, 'not yet expired at that time');
+      assert.equal(await store.liveTasks('ses_none', iso(10)), 0);
+    });
   });
 }

@@ -17,7 +17,7 @@ export class TasksClient {
   private readonly waiting = new Map<number, (answer: RpcAnswer) => void>();
   private nextId = 1;
 
-  private constructor(url: string, private readonly declareTasks: boolean, headers: Record<string, string>) {
+  private constructor(url: string, private readonly declareTasks: boolean, headers: Record<string, string>, private readonly capabilities: Record<string, unknown> = {}) {
     this.transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
     this.transport.onmessage = (message: JSONRPCMessage) => {
       const m = message as { id?: number; result?: unknown; error?: RpcAnswer['error'] };
@@ -27,9 +27,12 @@ export class TasksClient {
     };
   }
 
-  /** `declareTasks`: whether each request's capabilities name the extension. `headers`: e.g. the session's bearer. */
-  static async open(url: string, options: { declareTasks?: boolean; headers?: Record<string, string> } = {}): Promise<TasksClient> {
-    const client = new TasksClient(url, options.declareTasks ?? true, options.headers ?? {});
+  /**
+   * `declareTasks`: whether each request's capabilities name the extension. `headers`: e.g. the session's bearer.
+   * `capabilities`: others each request declares (e.g. `elicitation`).
+   */
+  static async open(url: string, options: { declareTasks?: boolean; headers?: Record<string, string>; capabilities?: Record<string, unknown> } = {}): Promise<TasksClient> {
+    const client = new TasksClient(url, options.declareTasks ?? true, options.headers ?? {}, options.capabilities);
     await client.transport.start();
     client.transport.setProtocolVersion('2026-07-28');
     return client;
@@ -40,7 +43,7 @@ export class TasksClient {
     const answered = new Promise<RpcAnswer>((resolve) => this.waiting.set(id, resolve));
     const _meta = {
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-      'io.modelcontextprotocol/clientCapabilities': declareTasks ? { extensions: { [TASKS]: {} } } : {},
+      'io.modelcontextprotocol/clientCapabilities': { ...this.capabilities, ...(declareTasks ? { extensions: { [TASKS]: {} } } : {}) },
       'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
     };
     return this.transport.send({ jsonrpc: '2.0', id, method, params: { ...params, _meta } } as JSONRPCMessage).then(() => answered);
