@@ -145,6 +145,12 @@ export class SessionService {
     return session;
   }
 
+  /** The session with this id when it is live and the user's (the door's check of a session endpoint), or null. */
+  async liveOfUser(id: string, userId: string): Promise<SessionRecord | null> {
+    const session = await this.store.getSession(id);
+    return session && session.userId === userId && !isExpired(session, this.clock.now()) ? session : null;
+  }
+
   /** The live session a token opens, or null. */
   async byToken(token: string): Promise<SessionRecord | null> {
     const hash = hashSecret(token);
