@@ -136,7 +136,7 @@ const alternativesOf = (words: string[]): string => (words.length < 3 ? words.jo
 /** OAuth scopes (RFC 6749 §3.3): printable ASCII words without `"` or `\\`, separated by spaces; held as a list. */
 export const scopeList: SettingKind<string, string[]> = {
   takes: 'scopes separated by spaces (printable ASCII, no " or \\)',
-  accepts: (v): v is string => typeof v === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(v.trim()),
+  accepts: (v): v is string => typeof v === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+( +[\x21\x23-\x5b\x5d-\x7e]+)*$/.test(v.trim()),
   fromText: asText,
   finish: (v) => v.trim().split(/ +/),
   flagShape: 'value',
