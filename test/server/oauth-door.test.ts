@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { until } from '../helpers/eventually.js';
+import { startModernServer } from '../mcp/helpers/servers.js';
 import { TestAuthServer } from '../mcp/oauth/auth-server.js';
 import { spawnServe, tempDir, type ChildServer } from './helpers/harness.js';
 
@@ -263,6 +264,24 @@ describe('what the door leaves as it was', () => {
     // An API key is no access token: the agent's endpoint takes only the door's.
     assert.equal((await post(agentUrl(), server.apiKey)).status, 401);
     assert.equal((await server.call('GET', '/v1/agents')).status, 200);
+  });
+
+  it('the access token never reaches an upstream MCP server the agent uses (no token passthrough)', async () => {
+    const upstream = await startModernServer();
+    try {
+      const agent = await server.call('POST', '/v1/agents', { name: 'with-upstream', mcp_servers: [{ name: 'up', url: upstream.url }] });
+      assert.equal(agent.status, 201, JSON.stringify(agent.body));
+      const token = await idp.mint({ sub: 'ada', aud: AUDIENCE, exp: inAnHour(), scope: SCOPE });
+      const client = await connectWith(agentUrl(server.url, agent.body.id), token);
+      const whoami = (await client.listTools()).tools.map((t) => t.name).find((name) => name.endsWith('whoami'));
+      assert.ok(whoami);
+      const result = await client.callTool({ name: whoami, arguments: {} });
+      assert.deepEqual(result.content, [{ type: 'text', text: '(none)' }], 'the upstream saw no authorization at all');
+      assert.ok(upstream.stats.calls >= 1);
+      for (const seen of upstream.stats.authorizations) assert.ok(!seen.includes(token.split('.')[1]), 'the access token reached the upstream');
+    } finally {
+      await upstream.stop();
+    }
   });
 
   it('no token the identity provider issued appears in the server\'s output', async () => {
