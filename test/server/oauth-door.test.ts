@@ -136,6 +136,7 @@ describe('the door as a protected resource', () => {
     assert.equal(res.status, 401);
     const metadataUrl = `${server.url}/.well-known/oauth-protected-resource/v1/agents/${agentId}/mcp`;
     assert.equal(res.headers.get('www-authenticate'), `Bearer realm="subako", resource_metadata="${metadataUrl}", scope="${SCOPE}"`);
+    assert.ok(server.stdout().includes(`OAuth at the door: agents' MCP endpoints (${server.url}/v1/agents/<agent id>/mcp) take access tokens from ${idp.url} for ${AUDIENCE}`));
     const metadata = await fetch(metadataUrl);
     assert.equal(metadata.status, 200);
     assert.deepEqual(await metadata.json(), {
