@@ -11,7 +11,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_FILE, waysToSet, type CallLimits, type ServerConfig, type WorkerConfig } from './config.js';
+import { CONFIG_FILE, oauthDoorOf, waysToSet, type CallLimits, type ServerConfig, type WorkerConfig } from './config.js';
 import { createLogger, sealingKey, withoutUndefined, type Logger } from './common/index.js';
 import { startTraces, type Traces } from './telemetry/index.js';
 import { ValidationError } from './errors.js';
@@ -21,7 +21,7 @@ import {
   bootstrapIfFresh, CallEventRelay, type FirstStart, MIN_INSTANCE_LEASE_MS, defaultCallAdmissionLimits, type CallAdmissionLimits, FunctionRuntime, NatsRuntime, connectNats, natsSubjects, Platform,
   type PlatformOptions, type PackageRuntime, type RemoteMcp, type CallEvents, busKey, checkBusKey, NatsWorker, ListingRelay,
 } from './platform/index.js';
-import { SubakoServer, WorkerMetrics, listenForMetrics, type ConnectionLimits, type MetricsListener } from './server/index.js';
+import { SubakoServer, WorkerMetrics, listenForMetrics, type ConnectionLimits, type MetricsListener, type OAuthDoorOptions } from './server/index.js';
 
 export interface StartOptions {
   dataDir: string;
@@ -42,6 +42,8 @@ export interface StartOptions {
   publicUrl?: string;
   /** A JSON access-log line per request (off by default: the `accessLog` setting). */
   accessLog?: boolean;
+  /** OAuth at the door: the MCP endpoints accept access tokens from this authorization server (the `oauth*` settings); off when absent. */
+  oauthDoor?: OAuthDoorOptions;
   /** Per-session and per-agent call limits; each one not given is sized from the workers. */
   admission?: Partial<CallAdmissionLimits>;
   /** A `postgres://` URL for the records; the data directory's SQLite file when absent. */
@@ -128,6 +130,7 @@ export function serverStartOptions(config: ServerConfig): StartOptions {
     allowPrivateDestinations: config.allowPrivateDestinations === true,
     examplesDir: config.examples ? bundledExamplesDir() : null,
     origins: { allowedOrigins: config.allowedOrigins }, publicUrl: config.publicUrl, accessLog: config.accessLog,
+    ...withoutUndefined({ oauthDoor: oauthDoorOf(config) }),
     admission: {
       sessionConcurrency: config.sessionConcurrency, sessionQueue: config.sessionQueue,
       agentConcurrency: config.agentConcurrency, agentQueue: config.agentQueue,
@@ -245,6 +248,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
       platform, host: options.host, port: options.port, origins: options.origins, publicUrl: options.publicUrl, accessLog: options.accessLog,
       // This process's sandbox (with NATS it only runs discovery: the workers' own figures are not gathered yet).
       connections: options.connections, runtimeStats: () => local.stats(),
+      ...(options.oauthDoor ? { oauthDoor: options.oauthDoor } : {}),
       ...(natsRuntime ? { natsStats: () => natsRuntime.stats() } : {}),
     });
   } catch (err) {

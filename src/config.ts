@@ -228,3 +228,41 @@ export function readConfigFile(path: string | undefined, cwd = process.cwd()): {
   }
   return { path: file, input: value as Record<string, unknown> };
 }
+
+/**
+ * OAuth at the door, as the server takes it (server/oauth-door.ts): the external authorization server whose
+ * access tokens (JWTs) the MCP endpoints accept, the audience they must be for, where its signing keys are, the
+ * scopes a token must carry, the claim that names the platform user, and what to do with a user not known here.
+ */
+export interface OAuthDoorSettings {
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  scopes: string[];
+  userClaim: string;
+  unknownUsers: 'refuse' | 'create';
+}
+
+const DOOR_PARTS = ['oauthIssuer', 'oauthAudience', 'oauthJwksUrl'] as const;
+
+/**
+ * The door's settings, or undefined when it is off (no issuer, audience or JWKS URL set). Set half-way (an issuer
+ * without an audience, say), a ValidationError naming what is missing: a door that checked less than it was told
+ * to would let tokens in that it should refuse.
+ */
+export function oauthDoorOf(settings: Pick<ServerConfig, 'oauthIssuer' | 'oauthAudience' | 'oauthJwksUrl' | 'oauthScope' | 'oauthUserClaim' | 'oauthUnknownUsers'>): OAuthDoorSettings | undefined {
+  const given = DOOR_PARTS.filter((name) => settings[name] !== undefined);
+  if (given.length === 0) return undefined;
+  const missing = DOOR_PARTS.filter((name) => settings[name] === undefined);
+  if (missing.length > 0) {
+    throw new ValidationError([{
+      code: 'config.oauth_door',
+      message: `OAuth at the door needs oauthIssuer, oauthAudience and oauthJwksUrl together: ${given.join(' and ')} set, ${missing.join(' and ')} not ` +
+        `(${missing.map((name) => howToSet('serve', name)).join('; ')})`,
+    }]);
+  }
+  return {
+    issuer: settings.oauthIssuer!, audience: settings.oauthAudience!, jwksUrl: settings.oauthJwksUrl!,
+    scopes: settings.oauthScope ?? [], userClaim: settings.oauthUserClaim, unknownUsers: settings.oauthUnknownUsers,
+  };
+}

@@ -119,3 +119,32 @@ export const NATS_PREFIX_RULE = '1-64 of A-Z, a-z, 0-9, "_" and "-"';
 export const isNatsPrefix = (value: unknown): value is string => typeof value === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(value);
 
 export const natsPrefix: SettingKind<string> = { ...nonEmptyText, takes: NATS_PREFIX_RULE, accepts: isNatsPrefix };
+
+/** One of a few words. */
+export function oneOf<const W extends string>(words: readonly W[]): SettingKind<W> {
+  return {
+    takes: alternativesOf(words.map((w) => JSON.stringify(w))),
+    accepts: (v): v is W => typeof v === 'string' && (words as readonly string[]).includes(v),
+    fromText: asText,
+    finish: same,
+    flagShape: 'value',
+  };
+}
+
+const alternativesOf = (words: string[]): string => (words.length < 3 ? words.join(' or ') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`);
+
+/** OAuth scopes (RFC 6749 §3.3): printable ASCII words without `"` or `\\`, separated by spaces; held as a list. */
+export const scopeList: SettingKind<string, string[]> = {
+  takes: 'scopes separated by spaces (printable ASCII, no " or \\)',
+  accepts: (v): v is string => typeof v === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+( +[\x21\x23-\x5b\x5d-\x7e]+)*$/.test(v.trim()),
+  fromText: asText,
+  finish: (v) => v.trim().split(/ +/),
+  flagShape: 'value',
+};
+
+/** A JWT claim's name: letters, digits and `_ - . :`. */
+export const claimName: SettingKind<string> = {
+  ...nonEmptyText,
+  takes: 'a claim name (letters, digits and _ - . :)',
+  accepts: (v): v is string => typeof v === 'string' && /^[A-Za-z0-9_.:-]{1,64}$/.test(v),
+};

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { subakoHome } from './common/index.js';
 import { DEFAULT_CALL_LIMITS } from './call-limits.js';
 import {
-  directory, httpUrl, natsPrefix, natsUrl, nonEmptyText, onOff, postgresUrl, textList, wholeNumber,
+  claimName, directory, httpUrl, natsPrefix, natsUrl, nonEmptyText, oneOf, onOff, postgresUrl, scopeList, textList, wholeNumber,
   type AnyKind, type KindInput, type KindOutput,
 } from './setting-kinds.js';
 
@@ -91,6 +91,31 @@ export const SETTINGS = [
   setting(httpUrl, {
     name: 'publicUrl', env: 'SUBAKO_PUBLIC_URL', flag: '--public-url <url>',
     help: { serve: 'the URL clients reach this server at, behind a proxy; URLs in answers are built from it' },
+  }),
+  // OAuth at the door (server/oauth-door.ts): off unless an issuer is set; then the audience and the JWKS too.
+  setting(httpUrl, {
+    name: 'oauthIssuer', env: 'SUBAKO_OAUTH_ISSUER', flag: '--oauth-issuer <url>',
+    help: { serve: "OAuth at the door: the authorization server (the token's iss) whose access tokens the MCP endpoints accept" },
+  }),
+  setting(nonEmptyText, {
+    name: 'oauthAudience', env: 'SUBAKO_OAUTH_AUDIENCE', flag: '--oauth-audience <aud>',
+    help: { serve: "with --oauth-issuer: the audience (aud) a token must be for; a token for another is refused" },
+  }),
+  setting(httpUrl, {
+    name: 'oauthJwksUrl', env: 'SUBAKO_OAUTH_JWKS_URL', flag: '--oauth-jwks-url <url>',
+    help: { serve: "with --oauth-issuer: where the authorization server's signing keys (a JWK set) are" },
+  }),
+  setting(scopeList, {
+    name: 'oauthScope', env: 'SUBAKO_OAUTH_SCOPE', flag: '--oauth-scope <scopes>',
+    help: { serve: 'with --oauth-issuer: the scopes (separated by spaces) a token must carry; none by default' },
+  }),
+  setting(claimName, {
+    name: 'oauthUserClaim', default: 'sub', env: 'SUBAKO_OAUTH_USER_CLAIM', flag: '--oauth-user-claim <claim>',
+    help: { serve: "with --oauth-issuer: the token's claim that is the platform user's id" },
+  }),
+  setting(oneOf(['refuse', 'create'] as const), {
+    name: 'oauthUnknownUsers', default: 'refuse', env: 'SUBAKO_OAUTH_UNKNOWN_USERS', flag: '--oauth-unknown-users <mode>',
+    help: { serve: 'with --oauth-issuer: a token whose user does not exist is refused, or the user is created' },
   }),
   setting(wholeNumber(100, 3_600_000), {
     name: 'callTimeoutMs', default: DEFAULT_CALL_LIMITS.callTimeoutMs, unit: 'ms', env: 'SUBAKO_CALL_TIMEOUT_MS', flag: '--call-timeout-ms <ms>',

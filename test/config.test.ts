@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { defaultServerConfig, readConfigFile, resolveServerConfig } from '../src/config.js';
+import { defaultServerConfig, oauthDoorOf, readConfigFile, resolveServerConfig } from '../src/config.js';
 import { ValidationError } from '../src/errors.js';
 import { REPO_ROOT } from './helpers/paths.js';
 import { serverStartOptions } from '../src/app.js';
@@ -43,7 +43,8 @@ describe('configuration: flags over environment over subako.config.json over def
         assert.ok(err instanceof ValidationError);
         assert.deepEqual(err.problems.map((p) => p.message), [
           '"port" in /etc/subako.config.json is "eighty"; it takes a whole number from 0 to 65535',
-          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, accessLog, allowedOrigins, publicUrl, callTimeoutMs, memoryMiB, ' +
+          '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, accessLog, allowedOrigins, publicUrl, oauthIssuer, oauthAudience, oauthJwksUrl, ' +
+            'oauthScope, oauthUserClaim, oauthUnknownUsers, callTimeoutMs, memoryMiB, ' +
             'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
             'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, remoteAnswerMiB, taskTtlMs, taskPollIntervalMs, sessionTaskLimit, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
@@ -83,6 +84,34 @@ describe('configuration: flags over environment over subako.config.json over def
   test('a public URL must be an http(s) URL without query or fragment', () => {
     assert.equal(resolveServerConfig({ defaults, env: { SUBAKO_PUBLIC_URL: 'https://tools.example.com' } }).publicUrl, 'https://tools.example.com');
     assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_PUBLIC_URL: 'ftp://x' } }), /SUBAKO_PUBLIC_URL is "ftp:\/\/x"; it takes an http\(s\) URL/);
+  });
+
+  test('OAuth at the door is off unless set; on with issuer, audience and keys, its defaults sub and refuse', () => {
+    assert.equal(oauthDoorOf(resolveServerConfig({ defaults })), undefined);
+    const config = resolveServerConfig({
+      defaults,
+      env: { SUBAKO_OAUTH_ISSUER: 'https://login.example.com/', SUBAKO_OAUTH_AUDIENCE: 'https://tools.example.com/mcp', SUBAKO_OAUTH_SCOPE: 'mcp:tools  profile' },
+      file: { path: 'subako.config.json', input: { oauthJwksUrl: 'https://login.example.com/jwks.json' } },
+    });
+    assert.deepEqual(oauthDoorOf(config), {
+      issuer: 'https://login.example.com/', audience: 'https://tools.example.com/mcp', jwksUrl: 'https://login.example.com/jwks.json',
+      scopes: ['mcp:tools', 'profile'], userClaim: 'sub', unknownUsers: 'refuse',
+    });
+    const creating = resolveServerConfig({ defaults, flags: { input: { oauthUnknownUsers: 'create', oauthUserClaim: 'email' }, names: {} } });
+    assert.deepEqual([creating.oauthUnknownUsers, creating.oauthUserClaim], ['create', 'email']);
+  });
+
+  test('OAuth at the door set half-way is refused in one line naming what is missing; a wrong mode or scope names what is taken', () => {
+    const halfway = resolveServerConfig({ defaults, env: { SUBAKO_OAUTH_ISSUER: 'https://login.example.com/' } });
+    assert.throws(() => oauthDoorOf(halfway), (err: unknown) => {
+      assert.ok(err instanceof ValidationError);
+      assert.equal(err.problems.length, 1);
+      assert.match(err.problems[0].message, /^OAuth at the door needs oauthIssuer, oauthAudience and oauthJwksUrl together: oauthIssuer set, oauthAudience and oauthJwksUrl not \(--oauth-audience .*SUBAKO_OAUTH_JWKS_URL.*\)$/);
+      assert.doesNotMatch(err.problems[0].message, /\n/);
+      return true;
+    });
+    assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_OAUTH_UNKNOWN_USERS: 'allow' } }), /SUBAKO_OAUTH_UNKNOWN_USERS is "allow"; it takes "refuse" or "create"/);
+    assert.throws(() => resolveServerConfig({ defaults, env: { SUBAKO_OAUTH_SCOPE: 'a "b"' } }), /SUBAKO_OAUTH_SCOPE is .*; it takes scopes separated by spaces/);
   });
 
   test('a missing default file is no error; a named file that is missing or not JSON is', () => {

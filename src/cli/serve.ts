@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { ValidationError } from '../errors.js';
-import { CONFIG_FILE, defaultServerConfig, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
+import { CONFIG_FILE, defaultServerConfig, oauthDoorOf, readConfigFile, resolveServerConfig, type ServerConfig } from '../config.js';
 import { serverStartOptions, startServer } from '../app.js';
 import type { FirstStart } from '../platform/index.js';
 import { createLogger } from '../common/index.js';
@@ -50,6 +50,8 @@ export function registerServe(program: Command, ctx: CommandContext): void {
       const { server, firstStart } = started;
       // The database is named by its kind only: its URL may hold a password.
       process.stdout.write(`subako serving on ${server.url}\ndata directory: ${config.dataDir}\nrecords: ${config.database ? 'PostgreSQL' : 'SQLite in the data directory'}\n`);
+      const door = oauthDoorOf(config);
+      if (door) process.stdout.write(`OAuth at the door: agents' MCP endpoints (${server.url}/v1/agents/<agent id>/mcp) take access tokens from ${door.issuer} for ${door.audience}\n`);
       if (firstStart) process.stdout.write(firstStartText(server.url, firstStart));
       // The traces go last: the spans of the calls the stop waited for are sent before the process exits.
       await untilStopped(ctx, log, () => server.close().finally(() => started.traces.close()), {

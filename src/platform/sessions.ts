@@ -53,7 +53,7 @@ export class SessionService {
   private goneEpoch = 0;
 
   constructor(
-    private readonly store: SessionStore & Pick<AgentStore, 'getAgent'> & Pick<VaultStore, 'getVault'> & Pick<UserStore, 'getUser' | 'addUserSession' | 'listUserSessions'>,
+    private readonly store: SessionStore & Pick<AgentStore, 'getAgent'> & Pick<VaultStore, 'getVault'> & Pick<UserStore, 'getUser' | 'addUserSession' | 'listUserSessions' | 'openUserAgentSession'>,
     private readonly volumes: Volumes,
     private readonly stopCalls: StopCalls = stopNoCalls,
     /** Decides expiry: tests move it forward instead of sleeping out a TTL. */
@@ -118,11 +118,37 @@ export class SessionService {
     return { session, token };
   }
 
+  /**
+   * The session a user reaching an agent's endpoint at the door (server/oauth-door.ts) works in: the live one this
+   * user has with this agent, or a new one, opened for the user with the default TTL and no vaults named (so all of
+   * the user's, vault-access.ts). One per user and agent on every replica (the store decides). Its token is never
+   * shown: such a session is reached only with the user's access tokens.
+   */
+  async openAtDoor(agentId: string, userId: string): Promise<SessionRecord> {
+    const agent = await this.store.getAgent(agentId);
+    if (!agent) throw new NotFoundError(`agent ${agentId}`);
+    const now = this.clock.now();
+    const candidate: SessionRecord = {
+      id: newId('ses'), agentId, agentVersion: agent.currentVersion, tokenHash: hashSecret(newSecret('st')), vaultIds: [], userId: checkUserId(userId, 'user'),
+      createdAt: new Date(now).toISOString(), expiresAt: new Date(now + DEFAULT_SESSION_TTL_SECONDS * 1000).toISOString(),
+    };
+    const opened = await this.store.openUserAgentSession(candidate, new Date(now).toISOString());
+    if (!opened) throw new ValidationError([{ code: 'session.unknown_user', message: `user ${userId} does not exist` }]);
+    if (opened.created) await this.volumes.sessionTmp(opened.session.id);
+    return opened.session;
+  }
+
   /** A session that exists and has not expired. */
   async get(id: string): Promise<SessionRecord> {
     const session = await this.store.getSession(id);
     if (!session || isExpired(session, this.clock.now())) throw new NotFoundError(`session ${id}`);
     return session;
+  }
+
+  /** The session with this id when it is live and the user's (the door's check of a session endpoint), or null. */
+  async liveOfUser(id: string, userId: string): Promise<SessionRecord | null> {
+    const session = await this.store.getSession(id);
+    return session && session.userId === userId && !isExpired(session, this.clock.now()) ? session : null;
   }
 
   /** The live session a token opens, or null. */

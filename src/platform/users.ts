@@ -9,7 +9,7 @@
  * their records are gone (a replica on a shared database keeps no session of its own).
  */
 import { ValidationError } from '../errors.js';
-import { NotFoundError } from './errors.js';
+import { ConflictError, NotFoundError } from './errors.js';
 import { nowIso } from './ids.js';
 import type { SessionService } from './sessions.js';
 import type { Page, PageRequest, SessionRecord, UserRecord, UserStore, VaultRecord } from './store/index.js';
@@ -41,6 +41,23 @@ export class UserService {
     const user = await this.store.getUser(id);
     if (!user) throw new NotFoundError(`user ${id}`);
     return user;
+  }
+
+  /** The user, or null when there is none (no refusal: the door decides what an unknown user means). */
+  find(id: string): Promise<UserRecord | null> {
+    return this.store.getUser(checkUserId(id));
+  }
+
+  /** The user, created with no display fields when there is none (two replicas creating it at once agree on one). */
+  async ensure(id: string): Promise<UserRecord> {
+    const existing = await this.find(id);
+    if (existing) return existing;
+    try {
+      return await this.create({ id });
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err;
+      return this.get(id); // expected: created meanwhile elsewhere
+    }
   }
 
   list(page: PageRequest): Promise<Page<UserRecord>> {

@@ -12,6 +12,11 @@
  *   `/authorize`, `/token` on the server's origin) answer 404 with a JSON error that says so, instead of a
  *   generic "no route".
  *
+ * With OAuth at the door on (oauth-door.ts), the MCP endpoints are protected resources of an external
+ * authorization server instead: their challenges carry `resource_metadata` (RFC 9728 §5.1) and the scopes a token
+ * needs (RFC 6750 §3), and a token short of scope is `insufficient_scope` (a 403). The discovery paths of the
+ * protected resources are then served (protected-resource.ts); the others still answer 404.
+ *
  * Pure: header values and answers as data; the router and the server write them.
  */
 import type { ErrorBody } from './http-error.js';
@@ -21,16 +26,33 @@ export const BEARER_REALM = 'subako';
 /** The error code of every answer on an OAuth path. */
 export const NO_OAUTH_CODE = 'no_oauth';
 
+/** What a door challenge adds: where the protected resource's metadata is, and the scopes a token needs. */
+export interface DoorChallenge {
+  resourceMetadata: string;
+  scopes: readonly string[];
+}
+
+/** A token came and was refused: wrong (`invalid_token`, 401) or short of scope (`insufficient_scope`, 403). */
+export type BearerProblem = { tokenSent: false } | { tokenSent: true; description: string; error?: 'invalid_token' | 'insufficient_scope' };
+
 /**
- * The `WWW-Authenticate` value of a 401. `description` is RFC 6750's error_description: printable ASCII
- * without `"` or `\`, which is checked so a caller cannot break the header's quoting.
+ * The `WWW-Authenticate` value of a 401 (or of the door's 403). `description` is RFC 6750's error_description,
+ * and the door's URL and scopes are quoted too: printable ASCII without `"` or `\`, which is checked so a caller
+ * cannot break the header's quoting.
  */
-export function bearerChallenge(problem: { tokenSent: false } | { tokenSent: true; description: string }): string {
-  if (!problem.tokenSent) return `Bearer realm="${BEARER_REALM}"`;
-  if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(problem.description)) {
-    throw new RangeError('an error_description is printable ASCII without " or \\');
+export function bearerChallenge(problem: BearerProblem, door?: DoorChallenge): string {
+  const parts = [`realm="${quotable(BEARER_REALM)}"`];
+  if (problem.tokenSent) parts.push(`error="${problem.error ?? 'invalid_token'}"`, `error_description="${quotable(problem.description)}"`);
+  if (door) {
+    parts.push(`resource_metadata="${quotable(door.resourceMetadata)}"`);
+    if (door.scopes.length > 0) parts.push(`scope="${quotable(door.scopes.join(' '))}"`);
   }
-  return `Bearer realm="${BEARER_REALM}", error="invalid_token", error_description="${problem.description}"`;
+  return `Bearer ${parts.join(', ')}`;
+}
+
+function quotable(text: string): string {
+  if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(text)) throw new RangeError('a challenge parameter is printable ASCII without " or \\');
+  return text;
 }
 
 const OAUTH_WELL_KNOWN = ['/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'];

@@ -4,6 +4,7 @@
  */
 export { SHUTDOWN_GRACE_MS, SubakoServer, type ShutdownPending, type SubakoServerOptions } from './server.js';
 export type { ConnectionLimits } from './connection-limits.js';
+export type { OAuthDoorOptions } from './oauth-door.js';
 export type { RuntimeStats } from './metrics.js';
 export type { NatsStats } from './metrics.js';
 export { WorkerMetrics, listenForMetrics, type WorkerStats, type MetricsListener } from './worker-metrics.js';

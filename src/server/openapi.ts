@@ -60,6 +60,10 @@ export function openApiDocument(routes: readonly Route[]): Record<string, unknow
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (sk_…): scope admin (anything) or read (GET requests only).' },
         sessionToken: { type: 'http', scheme: 'bearer', description: 'A session token (st_…), given when the session is created.' },
+        // Only in a deployment with OAuth at the door on: its routes are in the table only then.
+        ...(routes.some((route) => route.auth === 'door')
+          ? { doorAccessToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "An access token from the deployment's authorization server (OAuth at the door)." } }
+          : {}),
       },
       schemas: { Error: jsonSchemaOf(ErrorBody) },
     },
@@ -72,6 +76,7 @@ function security(route: Route): Record<string, string[]>[] {
     case 'api_key': return [{ apiKey: [] }];
     case 'api_key_or_session': return [{ apiKey: [] }, { sessionToken: [] }];
     case 'session': return [{ sessionToken: [] }];
+    case 'door': return [{ doorAccessToken: [] }];
     default: return [];
   }
 }

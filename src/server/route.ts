@@ -14,9 +14,11 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /**
  * Who may call: an API key; an API key or the session's own token; the session's own token only; or anyone
- * (capability URLs, the docs). "The session's own" means the token's session is the `{id}` of the path.
+ * (capability URLs, the docs). "The session's own" means the token's session is the `{id}` of the path. `door`: an
+ * access token from the authorization server of OAuth at the door only (oauth-door.ts); with the door on, a
+ * `session` route takes one too, when the token's user is the session's.
  */
-export type RouteAuth = 'api_key' | 'api_key_or_session' | 'session' | 'none';
+export type RouteAuth = 'api_key' | 'api_key_or_session' | 'session' | 'door' | 'none';
 
 export interface JsonBody<Schema extends z.ZodType = z.ZodType> {
   kind: 'json';
@@ -53,6 +55,8 @@ export interface RequestContext<Body = unknown> {
   apiKey: ApiKeyRecord | null;
   /** The session whose token authenticated the request (api_key_or_session routes). */
   session: SessionRecord | null;
+  /** The platform user whose access token came through OAuth at the door (door routes, and session routes with the door on). */
+  doorUser: string | null;
   platform: Platform;
   /** `http://host:port` as the client reached us, for URLs in answers. */
   baseUrl: string;

@@ -12,6 +12,7 @@ import { bearerChallenge } from './bearer-challenge.js';
 import { readBody } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
 import { jsonSchemaOf } from './json-schema-of.js';
+import { looksLikeJwt, type OAuthDoor } from './oauth-door.js';
 import type { HandlerResult, RequestContext, Route } from './route.js';
 
 export const DEFAULT_JSON_BODY_BYTES = 1024 * 1024;
@@ -34,6 +35,8 @@ export interface RouterOptions {
    * (session MCP endpoints) are built from it; without it, from the request's Host header over http.
    */
   publicUrl?: string;
+  /** OAuth at the door, when the deployment turned it on: `door` routes need it, `session` routes take its tokens too. */
+  door?: OAuthDoor;
 }
 
 export class Router {
@@ -101,7 +104,8 @@ export class Router {
   private async context(req: IncomingMessage, res: ServerResponse, compiled: CompiledRoute, params: Record<string, string>, url: URL, signal: AbortSignal): Promise<RequestContext> {
     const { platform } = this.options;
     const { route, bodySchema } = compiled;
-    const { apiKey, session } = await authenticate(platform, req, route, params);
+    const baseUrl = this.options.publicUrl ?? `http://${req.headers.host ?? 'localhost'}`;
+    const { apiKey, session, doorUser } = await authenticate(platform, req, route, params, { door: this.options.door, resourceUrl: `${baseUrl}${url.pathname}` });
     const query = checkQuery(route, url.searchParams);
     let body: unknown;
     if (route.body && !route.raw) {
@@ -124,8 +128,7 @@ export class Router {
         body = bytes;
       }
     }
-    const baseUrl = this.options.publicUrl ?? `http://${req.headers.host ?? 'localhost'}`;
-    return { req, res, params, query, body, apiKey, session, platform, baseUrl, signal };
+    return { req, res, params, query, body, apiKey, session, doorUser, platform, baseUrl, signal };
   }
 
   /** Replays the stored answer of a POST already made with the same Idempotency-Key; refuses a key reused with another body. */
@@ -170,16 +173,32 @@ export class Router {
   }
 }
 
-async function authenticate(platform: Platform, req: IncomingMessage, route: Route, params: Record<string, string>): Promise<{ apiKey: ApiKeyRecord | null; session: SessionRecord | null }> {
-  if (route.auth === 'none') return { apiKey: null, session: null };
+type Authenticated = { apiKey: ApiKeyRecord | null; session: SessionRecord | null; doorUser: string | null };
+const NOBODY: Authenticated = { apiKey: null, session: null, doorUser: null };
+
+async function authenticate(
+  platform: Platform, req: IncomingMessage, route: Route, params: Record<string, string>, at: { door: OAuthDoor | undefined; resourceUrl: string },
+): Promise<Authenticated> {
+  if (route.auth === 'none') return NOBODY;
+  const { door, resourceUrl } = at;
   const header = req.headers.authorization;
   const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  if (route.auth === 'door') {
+    if (!door) throw new Error('a door route is in the table only with OAuth at the door on');
+    if (!match) throw door.noToken(resourceUrl, 'send "Authorization: Bearer <access token>"');
+    return { ...NOBODY, doorUser: await door.admit(match[1], resourceUrl) };
+  }
   const wanted = route.auth === 'session' ? 'session token' : 'api key';
-  if (!match) throw unauthorized(`send "Authorization: Bearer <${wanted}>"`, null);
+  if (!match) {
+    if (route.auth === 'session' && door) throw door.noToken(resourceUrl, 'send "Authorization: Bearer <session token>"');
+    throw unauthorized(`send "Authorization: Bearer <${wanted}>"`, null);
+  }
   const token = match[1];
   if (route.auth === 'session') {
     const session = await platform.sessions.byToken(token);
-    if (session && session.id === params.id) return { apiKey: null, session };
+    if (session && session.id === params.id) return { ...NOBODY, session };
+    if (door && looksLikeJwt(token)) return doorSession(platform, door, token, resourceUrl, params.id);
+    if (door) throw door.invalid(resourceUrl, 'the bearer token is neither the session token nor an access token');
     throw unauthorized('send "Authorization: Bearer <session token>" (the token the session was created with)', 'the session token is not valid for this session');
   }
   const apiKey = await platform.apiKeys.verify(token);
@@ -188,13 +207,22 @@ async function authenticate(platform: Platform, req: IncomingMessage, route: Rou
     if (!platform.apiKeys.permits(apiKey, accessOf(route))) {
       throw new HttpError(403, 'read_only_key', `the API key ${apiKey.prefix}… is read-only (scope read): it may only GET; changes take an admin key`);
     }
-    return { apiKey, session: null };
+    return { ...NOBODY, apiKey };
   }
   if (route.auth === 'api_key_or_session') {
     const session = await platform.sessions.byToken(token);
-    if (session && session.id === params.id) return { apiKey: null, session };
+    if (session && session.id === params.id) return { ...NOBODY, session };
   }
   throw unauthorized('the bearer token is not a valid API key', 'the bearer token is not a valid API key');
+}
+
+/** A session's endpoint reached with an access token: let in when the token's user is the session's. */
+async function doorSession(platform: Platform, door: OAuthDoor, token: string, resourceUrl: string, sessionId: string): Promise<Authenticated> {
+  const userId = await door.admit(token, resourceUrl);
+  const session = await platform.sessions.liveOfUser(sessionId, userId);
+  if (session) return { ...NOBODY, session, doorUser: userId };
+  // Whether the session exists or is another user's is not told: either way this user has no such session.
+  throw new HttpError(403, 'not_your_session', `user ${userId} has no live session ${sessionId}; its agent's endpoint (/v1/agents/{id}/mcp) opens the user's own`);
 }
 
 /** A GET reads; everything else (a tool call included) changes something. */

@@ -19,6 +19,7 @@ import { ConsoleFiles } from './console-files.js';
 import { ServerMetrics, type NatsStats, type RuntimeStats } from './metrics.js';
 import { checkingIntervalMs, defaultConnectionLimits, applyConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { SessionMcpEndpoints } from './mcp-endpoints.js';
+import { OAuthDoor, type OAuthDoorOptions } from './oauth-door.js';
 import type { Route } from './route.js';
 import { Router, writeJson } from './router.js';
 import { buildRoutes } from './routes/index.js';
@@ -40,6 +41,8 @@ export interface SubakoServerOptions {
   runtimeStats?: () => RuntimeStats;
   /** With NATS: the dispatch's read-only stats (calls per worker, latencies, no-responders) for /metrics. */
   natsStats?: () => NatsStats;
+  /** OAuth at the door: the MCP endpoints accept access tokens from this authorization server (off when absent). */
+  oauthDoor?: OAuthDoorOptions;
 }
 
 /**
@@ -79,7 +82,9 @@ export class SubakoServer {
     this.accessLog = platform.log.child({ component: 'http' });
     this.serverLog = platform.log.child({ component: 'server' });
     const serverLog = this.serverLog;
+    const door = options.oauthDoor ? new OAuthDoor(options.oauthDoor, platform.users) : undefined;
     this.routes = buildRoutes({
+      door,
       endpoints: this.endpoints,
       streams: this.streams,
       metrics: this.metrics,
@@ -88,6 +93,7 @@ export class SubakoServer {
     this.router = new Router(this.routes, {
       platform,
       publicUrl: options.publicUrl?.replace(/\/+$/, ''),
+      door,
       onError: (err, route) => serverLog.error({ err, route: route ? `${route.method} ${route.path}` : null }, 'a request failed unexpectedly; it was answered 500'),
     });
     const limits = { ...defaultConnectionLimits(), ...withoutUndefined(options.connections) };

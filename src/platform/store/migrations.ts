@@ -358,4 +358,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sessions_user ON sessions(user_id, id);
     `,
   },
+  {
+    version: 15,
+    description: 'OAuth at the door: the session each user has with each agent, opened or resumed by an access token',
+    // One row per (user, agent): the session an agent endpoint reached with that user's access token opens, and
+    // resumes while it lives. Gone with its session (deleted, expired, its user deleted) or its user.
+    sql: `
+      CREATE TABLE user_agent_sessions (
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        agent_id TEXT NOT NULL,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        PRIMARY KEY (user_id, agent_id)
+      );
+      CREATE INDEX user_agent_sessions_session ON user_agent_sessions(session_id);
+    `,
+  },
 ];

@@ -290,6 +290,21 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
     const { users, sessions } = this.sql;
     return this.forLiveUser(rec.userId, users.byId, [sessions.insert, sessionRow(rec)]);
   }
+  openUserAgentSession(rec: SessionRecord, now: string): Promise<{ session: SessionRecord; created: boolean } | null> {
+    const { users, sessions, userAgentSessions } = this.sql;
+    const userId = rec.userId;
+    if (userId === null) throw new Error('a user\'s session names its user');
+    const lock = this.db.dialect.lockUntilCommit;
+    return this.db.transaction(function* () {
+      if (lock !== null) yield* run(lock, [userLock(userId)]);
+      if (!(yield* get(users.byId, [userId]))) return null;
+      const live = yield* get(userAgentSessions.live, [userId, rec.agentId, now]);
+      if (live) return { session: toSession(live), created: false };
+      yield* run(sessions.insert, sessionRow(rec));
+      yield* run(userAgentSessions.put, [userId, rec.agentId, rec.id]);
+      return { session: rec, created: true };
+    });
+  }
   /** Runs one insert for a user, under the user's lock, only while the user exists: answers whether it ran. */
   private forLiveUser(userId: string | null, userById: string, [insert, params]: [string, unknown[]]): Promise<boolean> {
     if (userId === null) throw new Error('a user\'s vault or session names its user');

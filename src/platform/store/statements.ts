@@ -185,6 +185,13 @@ export function statementsFor(d: Dialect) {
       deleteVaults: 'DELETE FROM vaults WHERE user_id = ?',
       delete: 'DELETE FROM users WHERE id = ?',
     },
+    userAgentSessions: {
+      // The live session a user has with an agent (a row whose session expired is passed over, and replaced).
+      live: `SELECT s.* FROM user_agent_sessions u JOIN sessions s ON s.id = u.session_id
+        WHERE u.user_id = ? AND u.agent_id = ? AND s.expires_at > ?`,
+      put: `INSERT INTO user_agent_sessions (user_id, agent_id, session_id) VALUES (?, ?, ?)
+        ON CONFLICT (user_id, agent_id) DO UPDATE SET session_id = excluded.session_id`,
+    },
     sessions: {
       insert: 'INSERT INTO sessions (id, agent_id, agent_version, token_hash, vault_ids, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       byId: 'SELECT * FROM sessions WHERE id = ?',

@@ -464,6 +464,12 @@ export interface UserStore {
   addUserVault(rec: VaultRecord): Promise<boolean>;
   /** Adds a session for `rec.userId` unless that user no longer exists: answers whether it did. */
   addUserSession(rec: SessionRecord): Promise<boolean>;
+  /**
+   * The live session `rec.userId` has with `rec.agentId` (expiring after `now`), or else `rec` added as that session:
+   * in one transaction under the user's lock, so two replicas opening at once for one user and agent agree on one
+   * session. Null when the user no longer exists.
+   */
+  openUserAgentSession(rec: SessionRecord, now: string): Promise<{ session: SessionRecord; created: boolean } | null>;
   listUserVaults(userId: string, page: PageRequest): Promise<Page<VaultRecord>>;
   /** The ids of every vault the user owns, oldest first. */
   userVaultIds(userId: string): Promise<string[]>;

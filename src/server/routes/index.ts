@@ -6,6 +6,7 @@ import { openApiDocument } from '../openapi.js';
 import type { SessionMcpEndpoints } from '../mcp-endpoints.js';
 import type { CallStreams } from '../call-stream.js';
 import type { ServerMetrics } from '../metrics.js';
+import type { OAuthDoor } from '../oauth-door.js';
 import { agentRoutes } from './agents.js';
 import { approvalRoutes } from './approvals.js';
 import { callRoutes } from './calls.js';
@@ -17,7 +18,7 @@ import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
 import { userRoutes } from './users.js';
 
-export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
+export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics; door?: OAuthDoor }): Route[] {
   const routes: Route[] = [
     ...packageRoutes(options.maxBundleBytes),
     ...agentRoutes(),
@@ -28,7 +29,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...vaultRoutes(),
     ...userRoutes(),
     ...keyRoutes(),
-    ...mcpRoutes(options.endpoints),
+    ...mcpRoutes(options.endpoints, options.door),
     metricsRoute(options.metrics),
   ];
   let document: Record<string, unknown> | null = null;

@@ -13,11 +13,16 @@
  * issuing no refresh token. It can serve its endpoints on another server's origin (`serve` with `adoptOrigin`),
  * with or without a metadata document there (`discovery: 'none'`), as a 2025-03-26 MCP server did.
  * Everything it issued or received is recorded so tests can check the wire.
+ *
+ * With `jwt`, its access tokens are JWTs (RFC 9068) signed with an RS256 key whose public half it serves as a
+ * JWK set at `/jwks` (named `jwks_uri` in its metadata): `iss` its URL, `aud` the configured audience (or the
+ * requested resource), `sub` whoever `subject` says is signing in now, `scope`, `iat`, `exp`, `jti`. `mint`
+ * signs any claims with that key, for tokens a flow would not give (expired, for another audience, another issuer).
  */
 import { createHash, randomBytes, type KeyObject } from 'node:crypto';
-import { jwtVerify } from 'jose';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
 export interface AuthServerOptions {
   /** Which discovery document is served: RFC 8414 (default), only OpenID Connect discovery, or none at all. */
@@ -32,6 +37,8 @@ export interface AuthServerOptions {
   registration?: boolean;
   /** Whether the metadata advertises `client_id_metadata_document_supported`. */
   clientIdMetadataDocuments?: boolean;
+  /** Access tokens as signed JWTs, with this audience (the requested resource when absent). */
+  jwt?: { audience?: string };
 }
 
 interface Client {
@@ -71,6 +78,11 @@ export class TestAuthServer {
   failRefresh = false;
   /** Refuse every authorization with `access_denied` (the person said no). */
   denyAuthorization = false;
+  /** With `jwt`: the person signing in now, the `sub` of the tokens issued. */
+  subject = 'someone';
+  /** With `jwt`: how many times the JWK set was fetched. */
+  jwksFetches = 0;
+  private signing: { privateKey: CryptoKey; publicJwk: JWK } | undefined;
 
   readonly clients = new Map<string, Client>();
   readonly accessTokens = new Map<string, IssuedToken>();
@@ -113,6 +125,10 @@ export class TestAuthServer {
   }
 
   async start(): Promise<this> {
+    if (this.options.jwt) {
+      const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+      this.signing = { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: `k-${randomBytes(4).toString('hex')}`, alg: 'RS256', use: 'sig' } };
+    }
     this.server = createServer((req, res) => this.serve(req, res));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -128,6 +144,17 @@ export class TestAuthServer {
     });
   }
 
+  /** Signs these claims with this server's key (jwt servers only): iss, iat and a jti are added unless given. */
+  async mint(claims: JWTPayload): Promise<string> {
+    if (!this.signing) throw new Error('mint needs an auth server started with jwt');
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT({ iss: this.url, iat: now, jti: randomBytes(8).toString('hex'), ...claims })
+      .setProtectedHeader({ alg: 'RS256', kid: this.signing.publicJwk.kid!, typ: 'at+jwt' })
+      .sign(this.signing.privateKey);
+    this.issuedSecrets.push(token);
+    return token;
+  }
+
   metadata(): Record<string, unknown> {
     return {
       issuer: this.url,
@@ -140,6 +167,7 @@ export class TestAuthServer {
       token_endpoint_auth_methods_supported: this.options.tokenEndpointAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post'],
       ...(this.options.clientIdMetadataDocuments === true ? { client_id_metadata_document_supported: true } : {}),
       scopes_supported: ['tools:read', 'tools:call'],
+      ...(this.options.jwt ? { jwks_uri: `${this.url}/jwks` } : {}),
       ...(this.options.discovery === 'oidc'
         ? { jwks_uri: `${this.url}/jwks`, subject_types_supported: ['public'], id_token_signing_alg_values_supported: ['RS256'] }
         : {}),
@@ -164,6 +192,10 @@ export class TestAuthServer {
     }
     if (req.method === 'POST' && url.pathname === '/register' && this.options.registration !== false) {
       return this.register(JSON.parse(await body(req)) as Record<string, unknown>, res);
+    }
+    if (req.method === 'GET' && url.pathname === '/jwks' && this.signing) {
+      this.jwksFetches += 1;
+      return json(res, 200, { keys: [this.signing.publicJwk] });
     }
     if (req.method === 'GET' && url.pathname === '/authorize') return this.authorize(url.searchParams, res);
     if (req.method === 'POST' && url.pathname === '/token') return this.token(req, new URLSearchParams(await body(req)), res);
@@ -318,9 +350,14 @@ export class TestAuthServer {
     json(res, 400, { error: 'unsupported_grant_type' });
   }
 
-  private issue(res: ServerResponse, grant: RefreshGrant, how: { refreshToken: boolean } = { refreshToken: true }): void {
+  private async issue(res: ServerResponse, grant: RefreshGrant, how: { refreshToken: boolean } = { refreshToken: true }): Promise<void> {
     const ttl = this.options.accessTokenTtlSeconds ?? 3600;
-    const accessToken = `at-${randomBytes(24).toString('base64url')}`;
+    const accessToken = this.options.jwt
+      ? await this.mint({
+        aud: this.options.jwt.audience ?? grant.resource, sub: this.subject, client_id: grant.clientId,
+        exp: Math.floor(Date.now() / 1000) + ttl, ...(grant.scope ? { scope: grant.scope } : {}),
+      })
+      : `at-${randomBytes(24).toString('base64url')}`;
     const refreshToken = how.refreshToken ? `rt-${randomBytes(24).toString('base64url')}` : undefined;
     this.issuedSecrets.push(accessToken, ...(refreshToken !== undefined ? [refreshToken] : []));
     this.accessTokens.set(accessToken, { ...grant, expiresAt: Math.floor(Date.now() / 1000) + ttl });

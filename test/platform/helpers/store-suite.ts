@@ -488,6 +488,45 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.equal((await store.allCredentials(shared.id)).length, 1);
     });
 
+    it('opens one session per user and agent at the door: resumed while it lives, one of many opened at once (two handles), replaced once expired, gone with its user', async () => {
+      const { store, reopen } = await fresh();
+      const other = await reopen();
+      const user = (id: string) => ({ id, displayName: null, email: null, createdAt: iso(0), updatedAt: iso(0) });
+      await store.addUser(user('ada'));
+      await store.addUser(user('bob'));
+      const { agentId, session } = await agentWithSession(store);
+      const candidate = (userId: string, expiresAt = iso(3_600_000)): SessionRecord =>
+        ({ ...session, id: newId('ses'), tokenHash: newId('tok'), userId, createdAt: iso(0), expiresAt });
+      const now = iso(1_000);
+
+      const opened = await Promise.all([store, other, store, other, store, other].map((s) => s.openUserAgentSession(candidate('ada'), now)));
+      const ids = new Set(opened.map((o) => o!.session.id));
+      assert.equal(ids.size, 1, 'every opening at once agrees on one session');
+      assert.equal(opened.filter((o) => o!.created).length, 1, 'and exactly one of them created it');
+      const adaSession = opened.find((o) => o!.created)!.session;
+      assert.deepEqual(await store.getSession(adaSession.id), adaSession);
+      assert.deepEqual(await store.openUserAgentSession(candidate('ada'), now), { session: adaSession, created: false }, 'resumed');
+
+      const bobOpened = await store.openUserAgentSession(candidate('bob'), now);
+      assert.equal(bobOpened?.created, true);
+      assert.notEqual(bobOpened!.session.id, adaSession.id, 'another user gets another session');
+      assert.equal(await store.openUserAgentSession(candidate('nobody'), now), null, 'no session for a user that does not exist');
+
+      // Past its expiry the mapping is passed over and replaced; a deleted session is forgotten with it.
+      const later = await store.openUserAgentSession(candidate('ada', iso(10_000_000)), iso(3_600_000));
+      assert.equal(later?.created, true);
+      assert.notEqual(later!.session.id, adaSession.id);
+      await store.deleteSession(later!.session.id);
+      const afterDelete = await store.openUserAgentSession(candidate('ada', iso(10_000_000)), iso(3_600_000));
+      assert.equal(afterDelete?.created, true);
+
+      assert.ok(await store.deleteUser('bob'));
+      assert.equal(await store.getSession(bobOpened!.session.id), null);
+      await store.addUser(user('bob'));
+      const bobAgain = await store.openUserAgentSession(candidate('bob'), now);
+      assert.equal(bobAgain?.created, true, 'a user deleted and made again starts afresh');
+    });
+
     it('deletes a session with its calls only', async () => {
       const { store } = await fresh();
       const { session, agentId } = await agentWithSession(store);

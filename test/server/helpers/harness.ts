@@ -7,7 +7,7 @@ import { cpSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, fixture } from '../../helpers/paths.js';
-import { startServer } from '../../../src/app.js';
+import { startServer, type StartOptions } from '../../../src/app.js';
 import type { SubakoServer } from '../../../src/server/index.js';
 import type { CallLimits } from '../../../src/config.js';
 import { Secret, type Clock } from '../../../src/common/index.js';
@@ -75,10 +75,12 @@ export async function startInProcess(options: { limits?: Partial<CallLimits>; da
  * One API replica in this process on a shared PostgreSQL database (and NATS, when given), with its own data
  * directory: its server, and the admin key when it made the first start (null for a later replica).
  */
-export async function startReplica(options: { databaseUrl: string; nats?: { url: string; prefix: string } }): Promise<{ server: SubakoServer; apiKey: string | null }> {
+export async function startReplica(
+  options: { databaseUrl: string; nats?: { url: string; prefix: string }; oauthDoor?: StartOptions['oauthDoor'] },
+): Promise<{ server: SubakoServer; apiKey: string | null }> {
   const { server, firstStart } = await startServer({
     dataDir: tempDir('subako-replica-'), port: 0, workers: 2, examplesDir: null, env: { ...process.env, ...TEST_KEY },
-    database: new Secret(options.databaseUrl), ...(options.nats ? { nats: options.nats } : {}),
+    database: new Secret(options.databaseUrl), ...(options.nats ? { nats: options.nats } : {}), ...(options.oauthDoor ? { oauthDoor: options.oauthDoor } : {}),
   });
   return { server, apiKey: firstStart?.apiKey ?? null };
 }
