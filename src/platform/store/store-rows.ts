@@ -102,6 +102,7 @@ function specOf(stored: AgentSpec): AgentSpec {
     ...stored,
     mcp_servers: stored.mcp_servers.map((server) => ({ ...server, definitions: server.definitions ?? 'follow' })),
     discovery: stored.discovery ?? { mode: 'all', entry: [] },
+    connections: stored.connections ?? [],
   };
 }
 
