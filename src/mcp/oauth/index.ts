@@ -32,3 +32,4 @@ export { beginWebAuthorization, finishWebAuthorization, issuerMetadata, type Web
 export { revokeTokens, type RevocationOutcome, type RevocationRequest } from './revocation.js';
 export { discover, probe, parseServerUrl, resourceFor } from './discovery.js';
 export { register, preRegistered, checkMetadataDocumentUrl } from './client-registration.js';
+export type { AuthorizationServerMetadata, OAuthClientInformationFull, FetchLike as OAuthFetch } from '@modelcontextprotocol/client';

@@ -36,8 +36,11 @@ export interface WebAuthorizationStart {
   scope?: string;
   /** RFC 8707: the resource the tokens are for. */
   resource: string;
-  /** Opaque to the authorization server; returned with the code. */
-  state: string;
+  /**
+   * Opaque to the authorization server; returned with the code. A function is given the PKCE verifier, for a
+   * caller that keeps it inside the state (a sealed state: nothing stored between the two halves).
+   */
+  state: string | ((codeVerifier: string) => string);
 }
 
 /** Where to send the person, and the PKCE verifier the exchange needs (kept by the caller, never shown). */
@@ -52,9 +55,10 @@ export async function beginWebAuthorization(start: WebAuthorizationStart): Promi
       clientInformation: start.client,
       redirectUrl: start.redirectUri,
       ...(start.scope ? { scope: start.scope } : {}),
-      state: start.state,
+      state: typeof start.state === 'string' ? start.state : 'pending',
       resource: start.resource,
     });
+    if (typeof start.state !== 'string') authorizationUrl.searchParams.set('state', start.state(codeVerifier));
     return { url: authorizationUrl.href, codeVerifier };
   } catch (err) {
     throw new LoginError('discovery', `the authorization server cannot run this authorization: ${messageOf(err)}`, { cause: err });

@@ -38,11 +38,12 @@ import type { PackageService } from '../packages.js';
 import type { PackageRuntime } from '../package-runtime.js';
 import type { RemoteMcp } from '../remote-mcp.js';
 import type { SkillService } from '../skills.js';
-import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, AgentStore, PackageStore, SkillStore } from '../store/index.js';
+import type { AgentConnection, ToolPin, AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, AgentStore, PackageStore, SkillStore } from '../store/index.js';
 import { publishToolNames, type SourceTools } from './tool-names.js';
 import { compareWithPins, driftWarning, hasDrift, withheldMessage } from './tool-pins.js';
 import { SEARCH_TOOL_NAME, searchToolsTool } from './tool-search.js';
 import { remoteServerHeaders } from './remote-headers.js';
+import { connectedTool, type ConnectedToolDeps } from './connected-tools.js';
 import type { VaultService } from '../vaults.js';
 import type { Volumes } from '../volumes/index.js';
 import { NotFoundError } from '../errors.js';
@@ -102,6 +103,8 @@ export interface SessionToolboxDeps {
   inputRelay: InputRelay;
   /** The platform's sealing key (the cursors of a session's resource listings). */
   sealingKey: Buffer;
+  /** End users' own connections (connections.ts), for the servers an agent reaches with them. */
+  connections?: ConnectedToolDeps['connections'];
   /** Hears what a session's client is not told (a remote server left out of its resources or prompts). */
   report?: (error: Error) => void;
 }
@@ -166,11 +169,13 @@ export class SessionToolboxes {
     }
     for (const server of spec.mcp_servers) {
       try {
-        const headers = await this.remoteHeaders(server, session);
+        // A server the agent reaches with each user's own connection: that user's token, or none yet (connected-tools.ts).
+        const connection = (spec.connections ?? []).find((c) => c.mcp_server === server.name);
+        const headers = connection ? await this.connectionHeaders(session, connection) : await this.remoteHeaders(server, session);
         for (const value of Object.values(headers)) addSecret(secrets, value);
         // Opened on the session's first request for resources or prompts, with the same credential as its tools.
         catalogSources.push({ name: server.name, open: () => this.deps.remote.catalog(server.url, headers) });
-        const listed = await this.deps.remote.tools(server.url, headers);
+        const listed = connection ? await this.connectedListing(server, headers, pins) : await this.deps.remote.tools(server.url, headers);
         let current = Object.values(listed);
         if (server.definitions === 'pin') {
           const drift = compareWithPins(server.name, pins, current);
@@ -178,6 +183,12 @@ export class SessionToolboxes {
           // Named with the served ones (a withheld tool keeps its name), never an added one (it would rename others').
           for (const changed of drift.changed) withheldTools.set(changed.tool, { server: server.name, fields: changed.fields });
           current = [...drift.unchanged, ...drift.changed.map((c) => c.tool)];
+        }
+        if (connection) {
+          const caller = { userId: session.userId, sessionId: session.id, agentId: session.agentId, agentVersion: session.agentVersion };
+          const deps = { connections: this.requireConnections(), remote: this.deps.remote };
+          // A withheld tool is not called, and stays the object the withheld set names.
+          current = current.map((tool) => (withheldTools.has(tool) ? tool : connectedTool(tool, server, connection, caller, deps)));
         }
         const { tools, taskOnly, approval } = this.remoteTools(server, current);
         for (const tool of tools) serverOf.set(tool, server.name);
@@ -312,6 +323,35 @@ export class SessionToolboxes {
       else if (policy(tool) === 'require_user_approval') approval.set(tool, 'user');
     }
     return { tools, taskOnly, approval };
+  }
+
+  /** The session's user's token for a connection, or no header yet (a session of no user, or a user not connected). */
+  private async connectionHeaders(session: SessionRecord, connection: AgentConnection): Promise<Record<string, string>> {
+    if (session.userId === null) return {};
+    return (await this.requireConnections().headersFor(session.userId, connection.name)) ?? {};
+  }
+
+  /**
+   * A connected server's tool definitions: as it lists them (with the user's token, or without one for a server that
+   * lists to anyone), else, before the user connected, as the agent version pinned them — so that a call of one can
+   * ask the person to connect.
+   */
+  private async connectedListing(server: AgentRemoteServer, headers: Record<string, string>, pins: readonly ToolPin[]): Promise<Toolbox> {
+    try {
+      return await this.deps.remote.tools(server.url, headers);
+    } catch (err) {
+      const pinned = pins.filter((pin) => pin.server === server.name);
+      if (pinned.length === 0) {
+        throw new Error(`${err instanceof Error ? err.message : String(err)} (its tools are listed once the user connects, or from pins: set definitions to pin)`, { cause: err });
+      }
+      const noCall = (): Promise<never> => Promise.reject(new Error('a pinned definition is called through the user\'s connection'));
+      return Object.fromEntries(pinned.map((pin) => [pin.tool, { ...pin.definition, source: { kind: 'mcp', url: server.url }, call: noCall } as Tool]));
+    }
+  }
+
+  private requireConnections(): ConnectedToolDeps['connections'] {
+    if (!this.deps.connections) throw new Error('this platform holds no user connections (no ConnectionService was given)');
+    return this.deps.connections;
   }
 
   /** The headers a server's vault credential supplies (none without one), from a vault the session may use. */

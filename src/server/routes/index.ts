@@ -16,6 +16,7 @@ import { sessionRoutes } from './sessions.js';
 import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
 import { userRoutes } from './users.js';
+import { connectionRoutes } from './connections.js';
 
 export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics }): Route[] {
   const routes: Route[] = [
@@ -27,6 +28,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...sessionFileRoutes(),
     ...vaultRoutes(),
     ...userRoutes(),
+    ...connectionRoutes(),
     ...keyRoutes(),
     ...mcpRoutes(options.endpoints),
     metricsRoute(options.metrics),
