@@ -26,6 +26,8 @@ export interface ProtectedMcpServer {
   url: string;
   /** How many MCP requests came with a token the server accepted. */
   authorizedRequests: number;
+  /** Every accepted request's token and its subject (who consented at the authorization server), in order. */
+  seen: { token: string; subject: string }[];
   close(): Promise<void>;
 }
 
@@ -43,6 +45,11 @@ export interface ProtectedMcpServerOptions {
   reportScope?: string;
   /** Adds a tool `confirm` that always asks the client for input (an elicitation, `input_required`). */
   confirmTool?: boolean;
+  /**
+   * Lets anyone list (every request but `tools/call` passes without a token), as servers that show their tools before
+   * sign-in do; calls still need a valid token. Adds a tool `me` answering the token's subject.
+   */
+  openListing?: boolean;
 }
 
 export async function startProtectedMcpServer(authServer: TestAuthServer, options: ProtectedMcpServerOptions = {}): Promise<ProtectedMcpServer> {
@@ -56,6 +63,16 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
         return { content: [{ type: 'text', text: clientId }], structuredContent: { clientId } };
       },
     );
+    if (options.openListing) {
+      server.registerTool(
+        'me',
+        { description: 'Says whose account the token is for.', inputSchema: z.object({}), outputSchema: z.object({ subject: z.string() }) },
+        async () => {
+          const subject = String((authInfo?.extra as { subject?: unknown } | undefined)?.subject ?? 'nobody');
+          return { content: [{ type: 'text', text: subject }], structuredContent: { subject } };
+        },
+      );
+    }
     if (options.reportScope !== undefined) {
       server.registerTool('report', { description: 'Needs an extra scope.', inputSchema: z.object({}) }, async () => ({
         content: [{ type: 'text', text: 'the report' }],
@@ -77,6 +94,7 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
   const state: ProtectedMcpServer = {
     url: '',
     authorizedRequests: 0,
+    seen: [],
     close: () =>
       new Promise<void>((resolve) => {
         if (node === undefined) return resolve();
@@ -105,14 +123,21 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
         verifyAccessToken: async (token) => {
           const issued = authServer.introspect(token);
           if (issued === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown or expired token');
-          return { token, clientId: issued.clientId, scopes: issued.scope?.split(' ') ?? [], expiresAt: issued.expiresAt, resource: new URL(issued.resource) };
+          return {
+            token, clientId: issued.clientId, scopes: issued.scope?.split(' ') ?? [], expiresAt: issued.expiresAt, resource: new URL(issued.resource),
+            extra: { subject: issued.subject },
+          };
         },
       },
       expectedResource: serverUrl!,
       resourceMetadataUrl: challengeOnly ? privateMetadataUrl.href : getOAuthProtectedResourceMetadataUrl(serverUrl!),
     });
+    if (options.openListing && request.method === 'POST' && !request.headers.get('authorization') && !(await callsAnyTool(request))) {
+      return handler.fetch(request, {});
+    }
     const authInfo = await gate(request);
     if (authInfo instanceof Response) return authInfo;
+    state.seen.push({ token: authInfo.token, subject: String((authInfo.extra as { subject?: unknown } | undefined)?.subject) });
     if (options.reportScope !== undefined && !authInfo.scopes.includes(options.reportScope) && (await callsTool(request, 'report'))) {
       const wanted = [...authInfo.scopes, options.reportScope].join(' ');
       return Response.json(
@@ -134,6 +159,11 @@ export async function startProtectedMcpServer(authServer: TestAuthServer, option
   serverUrl = new URL(`http://127.0.0.1:${(node.address() as AddressInfo).port}/mcp`);
   state.url = serverUrl.href;
   return state;
+}
+
+async function callsAnyTool(request: Request): Promise<boolean> {
+  const body = (await request.clone().json().catch(() => undefined)) as { method?: unknown } | undefined;
+  return body?.method === 'tools/call';
 }
 
 async function callsTool(request: Request, name: string): Promise<boolean> {
