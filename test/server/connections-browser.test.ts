@@ -189,7 +189,7 @@ describe('per-user connections, through a browser', { skip: NO_CHROMIUM }, () =>
     const page = await browser.newPage();
     try {
       await signIn(page, server.url, server.apiKey);
-      await page.goto(`${server.url}/#/users/ada`);
+      await page.goto(`${server.url}/users/ada`);
       const section = page.locator('section.connections');
       await section.getByText('connected', { exact: true }).waitFor();
       await section.getByText('tools:call').waitFor();
