@@ -43,7 +43,7 @@ import { publishToolNames, type SourceTools } from './tool-names.js';
 import { compareWithPins, driftWarning, hasDrift, withheldMessage } from './tool-pins.js';
 import { SEARCH_TOOL_NAME, searchToolsTool } from './tool-search.js';
 import { remoteServerHeaders } from './remote-headers.js';
-import { connectedTool, type ConnectedToolDeps } from './connected-tools.js';
+import { connectedTool, egressConnectedTool, type ConnectedToolDeps } from './connected-tools.js';
 import type { VaultService } from '../vaults.js';
 import type { Volumes } from '../volumes/index.js';
 import { NotFoundError } from '../errors.js';
@@ -162,10 +162,16 @@ export class SessionToolboxes {
       const rec = await this.deps.store.getPackage(grant.package, grant.version);
       if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
       const ref = await this.deps.packages.ref(rec);
-      const base = await this.grantContext(session, grant, skillsDir);
+      const base = await this.grantContext(session, grant, skillsDir, spec);
       const box = await this.deps.runtime.toolbox(ref, rec.tools, () => this.callContext(session, base));
       const tools = rec.tools.map((info) => box[info.name]).filter((tool): tool is Tool => tool !== undefined);
-      sources.push({ source: grant.package, tools });
+      // Origins of its egress the agent reaches with each user's own account: a call asks for a connection not made.
+      const needs = base.connections.filter((c) => c.origin !== null && grant.egress.grants.includes(c.origin));
+      const caller = { userId: session.userId, sessionId: session.id, agentId: session.agentId, agentVersion: session.agentVersion };
+      sources.push({
+        source: grant.package,
+        tools: needs.length === 0 ? tools : tools.map((tool) => egressConnectedTool(tool, needs, caller, { connections: this.requireConnections(), remote: this.deps.remote })),
+      });
     }
     for (const server of spec.mcp_servers) {
       try {
@@ -280,7 +286,7 @@ export class SessionToolboxes {
    * What every call of a granted package shares for the session's life: its volumes (made once), its skills and
    * its egress policy, compiled once (validated when the agent was published: it compiles).
    */
-  private async grantContext(session: SessionRecord, grant: AgentToolGrant, skillsDir: string | undefined): Promise<GrantContext> {
+  private async grantContext(session: SessionRecord, grant: AgentToolGrant, skillsDir: string | undefined, spec: AgentSpec): Promise<GrantContext> {
     const { volumes } = this.deps;
     const privateDestinations = this.deps.privateDestinations ?? 'deny';
     return {
@@ -288,6 +294,7 @@ export class SessionToolboxes {
       ...(grant.data ? { dataDir: await volumes.agentData(session.agentId) } : {}),
       ...(skillsDir ? { skillsDir } : {}),
       egress: { allow: grant.egress.allow, grants: grant.egress.grants, privateDestinations, compiled: compilePolicy({ ...grant.egress, privateDestinations }) },
+      connections: (spec.connections ?? []).filter((c) => c.origin !== null && grant.egress.grants.includes(c.origin)),
     };
   }
 
@@ -297,10 +304,20 @@ export class SessionToolboxes {
    * context that could not be made holds no reservation; the run settles it (FunctionHost.call, always).
    */
   private async callContext(session: SessionRecord, base: GrantContext): Promise<FunctionCallContext> {
-    const credentials = await this.deps.vaults.openForSession(session);
+    const opened = (await this.deps.vaults.openForSession(session)).map((c) => ({ origin: c.origin, headers: c.headers }));
+    // The user's own connection for an origin, whatever vaults the session names, in place of any other credential for it.
+    const connected: { origin: string; headers: Record<string, string> }[] = [];
+    if (session.userId !== null) {
+      for (const connection of base.connections) {
+        const headers = await this.requireConnections().headersFor(session.userId, connection.name);
+        if (headers !== null) connected.push({ origin: connection.origin!, headers });
+      }
+    }
+    const credentials = [...connected, ...opened.filter((c) => !connected.some((k) => k.origin === c.origin))];
+    const { connections: _connections, ...shared } = base;
     const context: FunctionCallContext = {
-      ...base,
-      egress: { ...base.egress, credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })) },
+      ...shared,
+      egress: { ...base.egress, credentials },
       ...(this.deps.limits ? { limits: this.deps.limits } : {}),
     };
     context.volumeBudget = await this.deps.quotas.reserve(this.quotaVolumes(context), this.limits.writeBudgetBytes);
@@ -361,7 +378,11 @@ export class SessionToolboxes {
 }
 
 /** What the calls of one granted package share for a session's life (FunctionCallContext but for what is per call). */
-type GrantContext = Pick<FunctionCallContext, 'tmpDir' | 'dataDir' | 'skillsDir'> & { egress: Omit<NonNullable<FunctionCallContext['egress']>, 'credentials'> };
+type GrantContext = Pick<FunctionCallContext, 'tmpDir' | 'dataDir' | 'skillsDir'> & {
+  egress: Omit<NonNullable<FunctionCallContext['egress']>, 'credentials'>;
+  /** The agent's connections for origins this grant reaches (each user's own account). */
+  connections: AgentConnection[];
+};
 
 /** Per entry point, the session's tools with their calls recorded as made through it; each view made once, when first asked. */
 function entryViews(tools: Record<string, SessionTool>): (via: CallVia) => Toolbox {

@@ -34,9 +34,8 @@ export const connectInputKey = (connection: string): string => `connect_${connec
 
 /** `definition`'s calls, made with the user's token for `connection` to `server` alone. */
 export function connectedTool(definition: Tool, server: AgentRemoteServer, connection: AgentConnection, caller: ConnectedCaller, deps: ConnectedToolDeps): Tool {
-  const { call: _listedCall, ...shape } = definition;
   const tool: Tool = {
-    ...shape,
+    ...shapeOf(definition),
     async call(args: Record<string, unknown>, ctx: ToolCallContext = {}): Promise<CallToolResult> {
       if (caller.userId === null) {
         return failure(`the tool ${definition.name} acts with an end user's own ${connection.name} account, and this session acts for no user; open the session for a user (user_id) to use it`);
@@ -61,6 +60,43 @@ export function connectedTool(definition: Tool, server: AgentRemoteServer, conne
     },
   };
   return Object.freeze(tool);
+}
+
+/**
+ * A package's tool whose egress reaches origins the agent declares connections for: a call first makes sure its user
+ * has made each (else it asks, as above); the token itself is attached by the egress, as the session's credential for
+ * that origin (agent-toolbox.ts), never seen by the guest.
+ */
+export function egressConnectedTool(definition: Tool, connections: readonly AgentConnection[], caller: ConnectedCaller, deps: ConnectedToolDeps): Tool {
+  return Object.freeze({
+    ...shapeOf(definition),
+    async call(args: Record<string, unknown>, ctx: ToolCallContext = {}): Promise<CallToolResult> {
+      if (caller.userId === null) {
+        return failure(`the tool ${definition.name} reaches ${connections.map((c) => c.origin).join(', ')} with an end user's own account, and this session acts for no user; open the session for a user (user_id) to use it`);
+      }
+      for (const connection of connections) {
+        if ((await deps.connections.headersFor(caller.userId, connection.name)) === null) {
+          const subject: ConsentSubject = { userId: caller.userId, sessionId: caller.sessionId, agentId: caller.agentId, agentVersion: caller.agentVersion, connection: connection.name };
+          return askToConnect(deps, subject, definition.name, ctx);
+        }
+      }
+      return definition.call(args, ctx);
+    },
+  });
+}
+
+/** A tool's description, field by field (a class's instance spreads only its own fields). */
+function shapeOf(tool: Tool): Omit<Tool, 'call'> {
+  return {
+    name: tool.name,
+    ...(tool.title !== undefined ? { title: tool.title } : {}),
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+    ...(tool.icons !== undefined ? { icons: tool.icons } : {}),
+    ...(tool.source !== undefined ? { source: tool.source } : {}),
+  };
 }
 
 /** The consent link, as an input request where the client can open URLs, else as a result the model shows. */
