@@ -102,7 +102,6 @@ function specOf(stored: AgentSpec): AgentSpec {
     ...stored,
     mcp_servers: stored.mcp_servers.map((server) => ({ ...server, definitions: server.definitions ?? 'follow' })),
     discovery: stored.discovery ?? { mode: 'all', entry: [] },
-    connections: stored.connections ?? [],
   };
 }
 
