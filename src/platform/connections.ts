@@ -287,7 +287,8 @@ export class ConnectionService {
       }
     }
     const metadata = await issuerMetadata(connection.issuer!, fetchFn).catch(rethrowLogin);
-    return { kind: 'egress', target: connection.origin!, resource: connection.origin!, authorizationServerUrl: connection.issuer!, metadata, scope: asked };
+    // The resource as a URL writes it (`https://host/`): the token request sends it so, and the two must match.
+    return { kind: 'egress', target: connection.origin!, resource: new URL(connection.origin!).href, authorizationServerUrl: connection.issuer!, metadata, scope: asked };
   }
 
   /** One registered beforehand; else a metadata document (the server supports them, our URL is https); else dynamic registration as a web application. */
