@@ -105,6 +105,20 @@ describe('consent links and the command line', () => {
     }
   });
 
+  it('tells a session of no user that the tool needs a user\'s own account, with no link', async () => {
+    const agentId = await connectedAgent(server, upstream.url);
+    const session = await server.call('POST', `/v1/agents/${agentId}/sessions`, {});
+    const client = await mcpClient(session.body.mcp.capability_url);
+    try {
+      const result = await client.callTool({ name: 'me', arguments: {} });
+      assert.equal(result.isError, true);
+      assert.match(textOf(result), /acts with an end user's own up account, and this session acts for no user; open the session for a user \(user_id\)/);
+      assert.doesNotMatch(textOf(result), /\/v1\/connect\//);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('lists a user\'s connections with subako users connections and ends one with subako users disconnect', async () => {
     const agentId = await connectedAgent(server, upstream.url);
     const session = await userSession(server, agentId, 'gus');
