@@ -226,20 +226,39 @@ export class ConnectionService {
     const payload = this.options.vaults.openPayload(rec);
     await this.options.store.deleteCredential(rec.vaultId, rec.id);
     if (payload.auth_scheme !== 'oauth' || payload.connection === undefined) return { revoked: false, revocation: 'not a connection' };
-    const tokens = [
-      ...(payload.refresh ? [{ token: payload.refresh.refresh_token, hint: 'refresh_token' as const }] : []),
-      { token: payload.access_token, hint: 'access_token' as const },
-    ];
-    const outcome = await revokeTokens({
-      metadata: { ...(payload.connection.revocation_endpoint ? { revocation_endpoint: payload.connection.revocation_endpoint } : {}) },
-      client: { client_id: payload.connection.client_id }, tokens, ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
-    });
+    const outcome = await this.revoke(payload);
     if (!outcome.advertised) return { revoked: false, revocation: 'the authorization server offers no revocation (RFC 7009); the tokens were deleted here' };
     if (outcome.failures.length > 0) {
       this.log.warn({ user: userId, connection: payload.connection.name, failures: outcome.failures }, 'a connection was deleted but not every token was revoked');
       return { revoked: false, revocation: outcome.failures.join('; ') };
     }
     return { revoked: true, revocation: 'revoked at the authorization server' };
+  }
+
+  /**
+   * Revokes every connection of the user at its authorization server (the user is being deleted: its records go with
+   * it). A revocation that fails is logged and does not stop the deletion.
+   */
+  async revokeAll(userId: string): Promise<void> {
+    for (const rec of await this.connectionRecords(userId)) {
+      const payload = this.options.vaults.openPayload(rec);
+      if (payload.auth_scheme !== 'oauth' || payload.connection === undefined) continue;
+      const outcome = await this.revoke(payload);
+      if (outcome.failures.length > 0) this.log.warn({ user: userId, connection: payload.connection.name, failures: outcome.failures }, 'a deleted user\'s connection was not revoked everywhere');
+    }
+  }
+
+  private revoke(payload: Extract<CredentialPayload, { auth_scheme: 'oauth' }>): ReturnType<typeof revokeTokens> {
+    const facts = payload.connection!;
+    return revokeTokens({
+      metadata: { ...(facts.revocation_endpoint ? { revocation_endpoint: facts.revocation_endpoint } : {}) },
+      client: { client_id: facts.client_id },
+      tokens: [
+        ...(payload.refresh ? [{ token: payload.refresh.refresh_token, hint: 'refresh_token' as const }] : []),
+        { token: payload.access_token, hint: 'access_token' as const },
+      ],
+      ...(this.options.fetch ? { fetch: this.options.fetch } : {}),
+    });
   }
 
   /** A Client ID Metadata Document for subako as a web client (served at CLIENT_METADATA_PATH). */

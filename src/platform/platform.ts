@@ -165,7 +165,7 @@ export class Platform {
     this.agents = new AgentService(store, volumes, stopCalls, new ToolPinning(options.remote, this.vaults));
     // The embedded store has no other writer, so live sessions can be kept by token (sessions.ts).
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
-    this.users = new UserService(store, this.sessions);
+    this.users = new UserService(store, this.sessions, (id) => this.connections.revokeAll(id));
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     this.storeHealth = new StoreHealth(store);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;

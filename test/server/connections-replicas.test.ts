@@ -125,4 +125,16 @@ describe('a user\'s connection on two replicas', () => {
     assert.deepEqual((await a.call('GET', '/v1/users/erin/connections')).body.items, []);
     assert.equal((await a.call('DELETE', '/v1/users/erin/connections/up')).status, 404);
   });
+
+  it('is revoked at the authorization server when its user is deleted', async () => {
+    const result = await onB.callTool({ name: 'me', arguments: {} });
+    assert.equal((await consentWithoutPerson(linkIn(textOf(result)))).status, 200);
+    assert.deepEqual((await onA.callTool({ name: 'me', arguments: {} })).structuredContent, { subject: 'auto' });
+    const token = upstream.seen.at(-1)!.token;
+    assert.notEqual(auth.introspect(token), undefined);
+    const revocations = auth.revocationRequests.length;
+    assert.equal((await b.call('DELETE', '/v1/users/erin')).status, 204);
+    assert.equal(auth.revocationRequests.length, revocations + 2, 'its refresh and access tokens');
+    assert.equal(auth.introspect(token), undefined);
+  });
 });
