@@ -79,7 +79,7 @@ export function query(params: Record<string, string | undefined>): string {
 export type {
   AgentCallView, AgentInput, ApprovalDecided, ApprovalDecisionInput, ApprovalView, CallStatsRowView, CallStatsView, AgentSpecView, AgentVersionView, AgentView, CallAnswer, CallInput, CallOutcome, CallResult, CallView,
   CreatedSessionView, CredentialInput, CredentialPayload, CredentialView, EgressView, FileEntry, FileListing, HeldApprovalView,
-  PackageSummaryView, PackageTool, PackageView, Page, SessionInput, SessionTool, SessionTools, SessionView, UserInput, UserView, VaultInput, VaultView,
+  PackageSummaryView, PackageTool, PackageView, Page, SessionInput, SessionTool, SessionTools, SessionView, UserInput, UserView, ConnectionView, DisconnectedView, VaultInput, VaultView,
 } from '../../src/server/api/index.js';
 import type { CallOutcome } from '../../src/server/api/index.js';
 

@@ -34,6 +34,13 @@ export function agentInputWithPackage(spec: AgentSpecView, pkg: { name: string; 
         name: m.name, url: m.url, credential: m.credential, default_policy: m.default_policy, tools: m.tools, definitions: m.definitions,
       })),
       discovery: spec.discovery,
+      // Each connection as published: an update through the CLI keeps the connections users made.
+      ...(spec.connections && spec.connections.length > 0 ? {
+        connections: spec.connections.map((c) => ({
+          name: c.name, ...(c.mcp_server ? { mcp_server: c.mcp_server } : {}), ...(c.origin ? { origin: c.origin } : {}),
+          ...(c.issuer ? { issuer: c.issuer } : {}), scopes: c.scopes, ...(c.client_id ? { client_id: c.client_id } : {}),
+        })),
+      } : {}),
     },
     added: !granted,
     previous: granted?.version ?? null,

@@ -2,16 +2,17 @@
  * `subako users list|create|show|delete`: end users, under the ids the operator's application chooses. `show`
  * prints the user with its vaults and sessions; `delete` removes the user, its vaults and its sessions. A user's
  * vault is made with `subako vaults create NAME --user ID`, a session for it with `subako sessions create --user ID`.
+ * `connections` lists the accounts a user connected themselves (never a token); `disconnect` ends one, revoking it.
  */
 import type { Command } from 'commander';
-import type { SessionView, UserInput, UserView, VaultView } from '../server/api/index.js';
+import type { ConnectionView, DisconnectedView, SessionView, UserInput, UserView, VaultView } from '../server/api/index.js';
 import { clientFor, platformCommand, type ConnectionFlags } from './api-client.js';
 import { print, printFields, printTable } from './output.js';
 
 const userPath = (id: string): string => `/v1/users/${encodeURIComponent(id)}`;
 
 export function registerUsers(program: Command): void {
-  const users = program.command('users').description('End users (ids your application chooses): list, create, show (with vaults and sessions), delete.');
+  const users = program.command('users').description('End users (ids your application chooses): list, create, show (with vaults and sessions), delete, connections, disconnect.');
   platformCommand(users.command('list').description('List users, by id.'))
     .action(async (flags: ConnectionFlags) => {
       const items = await clientFor(flags).list<UserView>('/v1/users');
@@ -48,5 +49,21 @@ export function registerUsers(program: Command): void {
     .action(async (id: string, flags: ConnectionFlags) => {
       await clientFor(flags).request('DELETE', userPath(id));
       print(flags.json, { deleted: id }, () => process.stdout.write(`deleted user ${id}, its vaults and its sessions\n`));
+    });
+  platformCommand(users.command('connections').description('The accounts a user connected themselves for agents\' connections: state, scopes, expiry (never a token).'))
+    .argument('<user>', 'the user\'s id')
+    .action(async (id: string, flags: ConnectionFlags) => {
+      const { items } = await clientFor(flags).request<{ items: ConnectionView[] }>('GET', `${userPath(id)}/connections`);
+      print(flags.json, items, () => printTable(items, [
+        ['ID', (c) => c.id], ['NAME', (c) => c.name], ['STATE', (c) => c.status], ['SCOPES', (c) => c.scopes.join(' ') || '-'],
+        ['FOR', (c) => c.target], ['EXPIRES', (c) => c.expires_at ?? '-'],
+      ]));
+    });
+  platformCommand(users.command('disconnect').description('End a user\'s connection: its tokens revoked at the authorization server (RFC 7009) and deleted.'))
+    .argument('<user>', 'the user\'s id')
+    .argument('<connection>', 'the connection\'s name or id (subako users connections <user>)')
+    .action(async (id: string, connection: string, flags: ConnectionFlags) => {
+      const done = await clientFor(flags).request<DisconnectedView>('DELETE', `${userPath(id)}/connections/${encodeURIComponent(connection)}`);
+      print(flags.json, done, () => process.stdout.write(`disconnected ${connection} for user ${id}: ${done.revocation}\n`));
     });
 }

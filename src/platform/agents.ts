@@ -16,6 +16,7 @@ import { overlappingSource, SOURCE_SEPARATOR } from './calls/index.js';
 import { DEFINITION_POLICIES, TOOL_POLICIES, type AgentDiscovery, type DefinitionPolicy, type ToolPin, type AgentRecord, type AgentSpec, type AgentVersionRecord, type Page, type PageRequest, type ToolPolicy,
   type AgentStore, type PackageStore, type SessionStore, type SkillStore, type VaultStore } from './store/index.js';
 import { stopNoCalls, type StopCalls } from './sessions.js';
+import { checkConnections, type ConnectionInput } from './connection-spec.js';
 import type { Volumes } from './volumes/index.js';
 
 /** An agent as the API receives it (the body is shape-checked by the HTTP layer first). */
@@ -35,6 +36,8 @@ export interface AgentInput {
   }[];
   /** How sessions offer the tools (default: every tool listed). */
   discovery?: { mode?: 'all' | 'search'; entry?: string[] };
+  /** Connections each end user makes themselves (connections.ts). */
+  connections?: ConnectionInput[];
 }
 
 /** The most entry tools an agent whose discovery is `search` lists. */
@@ -179,7 +182,7 @@ export class AgentService {
   private async resolve(input: AgentInput): Promise<AgentSpec> {
     const problems: Problem[] = [];
     const spec: AgentSpec = {
-      name: input.name.trim(), description: input.description ?? '', tools: [], skills: [], mcp_servers: [], discovery: discoveryOf(input.discovery, problems),
+      name: input.name.trim(), description: input.description ?? '', tools: [], skills: [], mcp_servers: [], discovery: discoveryOf(input.discovery, problems), connections: [],
     };
     if (spec.name.length === 0 || spec.name.length > 128) problems.push({ code: 'agent.name', message: 'name must be 1-128 characters' });
 
@@ -257,6 +260,7 @@ export class AgentService {
         default_policy: server.default_policy ?? 'allow', tools: (server.tools ?? []).map((t) => ({ name: t.name, policy: t.policy })), definitions,
       });
     }
+    spec.connections = checkConnections(input.connections ?? [], spec.mcp_servers, problems);
     if (problems.length > 0) throw new ValidationError(problems);
     return spec;
   }

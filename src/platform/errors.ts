@@ -48,3 +48,14 @@ export class VaultNotUsableError extends SubakoError {
     super('session.foreign_vault', `vault ${vaultId} belongs to a user this session does not act for; a session uses only its own user's vaults and the operator's`);
   }
 }
+
+/**
+ * A consent link or an authorization callback that cannot be used: expired, altered, used already, for a session
+ * or user that is gone, or refused by the person or the authorization server. Shown to the person in the browser;
+ * it never carries a code or a token.
+ */
+export class ConnectionConsentError extends SubakoError {
+  constructor(message: string, code = 'connection.consent') {
+    super(code, message);
+  }
+}

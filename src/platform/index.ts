@@ -42,3 +42,5 @@ export { busKey, BUS_DROP_REASONS, type BusDropReason } from './scale-out/index.
 export { checkBusKey, BusKeyMismatchError } from './scale-out/index.js';
 export { CallEventRelay, ListingRelay } from './scale-out/index.js';
 export type { HistogramSnapshot, NatsDispatchStats, NatsCallResult } from './scale-out/index.js';
+export { ConnectionService, CALLBACK_PATH, CLIENT_METADATA_PATH, CONNECTIONS_VAULT, type ConnectionView, type ConsentSubject } from './connections.js';
+export { ConnectionConsentError } from './errors.js';

@@ -13,6 +13,8 @@ export interface OAuthRefreshSettings {
   client_secret?: string;
   scope?: string;
   refresh_token: string;
+  /** RFC 8707: the resource the tokens are for (a user's connection names it; an operator's credential may not). */
+  resource?: string;
   /** How the client authenticates at the token endpoint; `none` (public client) by default. */
   token_endpoint_auth?: 'none' | 'client_secret_basic' | 'client_secret_post';
 }
@@ -51,6 +53,7 @@ export async function refreshAccessToken(settings: OAuthRefreshSettings, now: nu
       },
       refreshToken: settings.refresh_token,
       ...(settings.scope ? { scope: settings.scope } : {}),
+      ...(settings.resource ? { resource: settings.resource } : {}),
       timeoutMs: REFRESH_TIMEOUT_MS,
     });
   } catch (err) {

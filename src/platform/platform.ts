@@ -44,6 +44,7 @@ import { SkillService } from './skills.js';
 import { PostgresStore } from './store/index.js';
 import { SqliteStore } from './store/index.js';
 import type { Store } from './store/index.js';
+import { ConnectionService } from './connections.js';
 import { VaultService } from './vaults.js';
 import { StoreHealth, healthReport, type HealthReport } from './health.js';
 import { VolumeBrowser } from './volume-browser.js';
@@ -109,6 +110,8 @@ export class Platform {
   readonly agents: AgentService;
   readonly vaults: VaultService;
   readonly sessions: SessionService;
+  /** The OAuth connections end users make themselves, held in their vaults (connections.ts). */
+  readonly connections: ConnectionService;
   /** End users: they own vaults, sessions are opened for them (users.ts). */
   readonly users: UserService;
   /** A read-only look into sessions' /volume/tmp (the console's file browser). */
@@ -158,12 +161,14 @@ export class Platform {
         ...(agentId ? [this.admission.stopAgent(agentId)] : []),
       ]);
     };
-    this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }));
+    // An OAuth refresh takes the store's lock for its credential: one refresh at a time across the replicas.
+    this.vaults = new VaultService(store, options.sealingKey, this.clock, this.log.child({ component: 'vaults' }), (name, work) => store.exclusively(name, work));
+    this.connections = new ConnectionService({ store, vaults: this.vaults, key: options.sealingKey, clock: this.clock, log: this.log.child({ component: 'connections' }) });
     // Remote tool definitions are pinned with each agent version, through the vault credentials sessions use.
     this.agents = new AgentService(store, volumes, stopCalls, new ToolPinning(options.remote, this.vaults));
     // The embedded store has no other writer, so live sessions can be kept by token (sessions.ts).
     this.sessions = new SessionService(store, volumes, stopCalls, this.clock, { cacheByToken: store instanceof SqliteStore });
-    this.users = new UserService(store, this.sessions);
+    this.users = new UserService(store, this.sessions, (id) => this.connections.revokeAll(id));
     this.tmpFiles = new VolumeBrowser(this.sessions, volumes);
     this.storeHealth = new StoreHealth(store);
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
@@ -183,6 +188,7 @@ export class Platform {
       // call spent once, as an elicited approval is.
       inputRelay: new InputRelay({ key: options.sealingKey, clock: this.clock, spendOnce: (id, expiresAt) => store.redeemApproval(id, expiresAt) }),
       sealingKey: options.sealingKey,
+      connections: this.connections,
       report: (error) => this.log.child({ component: 'sessions' }).warn({ err: error }, error.message),
     });
     this.tasks = new SessionTasks({

@@ -27,7 +27,12 @@ export type UserUpdate = Omit<UserInput, 'id'>;
 const MAX_FIELD_CHARS = 256;
 
 export class UserService {
-  constructor(private readonly store: UserStore, private readonly sessions: Pick<SessionService, 'ended' | 'listForUser'>) {}
+  constructor(
+    private readonly store: UserStore,
+    private readonly sessions: Pick<SessionService, 'ended' | 'listForUser'>,
+    /** Runs before a user's records go: its connections revoked at their authorization servers (connections.ts). */
+    private readonly beforeDelete: (id: string) => Promise<void> = async () => undefined,
+  ) {}
 
   async create(input: UserInput): Promise<UserRecord> {
     const id = checkUserId(input.id);
@@ -81,8 +86,12 @@ export class UserService {
     return this.sessions.listForUser(id, page);
   }
 
-  /** Deletes the user, its vaults (and their credentials) and its sessions, ending those on every replica. */
+  /**
+   * Deletes the user, its vaults (and their credentials) and its sessions, ending those on every replica; the tokens
+   * of its connections are revoked at their authorization servers first, so no copy of them outlives the user.
+   */
   async delete(id: string): Promise<void> {
+    if (await this.store.getUser(id)) await this.beforeDelete(id);
     const removed = await this.store.deleteUser(id);
     if (!removed) throw new NotFoundError(`user ${id}`);
     await this.sessions.ended(removed.sessionIds);

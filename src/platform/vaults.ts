@@ -18,7 +18,21 @@ import type { AgentStore, CredentialRecord, CredentialScheme, Page, PageRequest,
 export type CredentialPayload =
   | { auth_scheme: 'static_bearer'; token: string }
   | { auth_scheme: 'static_headers'; headers: Record<string, string> }
-  | { auth_scheme: 'oauth'; access_token: string; expires_at?: string; refresh?: OAuthRefreshSettings };
+  | { auth_scheme: 'oauth'; access_token: string; expires_at?: string; refresh?: OAuthRefreshSettings; connection?: ConnectionFacts };
+
+/**
+ * What a user's connection (connections.ts) keeps beside its tokens: never secret, sealed with them all the same.
+ * `kind: 'mcp'`: the token goes only to that remote MCP server, never to egress; `egress`: to the origin's requests.
+ */
+export interface ConnectionFacts {
+  name: string;
+  kind: 'mcp' | 'egress';
+  resource: string;
+  authorization_server: string;
+  scopes: string[];
+  client_id: string;
+  revocation_endpoint?: string;
+}
 
 export interface CredentialInput {
   target: string;
@@ -42,6 +56,8 @@ export interface CredentialView {
 /** A credential opened for use: the headers to send to its target. */
 export interface OpenCredential {
   id: string;
+  /** Set on a user's connection: its facts (kind, scopes), never its tokens. */
+  connection?: ConnectionFacts;
   target: string;
   /** `https://host[:port]` of the target. */
   origin: string;
@@ -58,6 +74,11 @@ export class VaultService {
     private readonly key: Buffer,
     private readonly clock: Clock = systemClock,
     private readonly log: Logger = silentLogger,
+    /**
+     * Runs a refresh while no other process on the database refreshes the same credential (the store's
+     * `exclusively`): a rotating refresh token is presented once, not by two replicas at the same moment.
+     */
+    private readonly exclusively: <T>(name: string, work: () => Promise<T>) => Promise<T> = (_name, work) => work(),
   ) {}
 
   /** A vault of the operator's, or, with `userId`, one that user owns (only the user's sessions use it). */
@@ -146,7 +167,8 @@ export class VaultService {
           this.log.warn({ err, vault: vaultId, credential: rec.id }, 'a credential was left out of a session: it could not be opened or refreshed');
           return null;
         });
-        if (opened) out.push(opened);
+        // A connection to a remote MCP server is that server's alone: never attached to a package's egress.
+        if (opened && opened.connection?.kind !== 'mcp') out.push(opened);
       }
     }
     return out;
@@ -171,15 +193,25 @@ export class VaultService {
     return exact ? this.openForUse(exact) : null;
   }
 
+  /** A credential's payload, opened: for the platform's own holders (connections.ts), never for an answer. */
+  openPayload(rec: CredentialRecord): CredentialPayload {
+    return this.open(rec);
+  }
+
   private open(rec: CredentialRecord): CredentialPayload {
     return JSON.parse(unseal(rec.sealed, { key: this.key, context: rec.id }).reveal()) as CredentialPayload;
   }
 
-  private async openForUse(rec: CredentialRecord): Promise<OpenCredential> {
+  /**
+   * Opens a credential for a request, refreshing its OAuth token first when it is about to expire: once per
+   * credential in this process however many ask, and once across the processes on the database (`exclusively`;
+   * the record is read again inside, so a replica that waited uses the token the other one got).
+   */
+  async openForUse(rec: CredentialRecord): Promise<OpenCredential> {
     const payload = this.open(rec);
     const expiresAt = rec.expiresAt === null ? undefined : Date.parse(rec.expiresAt);
     if (payload.auth_scheme === 'oauth' && payload.refresh && needsRefresh(expiresAt, this.clock.now())) {
-      const pending = this.refreshing.get(rec.id) ?? this.refresh(rec, payload.refresh);
+      const pending = this.refreshing.get(rec.id) ?? this.exclusively(`credential-refresh:${rec.id}`, () => this.refreshLatest(rec));
       this.refreshing.set(rec.id, pending);
       try {
         return await pending;
@@ -190,13 +222,26 @@ export class VaultService {
     return openCredential(rec, payload);
   }
 
+  /** Inside the refresh lock: the record as it is now, refreshed unless another process did so meanwhile. */
+  private async refreshLatest(seen: CredentialRecord): Promise<OpenCredential> {
+    const rec = await this.store.getCredential(seen.vaultId, seen.id);
+    if (!rec) throw new NotFoundError(`credential ${seen.id} in vault ${seen.vaultId}`);
+    const payload = this.open(rec);
+    const expiresAt = rec.expiresAt === null ? undefined : Date.parse(rec.expiresAt);
+    if (payload.auth_scheme !== 'oauth' || !payload.refresh || !needsRefresh(expiresAt, this.clock.now())) return openCredential(rec, payload);
+    return this.refresh(rec, payload.refresh);
+  }
+
   private async refresh(rec: CredentialRecord, settings: OAuthRefreshSettings): Promise<OpenCredential> {
+    const before = this.open(rec);
+    const connection = before.auth_scheme === 'oauth' ? before.connection : undefined;
     const fresh = await refreshAccessToken(settings, this.clock.now());
     const next: CredentialPayload = {
       auth_scheme: 'oauth',
       access_token: fresh.access_token,
       ...(fresh.expires_at ? { expires_at: fresh.expires_at } : {}),
       refresh: { ...settings, refresh_token: fresh.refresh_token },
+      ...(connection ? { connection } : {}),
     };
     const updated: CredentialRecord = {
       ...rec,
@@ -214,7 +259,10 @@ function openCredential(rec: CredentialRecord, payload: CredentialPayload): Open
     payload.auth_scheme === 'static_bearer' ? { authorization: `Bearer ${payload.token}` }
       : payload.auth_scheme === 'oauth' ? { authorization: `Bearer ${payload.access_token}` }
         : Object.fromEntries(Object.entries(payload.headers).map(([k, v]) => [k.toLowerCase(), v]));
-  return { id: rec.id, target: rec.target, origin: new URL(rec.target).origin, headers };
+  return {
+    id: rec.id, target: rec.target, origin: new URL(rec.target).origin, headers,
+    ...(payload.auth_scheme === 'oauth' && payload.connection ? { connection: payload.connection } : {}),
+  };
 }
 
 function credentialView(rec: CredentialRecord, payload: CredentialPayload): CredentialView {

@@ -123,10 +123,16 @@ export class SubakoServer {
       server.http.once('error', failed);
       server.http.listen(options.port ?? 7070, options.host ?? '127.0.0.1', () => {
         server.http.off('error', failed);
+        options.platform.connections.useBaseUrl(server.publicUrl);
         resolve();
       });
     });
     return server;
+  }
+
+  /** Where people reach this server: the public URL when set, else where it listens (consent links and the OAuth callback). */
+  get publicUrl(): string {
+    return this.options.publicUrl?.replace(/\/+$/, '') ?? this.url;
   }
 
   get url(): string {

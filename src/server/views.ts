@@ -52,7 +52,7 @@ export function skillView(rec: SkillRecord): SkillView {
  * its path, a key in its query, user-info: "[redacted]"). Sent back as shown, a URL keeps what it was (agents.ts).
  */
 function shownSpec(spec: AgentVersionRecord['spec']): AgentVersionView['spec'] {
-  return { ...spec, mcp_servers: spec.mcp_servers.map((server) => ({ ...server, url: redactUrl(server.url) })) };
+  return { ...spec, connections: spec.connections ?? [], mcp_servers: spec.mcp_servers.map((server) => ({ ...server, url: redactUrl(server.url) })) };
 }
 
 export function agentView(agent: AgentRecord, version?: AgentVersionRecord): AgentView {

@@ -2,7 +2,7 @@
 // target, kind and whether they are still good, never a secret, each revocable — and the sessions opened for it.
 import { useState } from 'preact/hooks';
 import {
-  api, type AgentView, type CreatedSessionView, type CredentialView, type Page, type SessionInput, type SessionView, type UserInput, type UserView,
+  api, type AgentView, type ConnectionView, type DisconnectedView, type CreatedSessionView, type CredentialView, type Page, type SessionInput, type SessionView, type UserInput, type UserView,
   type VaultInput, type VaultView,
 } from '../api';
 import { ErrorLine, Section, useLoad, When } from '../components';
@@ -100,6 +100,53 @@ function UserVault({ vault, onChanged }: { vault: VaultView; onChanged: () => vo
   );
 }
 
+/**
+ * The connections the user made themselves (OAuth grants subako holds for them): connected or expired, the scopes,
+ * when the token runs out; never a token. Disconnect revokes at the authorization server and deletes.
+ */
+function UserConnections({ userId }: { userId: string }) {
+  const connections = useLoad(() => api<{ items: ConnectionView[] }>('GET', `${userPath(userId)}/connections`), [userId]);
+  const [error, setError] = useState<unknown>(null);
+  const [said, setSaid] = useState<string | null>(null);
+  const items = connections.data?.items ?? [];
+  return (
+    <section class="card connections">
+      <header class="card-head"><h2>Connections</h2></header>
+      <p class="muted">Accounts the user connected themselves when an agent's tool needed them. Tokens are sealed and never shown.</p>
+      <ErrorLine error={error ?? connections.error} />
+      {said ? <p class="muted">{said}</p> : null}
+      {items.length > 0 ? (
+        <table class="list">
+          <thead><tr><th>connection</th><th>for</th><th>state</th><th>scopes</th><th>expires</th><th></th></tr></thead>
+          <tbody>
+            {items.map((c) => (
+              <tr key={c.id} data-connection={c.name}>
+                <td>{c.name}</td>
+                <td><code>{c.target}</code></td>
+                <td class="connection-state">{c.status}</td>
+                <td>{c.scopes.map((s) => <code key={s}>{s}</code>)}</td>
+                <td>{c.expires_at ? <When iso={c.expires_at} /> : ''}</td>
+                <td><button type="button" class="small danger" onClick={async () => {
+                  if (!confirm(`Disconnect ${c.name} for ${userId}? Its tokens are revoked; the user is asked to connect again at the next call that needs it.`)) return;
+                  setError(null);
+                  try {
+                    const done = await api<DisconnectedView>('DELETE', `${userPath(userId)}/connections/${encodeURIComponent(c.id)}`);
+                    setSaid(`${c.name}: ${done.revocation}`);
+                    connections.reload();
+                  } catch (err) {
+                    setError(err);
+                  }
+                }}>Disconnect</button></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      {connections.data && items.length === 0 ? <p class="muted">No connections.</p> : null}
+    </section>
+  );
+}
+
 function StartSession({ userId }: { userId: string }) {
   const agents = useLoad(() => api<Page<AgentView>>('GET', '/v1/agents?limit=200'), []);
   const [agent, setAgent] = useState<string | null>(null);
@@ -156,6 +203,7 @@ export function UserPage({ id }: { id: string }) {
           <dt>created</dt><dd><When iso={u.created_at} /></dd>
         </dl>
       </Section>
+      <UserConnections userId={u.id} />
       <Section title="Vaults and credentials">
         <p class="muted">Only this user's sessions use these vaults. Secrets are sealed and never shown.</p>
         <ErrorLine error={vaults.error} />

@@ -43,3 +43,8 @@ export {
   type LoginErrorReason,
   type TokenRefreshErrorReason,
 } from './errors.js';
+export { beginWebAuthorization, finishWebAuthorization, issuerMetadata, type WebAuthorizationStart, type WebAuthorizationFinish } from './web-authorization.js';
+export { revokeTokens, type RevocationOutcome, type RevocationRequest } from './revocation.js';
+export { discover, probe, parseServerUrl, resourceFor } from './discovery.js';
+export { register, preRegistered, checkMetadataDocumentUrl } from './client-registration.js';
+export type { AuthorizationServerMetadata, OAuthClientInformationFull, FetchLike as OAuthFetch } from '@modelcontextprotocol/client';

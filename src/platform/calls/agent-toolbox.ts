@@ -40,11 +40,12 @@ import type { PackageService } from '../packages.js';
 import type { PackageRuntime } from '../package-runtime.js';
 import type { RemoteMcp } from '../remote-mcp.js';
 import type { SkillService } from '../skills.js';
-import type { AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, AgentStore, PackageStore, SkillStore } from '../store/index.js';
+import type { AgentConnection, ToolPin, AgentSpec, AgentToolGrant, AgentRemoteServer, CallVia, SessionRecord, SkillRecord, AgentStore, PackageStore, SkillStore } from '../store/index.js';
 import { publishToolNames, type SourceTools } from './tool-names.js';
 import { compareWithPins, driftWarning, hasDrift, withheldMessage } from './tool-pins.js';
 import { SEARCH_TOOL_NAME, searchToolsTool } from './tool-search.js';
 import { remoteServerHeaders } from './remote-headers.js';
+import { connectedTool, egressConnectedTool, type ConnectedToolDeps } from './connected-tools.js';
 import type { VaultService } from '../vaults.js';
 import type { Volumes } from '../volumes/index.js';
 import { NotFoundError } from '../errors.js';
@@ -115,6 +116,8 @@ export interface SessionToolboxDeps {
   inputRelay: InputRelay;
   /** The platform's sealing key (the cursors of a session's resource listings). */
   sealingKey: Buffer;
+  /** End users' own connections (connections.ts), for the servers an agent reaches with them. */
+  connections?: ConnectedToolDeps['connections'];
   /** Hears what a session's client is not told (a remote server left out of its resources or prompts). */
   report?: (error: Error) => void;
 }
@@ -173,20 +176,28 @@ export class SessionToolboxes {
       const rec = await this.deps.store.getPackage(grant.package, grant.version);
       if (!rec) throw new NotFoundError(`package ${grant.package}@${grant.version}`);
       const ref = await this.deps.packages.ref(rec);
-      const base = await this.grantContext(session, grant, skillsDir);
+      const base = await this.grantContext(session, grant, skillsDir, spec);
       const box = await this.deps.runtime.toolbox(ref, rec.tools, () => this.callContext(session, base));
       const tools = rec.tools.map((info) => box[info.name]).filter((tool): tool is Tool => tool !== undefined);
-      sources.push({ source: grant.package, tools });
+      // Origins of its egress the agent reaches with each user's own account: a call asks for a connection not made.
+      const needs = base.connections.filter((c) => c.origin !== null && grant.egress.grants.includes(c.origin));
+      const caller = { userId: session.userId, sessionId: session.id, agentId: session.agentId, agentVersion: session.agentVersion };
+      sources.push({
+        source: grant.package,
+        tools: needs.length === 0 ? tools : tools.map((tool) => egressConnectedTool(tool, needs, caller, { connections: this.requireConnections(), remote: this.deps.remote })),
+      });
     }
     for (const server of spec.mcp_servers) {
       try {
-        const headers = await this.remoteHeaders(server, session);
+        // A server the agent reaches with each user's own connection: that user's token, or none yet (connected-tools.ts).
+        const connection = (spec.connections ?? []).find((c) => c.mcp_server === server.name);
+        const headers = connection ? await this.connectionHeaders(session, connection) : await this.remoteHeaders(server, session);
         for (const value of Object.values(headers)) addSecret(secrets, value);
         // Opened on the session's first request for resources or prompts, with the same credential as its tools.
         catalogSources.push({ name: server.name, open: () => this.deps.remote.catalog(server.url, headers) });
         const { remote } = this.deps;
         if (remote.listen) changeSources.push({ server: server.name, listen: (filter, onChange) => remote.listen!(server.url, headers, filter, onChange) });
-        const listed = await this.deps.remote.tools(server.url, headers);
+        const listed = connection ? await this.connectedListing(server, headers, pins) : await remote.tools(server.url, headers);
         let current = Object.values(listed);
         if (server.definitions === 'pin') {
           const drift = compareWithPins(server.name, pins, current);
@@ -194,6 +205,12 @@ export class SessionToolboxes {
           // Named with the served ones (a withheld tool keeps its name), never an added one (it would rename others').
           for (const changed of drift.changed) withheldTools.set(changed.tool, { server: server.name, fields: changed.fields });
           current = [...drift.unchanged, ...drift.changed.map((c) => c.tool)];
+        }
+        if (connection) {
+          const caller = { userId: session.userId, sessionId: session.id, agentId: session.agentId, agentVersion: session.agentVersion };
+          const deps = { connections: this.requireConnections(), remote: this.deps.remote };
+          // A withheld tool is not called, and stays the object the withheld set names.
+          current = current.map((tool) => (withheldTools.has(tool) ? tool : connectedTool(tool, server, connection, caller, deps)));
         }
         const { tools, taskOnly, approval } = this.remoteTools(server, current);
         for (const tool of tools) serverOf.set(tool, server.name);
@@ -288,7 +305,7 @@ export class SessionToolboxes {
    * What every call of a granted package shares for the session's life: its volumes (made once), its skills and
    * its egress policy, compiled once (validated when the agent was published: it compiles).
    */
-  private async grantContext(session: SessionRecord, grant: AgentToolGrant, skillsDir: string | undefined): Promise<GrantContext> {
+  private async grantContext(session: SessionRecord, grant: AgentToolGrant, skillsDir: string | undefined, spec: AgentSpec): Promise<GrantContext> {
     const { volumes } = this.deps;
     const privateDestinations = this.deps.privateDestinations ?? 'deny';
     return {
@@ -296,6 +313,7 @@ export class SessionToolboxes {
       ...(grant.data ? { dataDir: await volumes.agentData(session.agentId) } : {}),
       ...(skillsDir ? { skillsDir } : {}),
       egress: { allow: grant.egress.allow, grants: grant.egress.grants, privateDestinations, compiled: compilePolicy({ ...grant.egress, privateDestinations }) },
+      connections: (spec.connections ?? []).filter((c) => c.origin !== null && grant.egress.grants.includes(c.origin)),
     };
   }
 
@@ -305,10 +323,20 @@ export class SessionToolboxes {
    * context that could not be made holds no reservation; the run settles it (FunctionHost.call, always).
    */
   private async callContext(session: SessionRecord, base: GrantContext): Promise<FunctionCallContext> {
-    const credentials = await this.deps.vaults.openForSession(session);
+    const opened = (await this.deps.vaults.openForSession(session)).map((c) => ({ origin: c.origin, headers: c.headers }));
+    // The user's own connection for an origin, whatever vaults the session names, in place of any other credential for it.
+    const connected: { origin: string; headers: Record<string, string> }[] = [];
+    if (session.userId !== null) {
+      for (const connection of base.connections) {
+        const headers = await this.requireConnections().headersFor(session.userId, connection.name);
+        if (headers !== null) connected.push({ origin: connection.origin!, headers });
+      }
+    }
+    const credentials = [...connected, ...opened.filter((c) => !connected.some((k) => k.origin === c.origin))];
+    const { connections: _connections, ...shared } = base;
     const context: FunctionCallContext = {
-      ...base,
-      egress: { ...base.egress, credentials: credentials.map((c) => ({ origin: c.origin, headers: c.headers })) },
+      ...shared,
+      egress: { ...base.egress, credentials },
       ...(this.deps.limits ? { limits: this.deps.limits } : {}),
     };
     context.volumeBudget = await this.deps.quotas.reserve(this.quotaVolumes(context), this.limits.writeBudgetBytes);
@@ -333,6 +361,35 @@ export class SessionToolboxes {
     return { tools, taskOnly, approval };
   }
 
+  /** The session's user's token for a connection, or no header yet (a session of no user, or a user not connected). */
+  private async connectionHeaders(session: SessionRecord, connection: AgentConnection): Promise<Record<string, string>> {
+    if (session.userId === null) return {};
+    return (await this.requireConnections().headersFor(session.userId, connection.name)) ?? {};
+  }
+
+  /**
+   * A connected server's tool definitions: as it lists them (with the user's token, or without one for a server that
+   * lists to anyone), else, before the user connected, as the agent version pinned them — so that a call of one can
+   * ask the person to connect.
+   */
+  private async connectedListing(server: AgentRemoteServer, headers: Record<string, string>, pins: readonly ToolPin[]): Promise<Toolbox> {
+    try {
+      return await this.deps.remote.tools(server.url, headers);
+    } catch (err) {
+      const pinned = pins.filter((pin) => pin.server === server.name);
+      if (pinned.length === 0) {
+        throw new Error(`${err instanceof Error ? err.message : String(err)} (its tools are listed once the user connects, or from pins: set definitions to pin)`, { cause: err });
+      }
+      const noCall = (): Promise<never> => Promise.reject(new Error('a pinned definition is called through the user\'s connection'));
+      return Object.fromEntries(pinned.map((pin) => [pin.tool, { ...pin.definition, source: { kind: 'mcp', url: server.url }, call: noCall } as Tool]));
+    }
+  }
+
+  private requireConnections(): ConnectedToolDeps['connections'] {
+    if (!this.deps.connections) throw new Error('this platform holds no user connections (no ConnectionService was given)');
+    return this.deps.connections;
+  }
+
   /** The headers a server's vault credential supplies (none without one), from a vault the session may use. */
   private remoteHeaders(server: AgentRemoteServer, session: SessionRecord): Promise<Record<string, string>> {
     return remoteServerHeaders(this.deps.vaults, server, session);
@@ -340,7 +397,11 @@ export class SessionToolboxes {
 }
 
 /** What the calls of one granted package share for a session's life (FunctionCallContext but for what is per call). */
-type GrantContext = Pick<FunctionCallContext, 'tmpDir' | 'dataDir' | 'skillsDir'> & { egress: Omit<NonNullable<FunctionCallContext['egress']>, 'credentials'> };
+type GrantContext = Pick<FunctionCallContext, 'tmpDir' | 'dataDir' | 'skillsDir'> & {
+  egress: Omit<NonNullable<FunctionCallContext['egress']>, 'credentials'>;
+  /** The agent's connections for origins this grant reaches (each user's own account). */
+  connections: AgentConnection[];
+};
 
 /** Per entry point, the session's tools with their calls recorded as made through it; each view made once, when first asked. */
 function entryViews(tools: Record<string, SessionTool>): (via: CallVia) => Toolbox {

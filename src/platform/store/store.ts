@@ -105,6 +105,22 @@ export interface AgentRemoteServer {
 }
 
 /**
+ * A connection the agent needs its end users to make themselves (connections.ts): an OAuth grant of the user's
+ * own account, held by subako in the user's vault and attached only to the upstream request — for one of the
+ * agent's remote MCP servers (`mcp_server`: its authorization server discovered per RFC 9728/8414), or for an
+ * egress origin whose OAuth provider is named by its issuer (`origin` and `issuer`).
+ */
+export interface AgentConnection {
+  name: string;
+  mcp_server: string | null;
+  origin: string | null;
+  issuer: string | null;
+  scopes: string[];
+  /** A client registered beforehand at the authorization server; null: a metadata document or dynamic registration. */
+  client_id: string | null;
+}
+
+/**
  * How a session offers its tools: `all` lists every tool; `search` lists the `entry` tools (published names) and
  * a `search_tools` tool that finds the others by text, each still callable by name.
  */
@@ -140,6 +156,8 @@ export interface AgentSpec {
   tools: AgentToolGrant[];
   skills: { name: string; requested: string; version: string }[];
   mcp_servers: AgentRemoteServer[];
+  /** The connections its end users make (versions published before connections existed have none). */
+  connections?: AgentConnection[];
   /** Versions published before discovery existed have none: read as `{ mode: 'all', entry: [] }`. */
   discovery: AgentDiscovery;
 }

@@ -30,6 +30,16 @@ const Discovery = z.strictObject({
 /** Which credential authenticates to a remote server: a vault and, optionally, one credential in it. */
 const RemoteCredential = z.strictObject({ vault_id: z.string().min(1).max(64), credential_id: z.string().min(1).max(64).optional() });
 
+/** A connection the agent's end users make themselves: for one of its remote servers, or for an egress origin's OAuth provider. */
+const ConnectionInput = z.strictObject({
+  name: name64.describe('How the connection is named to people and in the API (unique in the agent).'),
+  mcp_server: name64.optional().describe('One of this agent\'s mcp_servers: its authorization server is discovered (RFC 9728, RFC 8414) and the user\'s token is sent to it alone.'),
+  origin: z.string().min(1).max(512).optional().describe('An egress origin (https://host[:port]) whose requests carry the user\'s token; with issuer.'),
+  issuer: z.string().min(1).max(512).optional().describe('The OAuth provider of origin: its issuer URL (RFC 8414 metadata is read from it).'),
+  scopes: z.array(z.string().min(1).max(128)).max(32).optional().describe('The scopes asked for.'),
+  client_id: z.string().min(1).max(256).optional().describe('A client registered beforehand at the authorization server; without it subako uses a Client ID Metadata Document where supported, else dynamic registration as a web application.'),
+});
+
 export const AgentInput = z.strictObject({
   name: z.string().min(1).max(128),
   description: z.string().max(4096).optional(),
@@ -49,6 +59,7 @@ export const AgentInput = z.strictObject({
     definitions: DefinitionPolicy.optional(),
   })).max(32).optional(),
   discovery: Discovery.optional(),
+  connections: z.array(ConnectionInput).max(16).optional(),
 });
 export type AgentInput = z.infer<typeof AgentInput>;
 
@@ -72,6 +83,10 @@ export const AgentSpecView = z.object({
     definitions: DefinitionPolicy,
   })),
   discovery: z.object({ mode: z.enum(['all', 'search']), entry: z.array(z.string()) }),
+  connections: z.array(z.object({
+    name: z.string(), mcp_server: z.string().nullable(), origin: z.string().nullable(), issuer: z.string().nullable(),
+    scopes: z.array(z.string()), client_id: z.string().nullable(),
+  })).optional().describe('The connections each end user makes themselves (users/{id}/connections).'),
 });
 export type AgentSpecView = z.infer<typeof AgentSpecView>;
 

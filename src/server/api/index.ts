@@ -20,5 +20,5 @@ export {
 export { CallApprovalView, ApprovalView, HeldApprovalView, ApprovalDecisionInput, ApprovalDecided } from './approvals.js';
 export { VaultInput, VaultView, CredentialPayload, CredentialInput, CredentialView } from './vaults.js';
 export { ApiKeyScope, KeyInput, KeyView, CreatedKeyView } from './keys.js';
-export { UserInput, UserUpdateInput, UserView } from './users.js';
+export { UserInput, UserUpdateInput, UserView, ConnectionView, DisconnectedView } from './users.js';
 export { Health } from './meta.js';

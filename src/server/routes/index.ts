@@ -17,6 +17,7 @@ import { sessionRoutes } from './sessions.js';
 import { sessionFileRoutes } from './session-files.js';
 import { vaultRoutes } from './vaults.js';
 import { userRoutes } from './users.js';
+import { connectionRoutes } from './connections.js';
 
 export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundleBytes: number; streams: CallStreams; metrics: ServerMetrics; door?: OAuthDoor }): Route[] {
   const routes: Route[] = [
@@ -28,6 +29,7 @@ export function buildRoutes(options: { endpoints: SessionMcpEndpoints; maxBundle
     ...sessionFileRoutes(),
     ...vaultRoutes(),
     ...userRoutes(),
+    ...connectionRoutes(),
     ...keyRoutes(),
     ...mcpRoutes(options.endpoints, options.door),
     metricsRoute(options.metrics),

@@ -18,6 +18,10 @@
  * JWK set at `/jwks` (named `jwks_uri` in its metadata): `iss` its URL, `aud` the configured audience (or the
  * requested resource), `sub` whoever `subject` says is signing in now, `scope`, `iat`, `exp`, `jti`. `mint`
  * signs any claims with that key, for tokens a flow would not give (expired, for another audience, another issuer).
+ *
+ * With `consentPage`, the authorization endpoint shows a page where a person types who they are and clicks
+ * Allow (or Deny) — for tests driven through a real browser — and each token then carries that subject. It
+ * advertises RFC 7009 revocation (`/revoke`): a revoked token is unknown to `introspect` at once.
  */
 import { createHash, randomBytes, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -39,6 +43,8 @@ export interface AuthServerOptions {
   clientIdMetadataDocuments?: boolean;
   /** Access tokens as signed JWTs, with this audience (the requested resource when absent). */
   jwt?: { audience?: string };
+  /** Whether the authorization endpoint asks a person first (an HTML page with Allow and Deny) instead of approving at once. */
+  consentPage?: boolean;
 }
 
 interface Client {
@@ -56,12 +62,15 @@ interface PendingCode {
   codeChallenge: string;
   resource: string;
   scope?: string;
+  subject: string;
 }
 
 export interface IssuedToken {
   clientId: string;
   resource: string;
   scope?: string;
+  /** Who consented (the name typed on the consent page; `auto` without one). */
+  subject: string;
   /** Seconds since the epoch. */
   expiresAt: number;
 }
@@ -70,6 +79,8 @@ interface RefreshGrant {
   clientId: string;
   resource: string;
   scope?: string;
+  /** Absent: `auto`. */
+  subject?: string;
 }
 
 export class TestAuthServer {
@@ -98,6 +109,10 @@ export class TestAuthServer {
   readonly clientAuthentications: string[] = [];
   /** Every string this server handed out that must stay secret (tokens, codes). */
   readonly issuedSecrets: string[] = [];
+  /** Every revocation request's form, in order. */
+  readonly revocationRequests: URLSearchParams[] = [];
+  /** Authorizations waiting for the person's decision on the consent page, by their id. */
+  private readonly pendingConsents = new Map<string, URLSearchParams>();
 
   private readonly codes = new Map<string, PendingCode>();
   private server: Server | undefined;
@@ -160,6 +175,7 @@ export class TestAuthServer {
       issuer: this.url,
       authorization_endpoint: `${this.url}/authorize`,
       token_endpoint: `${this.url}/token`,
+      revocation_endpoint: `${this.url}/revoke`,
       ...(this.options.registration === false ? {} : { registration_endpoint: `${this.url}/register` }),
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'refresh_token', ...(this.options.clientCredentials === true ? ['client_credentials'] : [])],
@@ -198,6 +214,8 @@ export class TestAuthServer {
       return json(res, 200, { keys: [this.signing.publicJwk] });
     }
     if (req.method === 'GET' && url.pathname === '/authorize') return this.authorize(url.searchParams, res);
+    if (req.method === 'POST' && url.pathname === '/authorize/decide') return this.decide(new URLSearchParams(await body(req)), res);
+    if (req.method === 'POST' && url.pathname === '/revoke') return this.revoke(new URLSearchParams(await body(req)), res);
     if (req.method === 'POST' && url.pathname === '/token') return this.token(req, new URLSearchParams(await body(req)), res);
     json(res, 404, { error: 'not_found' });
   }
@@ -251,15 +269,63 @@ export class TestAuthServer {
     const resource = query.get('resource');
     if (resource === null) return refuse('invalid_target');
     if (this.denyAuthorization) return refuse('access_denied');
+    if (this.options.consentPage) {
+      const id = randomBytes(12).toString('hex');
+      this.pendingConsents.set(id, query);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+      res.end(`<!doctype html><html><head><meta charset="utf-8"><title>Authorize</title></head><body>` +
+        `<h1>Allow ${escapeHtml(client.clientId)} to use your account?</h1><p id="scope">Scopes: ${escapeHtml(query.get('scope') ?? '')}</p>` +
+        `<form method="post" action="/authorize/decide"><input type="hidden" name="id" value="${id}">` +
+        `<label>Your name <input name="subject" id="subject"></label>` +
+        `<button name="decision" value="allow" id="allow">Allow</button><button name="decision" value="deny" id="deny">Deny</button></form></body></html>`);
+      return;
+    }
+    this.grantCode(query, client, back, res, 'auto');
+  }
 
+  /** The person's decision on the consent page. */
+  private decide(form: URLSearchParams, res: ServerResponse): void {
+    const query = this.pendingConsents.get(form.get('id') ?? '');
+    this.pendingConsents.delete(form.get('id') ?? '');
+    if (query === undefined) return json(res, 400, { error: 'invalid_request', error_description: 'no such authorization' });
+    const client = this.clientFor(query.get('client_id') ?? '')!;
+    const back = new URL(query.get('redirect_uri')!);
+    const state = query.get('state');
+    if (state !== null) back.searchParams.set('state', state);
+    if (form.get('decision') !== 'allow') {
+      back.searchParams.set('error', 'access_denied');
+      return redirect(res, back.href);
+    }
+    this.grantCode(query, client, back, res, form.get('subject') || 'anonymous');
+  }
+
+  /** RFC 7009: the token is forgotten (an unknown one is acknowledged too); a refresh token takes its grant's access tokens with it. */
+  private revoke(form: URLSearchParams, res: ServerResponse): void {
+    this.revocationRequests.push(form);
+    const token = form.get('token') ?? '';
+    const grant = this.refreshTokens.get(token);
+    this.refreshTokens.delete(token);
+    this.accessTokens.delete(token);
+    if (grant !== undefined) {
+      for (const [access, issued] of this.accessTokens) {
+        if (issued.clientId === grant.clientId && issued.subject === (grant.subject ?? 'auto') && issued.resource === grant.resource) this.accessTokens.delete(access);
+      }
+    }
+    res.writeHead(200);
+    res.end();
+  }
+
+  private grantCode(query: URLSearchParams, client: Client, back: URL, res: ServerResponse, subject: string): void {
+    const resource = query.get('resource')!;
     const code = randomBytes(16).toString('base64url');
     this.issuedSecrets.push(code);
     this.codes.set(code, {
       clientId: client.clientId,
-      redirectUri,
+      redirectUri: query.get('redirect_uri')!,
       codeChallenge: query.get('code_challenge')!,
       resource,
       ...(query.get('scope') ? { scope: query.get('scope')! } : {}),
+      subject,
     });
     back.searchParams.set('code', code);
     back.searchParams.set('iss', this.url);
@@ -326,7 +392,7 @@ export class TestAuthServer {
         return json(res, 400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
       }
       if (form.get('resource') !== pending.resource) return json(res, 400, { error: 'invalid_target' });
-      return this.issue(res, { clientId, resource: pending.resource, scope: pending.scope });
+      return this.issue(res, { clientId, resource: pending.resource, scope: pending.scope, subject: pending.subject });
     }
 
     if (grant === 'refresh_token') {
@@ -354,13 +420,13 @@ export class TestAuthServer {
     const ttl = this.options.accessTokenTtlSeconds ?? 3600;
     const accessToken = this.options.jwt
       ? await this.mint({
-        aud: this.options.jwt.audience ?? grant.resource, sub: this.subject, client_id: grant.clientId,
+        aud: this.options.jwt.audience ?? grant.resource, sub: grant.subject ?? this.subject, client_id: grant.clientId,
         exp: Math.floor(Date.now() / 1000) + ttl, ...(grant.scope ? { scope: grant.scope } : {}),
       })
       : `at-${randomBytes(24).toString('base64url')}`;
     const refreshToken = how.refreshToken ? `rt-${randomBytes(24).toString('base64url')}` : undefined;
     this.issuedSecrets.push(accessToken, ...(refreshToken !== undefined ? [refreshToken] : []));
-    this.accessTokens.set(accessToken, { ...grant, expiresAt: Math.floor(Date.now() / 1000) + ttl });
+    this.accessTokens.set(accessToken, { ...grant, subject: grant.subject ?? 'auto', expiresAt: Math.floor(Date.now() / 1000) + ttl });
     if (refreshToken !== undefined) this.refreshTokens.set(refreshToken, grant);
     json(res, 200, {
       access_token: accessToken,
@@ -370,6 +436,10 @@ export class TestAuthServer {
       ...(grant.scope ? { scope: grant.scope } : {}),
     });
   }
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function json(res: ServerResponse, status: number, value: unknown): void {

@@ -32,6 +32,8 @@ export interface ProtectedMcpServer {
   url: string;
   /** How many MCP requests came with a token the server accepted. */
   authorizedRequests: number;
+  /** Every accepted request's token and its subject (who consented at the authorization server), in order. */
+  seen: { token: string; subject: string }[];
   close(): Promise<void>;
 }
 
@@ -54,6 +56,11 @@ export interface ProtectedMcpServerOptions {
    * the MCP endpoint answered by the authorization server, which takes this server's origin as its own.
    */
   authorizationAtOrigin?: boolean;
+  /**
+   * Lets anyone list (every request but `tools/call` passes without a token), as servers that show their tools before
+   * sign-in do; calls still need a valid token. Adds a tool `me` answering the token's subject.
+   */
+  openListing?: boolean;
 }
 
 export async function startProtectedMcpServer(authServer: AuthorizationServerView, options: ProtectedMcpServerOptions = {}): Promise<ProtectedMcpServer> {
@@ -67,6 +74,16 @@ export async function startProtectedMcpServer(authServer: AuthorizationServerVie
         return { content: [{ type: 'text', text: clientId }], structuredContent: { clientId } };
       },
     );
+    if (options.openListing) {
+      server.registerTool(
+        'me',
+        { description: 'Says whose account the token is for.', inputSchema: z.object({}), outputSchema: z.object({ subject: z.string() }) },
+        async () => {
+          const subject = String((authInfo?.extra as { subject?: unknown } | undefined)?.subject ?? 'nobody');
+          return { content: [{ type: 'text', text: subject }], structuredContent: { subject } };
+        },
+      );
+    }
     if (options.reportScope !== undefined) {
       server.registerTool('report', { description: 'Needs an extra scope.', inputSchema: z.object({}) }, async () => ({
         content: [{ type: 'text', text: 'the report' }],
@@ -88,6 +105,7 @@ export async function startProtectedMcpServer(authServer: AuthorizationServerVie
   const state: ProtectedMcpServer = {
     url: '',
     authorizedRequests: 0,
+    seen: [],
     close: () =>
       new Promise<void>((resolve) => {
         if (node === undefined) return resolve();
@@ -117,14 +135,21 @@ export async function startProtectedMcpServer(authServer: AuthorizationServerVie
         verifyAccessToken: async (token) => {
           const issued = authServer.introspect(token);
           if (issued === undefined) throw new OAuthError(OAuthErrorCode.InvalidToken, 'unknown or expired token');
-          return { token, clientId: issued.clientId, scopes: issued.scope?.split(' ') ?? [], expiresAt: issued.expiresAt, resource: new URL(issued.resource) };
+          return {
+            token, clientId: issued.clientId, scopes: issued.scope?.split(' ') ?? [], expiresAt: issued.expiresAt, resource: new URL(issued.resource),
+            extra: { subject: issued.subject },
+          };
         },
       },
       expectedResource: serverUrl!,
       ...(atOrigin ? {} : { resourceMetadataUrl: challengeOnly ? privateMetadataUrl.href : getOAuthProtectedResourceMetadataUrl(serverUrl!) }),
     });
+    if (options.openListing && request.method === 'POST' && !request.headers.get('authorization') && !(await callsAnyTool(request))) {
+      return handler.fetch(request, {});
+    }
     const authInfo = await gate(request);
     if (authInfo instanceof Response) return authInfo;
+    state.seen.push({ token: authInfo.token, subject: String((authInfo.extra as { subject?: unknown } | undefined)?.subject) });
     if (options.reportScope !== undefined && !authInfo.scopes.includes(options.reportScope) && (await callsTool(request, 'report'))) {
       const wanted = [...authInfo.scopes, options.reportScope].join(' ');
       return Response.json(
@@ -151,6 +176,11 @@ export async function startProtectedMcpServer(authServer: AuthorizationServerVie
   if (options.authorizationAtOrigin === true) authServer.adoptOrigin(serverUrl.origin);
   state.url = serverUrl.href;
   return state;
+}
+
+async function callsAnyTool(request: Request): Promise<boolean> {
+  const body = (await request.clone().json().catch(() => undefined)) as { method?: unknown } | undefined;
+  return body?.method === 'tools/call';
 }
 
 async function callsTool(request: Request, name: string): Promise<boolean> {
