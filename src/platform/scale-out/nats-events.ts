@@ -13,11 +13,9 @@
  * the calls list (the store) stays complete, and a console reloads it on `event: reset`. A record larger than
  * the server's message size travels without its result and stderr (marked so); the stored record has them.
  */
-import { randomBytes } from 'node:crypto';
-import type { Subscription } from '@nats-io/transport-node';
-import type { CallEvents } from '../calls/index.js';
-import { MESSAGE_TTL_MS, natsSubjects, type SealedBus } from './nats-calls.js';
-import { ReplayGuard } from './nats-envelope.js';
+import type { CallEvent, CallEvents } from '../calls/index.js';
+import { natsSubjects, type SealedBus } from './nats-calls.js';
+import { BusRelay } from './nats-relay.js';
 import type { CallRecord } from '../store/index.js';
 
 /** One call record on `<prefix>.events`. */
@@ -60,50 +58,20 @@ export function readRelayed(message: unknown): RelayedCall | null {
   return relayed as RelayedCall;
 }
 
-export class CallEventRelay {
-  private closed = false;
-
-  private constructor(private readonly subscription: Subscription, private readonly stopObserving: () => void) {}
-
-  /** Starts relaying `events` over the sealed bus; it stops by itself when the connection closes. */
-  static start(bus: SealedBus, prefix: string, events: CallEvents): CallEventRelay {
-    const { nc } = bus;
-    const subject = natsSubjects(prefix).events;
+/** Relays call records between replicas over the sealed bus (nats-relay.ts has the rules every relay keeps). */
+export type CallEventRelay = BusRelay;
+export const CallEventRelay = {
+  /** Starts relaying `events`; it stops by itself when the connection closes. */
+  start(bus: SealedBus, prefix: string, events: CallEvents): CallEventRelay {
     const origin = events.epoch;
-    const heard = new ReplayGuard();
-    const subscription = nc.subscribe(subject, {
-      callback: (err, msg) => {
-        if (err) return;
-        const opened = bus.open<unknown>(msg, ['event']);
-        if (opened === null) return;
-        const relayed = readRelayed(opened.body);
-        if (relayed === null) return bus.drops.drop('malformed', subject);
-        // NATS echoes a connection's own messages back to it: those were this feed's already.
-        if (relayed.origin === origin) return;
-        if (!heard.firstTime(opened.header.c, opened.header.e)) return bus.drops.drop('replayed', subject);
-        events.publish(relayed.call, relayed.agentId, relayed.origin);
-      },
+    return BusRelay.start<RelayedCall, CallEvent>(bus, natsSubjects(prefix).events, {
+      kind: 'event',
+      origin,
+      read: readRelayed,
+      // Tagged with its origin, so observers (this relay among them) do not hear it: an event is relayed once.
+      deliver: (relayed) => events.publish(relayed.call, relayed.agentId, relayed.origin),
+      observe: (publish) => events.observe(publish),
+      bodyOf: (event, maxPayload) => relayBody({ origin, agentId: event.agentId, call: event.call }, maxPayload ?? DEFAULT_MAX_PAYLOAD),
     });
-    const stopObserving = events.observe((event) => {
-      if (nc.isClosed()) return;
-      const body = relayBody({ origin, agentId: event.agentId, call: event.call }, nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD);
-      if (body === null) return;
-      try {
-        bus.publish(subject, 'event', { c: randomBytes(16).toString('hex'), ttlMs: MESSAGE_TTL_MS }, body);
-      } catch {
-        // The connection closed or is draining: the stream of other replicas misses this one; the store has it.
-      }
-    });
-    const relay = new CallEventRelay(subscription, stopObserving);
-    void nc.closed().then(() => relay.close());
-    return relay;
-  }
-
-  /** Stops publishing and hearing (the server is closing, or the connection closed). */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.stopObserving();
-    if (!this.subscription.isClosed()) this.subscription.unsubscribe();
-  }
-}
+  },
+};

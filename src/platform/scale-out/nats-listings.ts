@@ -14,11 +14,10 @@
  * minute anyway, and a client that reconnects lists again.
  */
 import { randomBytes } from 'node:crypto';
-import type { Subscription } from '@nats-io/transport-node';
 import { isListingChange, type ListingChange } from '../../mcp/index.js';
 import type { ChangeOrigin, SessionListens } from '../session-listens.js';
-import { MESSAGE_TTL_MS, natsSubjects, type SealedBus } from './nats-calls.js';
-import { ReplayGuard } from './nats-envelope.js';
+import { natsSubjects, type SealedBus } from './nats-calls.js';
+import { BusRelay } from './nats-relay.js';
 
 /** One change on `<prefix>.listings`. */
 export interface RelayedListing {
@@ -45,48 +44,19 @@ export function readListing(message: unknown): RelayedListing | null {
 /** Where listings go in a deployment's two sides. */
 export type ListingSink = Pick<SessionListens, 'observe' | 'deliverRelayed'>;
 
-export class ListingRelay {
-  private closed = false;
-
-  private constructor(private readonly subscription: Subscription, private readonly stopObserving: () => void) {}
-
-  /** Starts relaying `listens`' changes over the sealed bus; it stops by itself when the connection closes. */
-  static start(bus: SealedBus, prefix: string, listens: ListingSink): ListingRelay {
-    const { nc } = bus;
-    const subject = natsSubjects(prefix).listings;
+/** Relays sessions' changes between replicas over the sealed bus (nats-relay.ts has the rules every relay keeps). */
+export type ListingRelay = BusRelay;
+export const ListingRelay = {
+  /** Starts relaying `listens`' changes; it stops by itself when the connection closes. */
+  start(bus: SealedBus, prefix: string, listens: ListingSink): ListingRelay {
     const origin = randomBytes(12).toString('hex');
-    const heard = new ReplayGuard();
-    const subscription = nc.subscribe(subject, {
-      callback: (err, msg) => {
-        if (err) return;
-        const opened = bus.open<unknown>(msg, ['listing']);
-        if (opened === null) return;
-        const relayed = readListing(opened.body);
-        if (relayed === null) return bus.drops.drop('malformed', subject);
-        // NATS echoes a connection's own messages back to it: this replica told its listeners already.
-        if (relayed.origin === origin) return;
-        if (!heard.firstTime(opened.header.c, opened.header.e)) return bus.drops.drop('replayed', subject);
-        listens.deliverRelayed(relayed.sessionId, relayed.change, relayed.from);
-      },
+    return BusRelay.start<RelayedListing, Omit<RelayedListing, 'v' | 'origin'>>(bus, natsSubjects(prefix).listings, {
+      kind: 'listing',
+      origin,
+      read: readListing,
+      deliver: (relayed) => listens.deliverRelayed(relayed.sessionId, relayed.change, relayed.from),
+      observe: (publish) => listens.observe((sessionId, change, from) => publish({ sessionId, change, from })),
+      bodyOf: (seen) => ({ v: 1, origin, ...seen }),
     });
-    const stopObserving = listens.observe((sessionId, change, from) => {
-      if (nc.isClosed()) return;
-      const body: RelayedListing = { v: 1, origin, sessionId, from, change };
-      try {
-        bus.publish(subject, 'listing', { c: randomBytes(16).toString('hex'), ttlMs: MESSAGE_TTL_MS }, body);
-      } catch {
-        // The connection closed or is draining: other replicas' listeners miss this one (their toolboxes refresh anyway).
-      }
-    });
-    const relay = new ListingRelay(subscription, stopObserving);
-    void nc.closed().then(() => relay.close());
-    return relay;
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.stopObserving();
-    if (!this.subscription.isClosed()) this.subscription.unsubscribe();
-  }
-}
+  },
+};
