@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { McpAuthError, McpServerError, ToolInputRequiredError } from '../../mcp/index.js';
-import type { CallToolResult, Tool, ToolCallContext } from '../../tool.js';
+import { toolDefinition, type CallToolResult, type Tool, type ToolCallContext } from '../../tool.js';
 import type { ConnectionService, ConsentSubject } from '../connections.js';
 import type { RemoteMcp } from '../remote-mcp.js';
 import type { AgentConnection, AgentRemoteServer } from '../store/index.js';
@@ -85,18 +85,9 @@ export function egressConnectedTool(definition: Tool, connections: readonly Agen
   });
 }
 
-/** A tool's description, field by field (a class's instance spreads only its own fields). */
+/** A tool's description, field by field (a class's instance spreads only its own fields), with where it came from. */
 function shapeOf(tool: Tool): Omit<Tool, 'call'> {
-  return {
-    name: tool.name,
-    ...(tool.title !== undefined ? { title: tool.title } : {}),
-    ...(tool.description !== undefined ? { description: tool.description } : {}),
-    inputSchema: tool.inputSchema,
-    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-    ...(tool.icons !== undefined ? { icons: tool.icons } : {}),
-    ...(tool.source !== undefined ? { source: tool.source } : {}),
-  };
+  return { ...toolDefinition(tool.name, tool), ...(tool.source !== undefined ? { source: tool.source } : {}) };
 }
 
 /** The consent link, as an input request where the client can open URLs, else as a result the model shows. */

@@ -6,21 +6,15 @@
  * accepts them into a new agent version), those added (likewise) and those removed. Pure functions.
  */
 import { createHash } from 'node:crypto';
-import type { Tool } from '../../tool.js';
+import { toolDefinition, type Tool } from '../../tool.js';
 import type { PinnedDefinition, ToolPin } from '../store/index.js';
 import { canonicalJson } from './approvals.js';
 
 /** The definition of a tool as a client is shown it, and so as it is pinned. */
 export function pinnedDefinitionOf(tool: Tool): PinnedDefinition {
-  return {
-    name: tool.name,
-    ...(tool.title !== undefined ? { title: tool.title } : {}),
-    ...(tool.description !== undefined ? { description: tool.description } : {}),
-    inputSchema: tool.inputSchema,
-    ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
-    ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
-    ...(tool.icons !== undefined ? { icons: tool.icons.map((icon) => ({ ...icon })) } : {}),
-  };
+  // The icons are copied: a pin must not change when the listing's objects do.
+  const { icons, ...definition } = toolDefinition(tool.name, tool);
+  return { ...definition, ...(icons !== undefined ? { icons: icons.map((icon) => ({ ...icon })) } : {}) };
 }
 
 /** The sha-256 (hex) of a definition's canonical JSON: key order never matters, anything else does. */
