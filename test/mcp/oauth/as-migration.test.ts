@@ -5,32 +5,14 @@
  * credential moves the same way with the client the new server gave it.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, login } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer } from './auth-server.js';
 import { startProtectedMcpServer, type AuthorizationServerView } from './protected-mcp-server.js';
+import { followInBrowser, scratchHome } from './scratch-home.js';
 
-async function followInBrowser(authorizationUrl: string): Promise<void> {
-  const atServer = await fetch(authorizationUrl, { redirect: 'manual' });
-  await atServer.body?.cancel();
-  assert.equal(atServer.status, 302, `the authorization endpoint redirects back (got ${atServer.status})`);
-  await (await fetch(atServer.headers.get('location')!)).text();
-}
-
-let home: string;
-before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'subako-oauth-moved-'));
-  process.env.SUBAKO_HOME = home;
-  delete process.env.SUBAKO_SECRET_KEY;
-});
-after(async () => {
-  await mcp.close();
-  await rm(home, { recursive: true, force: true });
-});
+const home = scratchHome('oauth-moved');
 
 /** The MCP server asks `current` for its metadata and tokens: moving it is what the server's operator did. */
 function movable(first: TestAuthServer): AuthorizationServerView & { current: TestAuthServer } {

@@ -5,38 +5,20 @@
  * client_id where the server advertises support.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { readFile } from 'node:fs/promises';
+import { describe, test } from 'node:test';
 import { Secret } from '../../../src/common/index.js';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, login, type LoginOptions } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
 import { startProtectedMcpServer, type ProtectedMcpServer } from './protected-mcp-server.js';
+import { followInBrowser, scratchHome } from './scratch-home.js';
 
 const CLIENT_ID = 'subako-pre-registered-3c9e';
 const CLIENT_SECRET = 'pre-registered-secret-b81f6a2d0c47';
 const METADATA_URL = 'https://subako.example/oauth/client-metadata.json';
 
-async function followInBrowser(authorizationUrl: string): Promise<void> {
-  const atServer = await fetch(authorizationUrl, { redirect: 'manual' });
-  await atServer.body?.cancel();
-  assert.equal(atServer.status, 302, `the authorization endpoint redirects back (got ${atServer.status})`);
-  const back = await fetch(atServer.headers.get('location')!);
-  await back.text();
-}
-
-let home: string;
-before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'subako-oauth-client-'));
-  process.env.SUBAKO_HOME = home;
-  delete process.env.SUBAKO_SECRET_KEY;
-});
-after(async () => {
-  await mcp.close();
-  await rm(home, { recursive: true, force: true });
-});
+const home = scratchHome('oauth-client');
 
 async function withServers(options: AuthServerOptions, body: (as: TestAuthServer, server: ProtectedMcpServer, store: CredentialStore) => Promise<void>): Promise<void> {
   const authServer = await new TestAuthServer(options).start();

@@ -7,14 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, login, type LoginOptions } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
 import { startProtectedMcpServer, type ProtectedMcpServer } from './protected-mcp-server.js';
+import { scratchHome } from './scratch-home.js';
 
 const SECRET_CLIENT = 'machine-with-secret-5a1c';
 const SECRET = 'machine-secret-9f83c2e1d7b4a6';
@@ -25,16 +25,7 @@ const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const pem = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'pem' }).toString();
 
-let home: string;
-before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'subako-oauth-machine-'));
-  process.env.SUBAKO_HOME = home;
-  delete process.env.SUBAKO_SECRET_KEY;
-});
-after(async () => {
-  await mcp.close();
-  await rm(home, { recursive: true, force: true });
-});
+const home = scratchHome('oauth-machine');
 
 async function withServers(
   options: AuthServerOptions,
@@ -74,7 +65,7 @@ describe('login with the client-credentials grant', () => {
 
       const called = await mcp.call({ url: server.url, auth: mcp.oauth('machine'), tool: 'whoami', arguments: {} });
       assert.equal(called.structuredContent?.clientId, SECRET_CLIENT);
-      const file = await readFile(join(home, 'credentials.json'), 'utf8');
+      const file = await readFile(join(home.path, 'credentials.json'), 'utf8');
       assert.ok(!file.includes(SECRET) && !file.includes(SECRET_CLIENT), 'the secret and client id are sealed');
     });
   });
@@ -96,7 +87,7 @@ describe('login with the client-credentials grant', () => {
       assert.equal(as.tokenRequests[0]!.get('client_secret'), null);
       const called = await mcp.call({ url: server.url, auth: mcp.oauth('machine-rsa'), tool: 'whoami', arguments: {} });
       assert.equal(called.structuredContent?.clientId, RSA_CLIENT);
-      const file = await readFile(join(home, 'credentials.json'), 'utf8');
+      const file = await readFile(join(home.path, 'credentials.json'), 'utf8');
       assert.ok(!file.includes('PRIVATE KEY'), 'the private key is sealed');
     });
   });

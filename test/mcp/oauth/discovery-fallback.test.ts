@@ -7,32 +7,14 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, login } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
 import { startProtectedMcpServer, type ProtectedMcpServer, type ProtectedMcpServerOptions } from './protected-mcp-server.js';
+import { followInBrowser, scratchHome } from './scratch-home.js';
 
-async function followInBrowser(authorizationUrl: string): Promise<void> {
-  const atServer = await fetch(authorizationUrl, { redirect: 'manual' });
-  await atServer.body?.cancel();
-  assert.equal(atServer.status, 302, `the authorization endpoint redirects back (got ${atServer.status})`);
-  await (await fetch(atServer.headers.get('location')!)).text();
-}
-
-let home: string;
-before(async () => {
-  home = await mkdtemp(join(tmpdir(), 'subako-oauth-legacy-'));
-  process.env.SUBAKO_HOME = home;
-  delete process.env.SUBAKO_SECRET_KEY;
-});
-after(async () => {
-  await mcp.close();
-  await rm(home, { recursive: true, force: true });
-});
+const home = scratchHome('oauth-legacy');
 
 async function withServers(
   options: AuthServerOptions,
