@@ -89,8 +89,8 @@ export class TestAuthServer {
   failRefresh = false;
   /** Refuse every authorization with `access_denied` (the person said no). */
   denyAuthorization = false;
-  /** With `jwt`: the person signing in now, the `sub` of the tokens issued. */
-  subject = 'someone';
+  /** The person signing in now when no consent page asks (the `sub` of JWTs, a token's `subject`). */
+  subject = 'auto';
   /** With `jwt`: how many times the JWK set was fetched. */
   jwksFetches = 0;
   private signing: { privateKey: CryptoKey; publicJwk: JWK } | undefined;
@@ -280,7 +280,7 @@ export class TestAuthServer {
         `<button name="decision" value="allow" id="allow">Allow</button><button name="decision" value="deny" id="deny">Deny</button></form></body></html>`);
       return;
     }
-    this.grantCode(query, client, back, res, 'auto');
+    this.grantCode(query, client, back, res, this.subject);
   }
 
   /** The person's decision on the consent page. */
@@ -420,7 +420,7 @@ export class TestAuthServer {
     const ttl = this.options.accessTokenTtlSeconds ?? 3600;
     const accessToken = this.options.jwt
       ? await this.mint({
-        aud: this.options.jwt.audience ?? grant.resource, sub: grant.subject ?? this.subject, client_id: grant.clientId,
+        aud: this.options.jwt.audience ?? grant.resource, sub: grant.subject ?? 'auto', client_id: grant.clientId,
         exp: Math.floor(Date.now() / 1000) + ttl, ...(grant.scope ? { scope: grant.scope } : {}),
       })
       : `at-${randomBytes(24).toString('base64url')}`;
