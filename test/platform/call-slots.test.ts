@@ -16,7 +16,9 @@ import { until } from '../helpers/eventually.js';
 import { tempDir } from '../server/helpers/harness.js';
 
 const HOLD_MS = 60_000;
-const slot = (n: number, instanceId: string, agentId = 'agt_a', sessionId = `ses_${n % 3}`) => ({ callId: `call_${instanceId}_${n}`, agentId, sessionId, instanceId });
+// The call id names the agent too: a slot one test won (the races pick winners at random) must not be the id
+// another test takes, which the store would answer as already taken (ON CONFLICT DO NOTHING).
+const slot = (n: number, instanceId: string, agentId = 'agt_a', sessionId = `ses_${n % 3}`) => ({ callId: `call_${agentId}_${instanceId}_${n}`, agentId, sessionId, instanceId });
 
 describe('call slots on PostgreSQL, shared by replicas', () => {
   let db: TestDatabase;
