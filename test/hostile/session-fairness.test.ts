@@ -79,14 +79,18 @@ describe('one session cannot stall the others', () => {
     assert.equal(results.length, 4);
     assert.ok(results.every((m) => m.result.isError === true));
 
-    // The log holds the four admitted calls only: one ran into its deadline, three never ran.
+    // The log holds the four admitted calls only, each ended by its deadline.
     const log = (await server.call('GET', `/v1/sessions/${flooder.id}/calls`)).body.items as { outcome: string; crash: { reason: string; message: string } }[];
     assert.equal(log.length, 4, 'refused calls are not logged');
     assert.ok(log.every((c) => c.outcome === 'crash' && c.crash.reason === 'timeout'));
     const ran = log.filter((c) => /time limit/.test(c.crash.message));
     const waited = log.filter((c) => /waited \d+ ms for a turn .* deadline of 2500 ms, which counts the wait, passed before it could start/.test(c.crash.message));
-    assert.equal(ran.length, 1, JSON.stringify(log.map((c) => c.crash.message)));
-    assert.equal(waited.length, 3, JSON.stringify(log.map((c) => c.crash.message)));
+    // The first ran into its deadline; the three queued ones mostly never start. Each deadline counts from its own
+    // admission, a few milliseconds apart (more on a loaded machine): a queued call whose turn comes as the first
+    // one ends may still have those milliseconds left, start, and end on the module's time limit instead.
+    const crashes = JSON.stringify(log.map((c) => c.crash.message));
+    assert.ok(ran.length >= 1, crashes);
+    assert.equal(ran.length + waited.length, 4, crashes);
   });
 
   it('once the flood is over, the refused call retried with its Idempotency-Key runs (a 429 is not replayed)', async () => {
