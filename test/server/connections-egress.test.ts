@@ -9,35 +9,26 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { packBundle } from '../../src/package/index.js';
-import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { TestAuthServer } from '../mcp/oauth/auth-server.js';
 import { probePackageDir, spawnServe, tempDir, type ChildServer } from './helpers/harness.js';
+import { startRecordingEgress, type RecordingEgress } from './helpers/recording-egress.js';
 import { consentWithoutPerson, linkIn, mcpClient, textOf, userSession } from './helpers/connections.js';
 
 let server: ChildServer;
-let egress: HttpsServer;
+let egress: RecordingEgress;
 let origin: string;
 let auth: TestAuthServer;
 let agentId: string;
-const seen: (string | undefined)[] = [];
+let seen: (string | undefined)[] = [];
 const clients: Client[] = [];
 
 before(async () => {
-  const ca = makeTestCa();
-  const caFile = join(tempDir('subako-conn-ca-'), 'ca.pem');
-  writeFileSync(caFile, ca.ca);
-  egress = createHttpsServer({ cert: ca.cert, key: ca.key }, (req, res) => {
-    seen.push(req.headers.authorization);
-    res.end('{"ok":true}');
-  });
-  await new Promise<void>((resolve) => egress.listen(0, '127.0.0.1', resolve));
-  origin = `https://localhost:${(egress.address() as AddressInfo).port}`;
+  egress = await startRecordingEgress('subako-conn');
+  ({ origin, seen } = egress);
+  const { caFile } = egress;
   auth = await new TestAuthServer().start();
   server = await spawnServe(tempDir(), undefined, ['--allow-private-destinations'], { env: { NODE_EXTRA_CA_CERTS: caFile } });
   assert.equal((await server.call('POST', '/v1/packages', await packBundle(probePackageDir()))).status, 201);
@@ -55,10 +46,7 @@ after(async () => {
     server.child.kill('SIGTERM');
     await server.exited;
   }
-  if (egress) {
-    egress.closeAllConnections();
-    await new Promise((resolve) => egress.close(resolve));
-  }
+  await egress?.close();
   await auth?.close();
 });
 

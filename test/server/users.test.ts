@@ -10,22 +10,19 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { packBundle } from '../../src/package/index.js';
-import { makeTestCa } from '../egress/helpers/test-ca.js';
 import { probePackageDir, spawnServe, tempDir, type ChildServer } from './helpers/harness.js';
+import { startRecordingEgress, type RecordingEgress } from './helpers/recording-egress.js';
 
 const TOKENS = { ada: 'tok-ada-0f3b9c', bob: 'tok-bob-7d21aa', carol: 'tok-carol-55e0c1', operator: 'tok-operator-91c4' } as const;
 
 let server: ChildServer;
-let egress: HttpsServer;
+let egress: RecordingEgress;
 let origin: string;
 /** The authorization header of each request the HTTPS server got, in order. */
-const seen: (string | undefined)[] = [];
+let seen: (string | undefined)[] = [];
 let agentId: string;
 const clients: Client[] = [];
 
@@ -68,15 +65,9 @@ async function fetchThrough(client: Client): Promise<{ authorization: string | u
 }
 
 before(async () => {
-  const ca = makeTestCa();
-  const caFile = join(tempDir('subako-users-ca-'), 'ca.pem');
-  writeFileSync(caFile, ca.ca);
-  egress = createHttpsServer({ cert: ca.cert, key: ca.key }, (req, res) => {
-    seen.push(req.headers.authorization);
-    res.end('{"ok":true}');
-  });
-  await new Promise<void>((resolve) => egress.listen(0, '127.0.0.1', resolve));
-  origin = `https://localhost:${(egress.address() as AddressInfo).port}`;
+  egress = await startRecordingEgress('subako-users');
+  ({ origin, seen } = egress);
+  const { caFile } = egress;
   server = await spawnServe(tempDir(), undefined, ['--allow-private-destinations'], { env: { NODE_EXTRA_CA_CERTS: caFile } });
   assert.equal((await server.call('POST', '/v1/packages', await packBundle(probePackageDir()))).status, 201);
   const agent = await server.call('POST', '/v1/agents', {
@@ -92,10 +83,7 @@ after(async () => {
     server.child.kill('SIGTERM');
     await server.exited;
   }
-  if (egress) {
-    egress.closeAllConnections();
-    await new Promise((resolve) => egress.close(resolve));
-  }
+  await egress?.close();
 });
 
 describe('a user is an id the application chooses, with optional display fields', () => {
