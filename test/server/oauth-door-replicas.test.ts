@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { TestAuthServer } from '../mcp/oauth/auth-server.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
-import { makeApi, startReplica, type Api } from './helpers/harness.js';
+import { startTwoReplicas, type Api } from './helpers/harness.js';
 import type { SubakoServer } from '../../src/server/index.js';
 
 const AUDIENCE = 'https://tools.example.com/mcp';
@@ -27,12 +27,7 @@ before(async () => {
   idp = await new TestAuthServer({ jwt: { audience: AUDIENCE } }).start();
   db = await createTestDatabase();
   const oauthDoor = { issuer: idp.url, audience: AUDIENCE, jwksUrl: `${idp.url}/jwks`, scopes: [], userClaim: 'sub', unknownUsers: 'refuse' as const };
-  const first = await startReplica({ databaseUrl: db.url, oauthDoor });
-  servers.push(first.server);
-  const second = await startReplica({ databaseUrl: db.url, oauthDoor });
-  servers.push(second.server);
-  a = makeApi(first.server.url, first.apiKey!);
-  b = makeApi(second.server.url, first.apiKey!);
+  ({ a, b } = await startTwoReplicas({ databaseUrl: db.url, oauthDoor }, servers));
   const agent = await a.call('POST', '/v1/agents', { name: 'no-tools' });
   assert.equal(agent.status, 201, JSON.stringify(agent.body));
   agentId = agent.body.id;

@@ -10,7 +10,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { makeApi, startReplica, type Api } from './helpers/harness.js';
+import { startTwoReplicas, type Api } from './helpers/harness.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
 import type { SubakoServer } from '../../src/server/index.js';
 
@@ -25,12 +25,7 @@ const onReplica = (api: Api, url: string): URL => new URL(new URL(url).pathname,
 
 before(async () => {
   db = await createTestDatabase();
-  const first = await startReplica({ databaseUrl: db.url });
-  servers.push(first.server);
-  const second = await startReplica({ databaseUrl: db.url });
-  servers.push(second.server);
-  a = makeApi(first.server.url, first.apiKey!);
-  b = makeApi(second.server.url, first.apiKey!);
+  ({ a, b } = await startTwoReplicas({ databaseUrl: db.url }, servers));
   const agent = await a.call('POST', '/v1/agents', { name: 'no-tools' });
   assert.equal(agent.status, 201, JSON.stringify(agent.body));
   agentId = agent.body.id;

@@ -85,6 +85,21 @@ export async function startReplica(
   return { server, apiKey: firstStart?.apiKey ?? null };
 }
 
+/**
+ * Two replicas on one database (and bus, when given), both pushed onto `servers` for the file's `after` to close
+ * even when the second fails to start; each side's REST API with the first start's admin key.
+ */
+export async function startTwoReplicas(
+  options: Parameters<typeof startReplica>[0],
+  servers: SubakoServer[],
+): Promise<{ a: Api; b: Api }> {
+  const first = await startReplica(options);
+  servers.push(first.server);
+  const second = await startReplica(options);
+  servers.push(second.server);
+  return { a: makeApi(first.server.url, first.apiKey!), b: makeApi(second.server.url, first.apiKey!) };
+}
+
 export function probePackageDir(version = '1.0.0', name = 'probe'): string {
   const dir = tempDir('subako-probe-');
   writeFileSync(join(dir, 'subako-package.json'), JSON.stringify({ abi: 1, name, description: 'The ABI probe.', version }));
