@@ -15,9 +15,10 @@ export function makeBridgeCall(
   port: MessagePort,
   control: ControlBlock,
   runId: number,
+  budgetLeft: () => number,
 ): BridgeCall {
   return (channel, payload) => {
-    post({ type: 'bridge', runId, channel, payload }, [payload.buffer as ArrayBuffer]);
+    post({ type: 'bridge', runId, channel, payload, budgetLeft: budgetLeft() }, [payload.buffer as ArrayBuffer]);
     for (;;) {
       const seen = Atomics.load(control.i32, BRIDGE_SEQ);
       for (;;) {

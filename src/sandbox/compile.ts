@@ -5,7 +5,7 @@
  * module imports `subako_http`, so workers link it only then.
  */
 import { SUBAKO_HTTP_MODULE } from './subako-http-abi.js';
-import { instrumentModule } from '../wasm/index.js';
+import { hasStartSection, instrumentModule } from '../wasm/index.js';
 import { SANDBOX_ERROR, SandboxError } from './errors.js';
 import type { CompiledModule, CompileOptions } from './types.js';
 
@@ -48,5 +48,7 @@ export async function compilePrepared(prepared: PreparedModule, id = nextModuleI
     );
   }
   const importsHttp = WebAssembly.Module.imports(module).some((entry) => entry.module === SUBAKO_HTTP_MODULE);
-  return Object.freeze({ id, module, memoryBytes: prepared.memoryBytes, importsHttp });
+  // Linked per run (the bridge) or running code as it instantiates: such a module is instantiated in its run only.
+  const premade = !importsHttp && !hasStartSection(prepared.bytes);
+  return Object.freeze({ id, module, memoryBytes: prepared.memoryBytes, importsHttp, premade });
 }

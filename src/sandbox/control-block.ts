@@ -109,6 +109,11 @@ export function tryConsumeWriteBudget(block: ControlBlock, bytes: number): boole
   }
 }
 
+/** What the budget still allows. */
+export function writeBudgetLeft(block: ControlBlock): number {
+  return Number(Atomics.load(block.i64, WRITE_LIMIT) - Atomics.load(block.i64, WRITE_USED));
+}
+
 export function writeBudgetUsed(block: ControlBlock): number {
   return Number(Atomics.load(block.i64, WRITE_USED));
 }

@@ -13,8 +13,34 @@ export interface WorkerBoot {
   stdinPort: MessagePort;
   /** Replies to bridge calls (main → worker), read with receiveMessageOnPort. */
   bridgePort: MessagePort;
-  /** How many compiled modules the worker keeps; the main thread mirrors the same LRU. */
+  /** How many compiled modules the worker keeps; the main thread mirrors the same LRU (pool workers only). */
   moduleCacheSize: number;
+  /** Present for a lane's worker (inside the sandbox process): runs come on its own socket, not its port. */
+  lane?: LaneBoot;
+}
+
+/** How a lane's worker reaches the server, and where its modules come from. */
+export interface LaneBoot {
+  /** The server's lane socket (a Unix socket in a directory only this user can enter). */
+  path: string;
+  /** Said in the worker's `hello`: the server takes lanes only from the process it started with this token. */
+  token: string;
+  laneId: number;
+  /** The largest frame the worker accepts from the server. */
+  maxFrameBytes: number;
+  /**
+   * Module notes from the sandbox process's main thread, taken with receiveMessageOnPort as a run starts:
+   * each compiled module is posted here before the server is told it is compiled, so it is always there
+   * by the time a run names it.
+   */
+  modulePort: MessagePort;
+}
+
+/** A compiled module for a lane's worker to keep (`module` present) or drop. */
+export interface ModuleNote {
+  moduleId: number;
+  module?: WebAssembly.Module;
+  premade: boolean;
 }
 
 /** Main → worker (on the worker's own port): start a run. */
@@ -24,6 +50,8 @@ export interface RunMessage {
   moduleId: number;
   /** Present only when the worker does not hold this module yet. */
   module?: WebAssembly.Module;
+  /** See CompiledModule.premade. */
+  premade: boolean;
   args: string[];
   env: string[];
   preopens: PreopenSpec[];
@@ -61,5 +89,6 @@ export type BridgeReply =
 export type WorkerMessage =
   | { type: 'ready' }
   | { type: 'stdout' | 'stderr'; runId: number; bytes: Uint8Array }
-  | { type: 'bridge'; runId: number; channel: string; payload: Uint8Array }
+  /** `budgetLeft`: what the run's write budget still holds (a lane's server is told; a pool reads it itself). */
+  | { type: 'bridge'; runId: number; channel: string; payload: Uint8Array; budgetLeft?: number }
   | { type: 'done'; runId: number; outcome: RunOutcome; writtenBytes: number };

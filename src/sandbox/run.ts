@@ -277,6 +277,7 @@ export class SandboxRun implements RunHandle {
         stdoutBytes: limits.stdoutBytes,
         memoryBytes: this.module.memoryBytes,
         linkHttp: this.module.importsHttp,
+        premade: this.module.premade,
         stdin,
         writeBudgetBytes: limits.writeBudgetBytes,
         endStdinAfterAnswer: this.request.endStdinAfterAnswer,

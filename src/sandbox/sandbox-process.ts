@@ -1,43 +1,38 @@
 /**
  * SandboxProcess: guests run in a supervised child process, never in the caller's. The child
- * (process-main.ts) holds a `SandboxPool`; this side keeps the runs, their deadlines, the bridged imports
- * (served here, where egress lives) and the module bytes, so that when a guest takes its process down — V8
- * ends a whole process on a fatal error in any isolate, whatever a worker's `resourceLimits` say — the runs
- * in it end as `sandbox_crashed`, a new process starts, and the next run is served as if nothing happened.
+ * (process-main.ts) holds the worker threads; each worker has a lane (lane.ts) straight to this process, so
+ * a call is one frame to the worker and its output and end straight back, with no thread in between. This
+ * side keeps the runs, their deadlines, the bridged imports (served here, where egress lives), the module
+ * bytes, and the schedule: which worker is free. When a guest takes its process down — V8 ends a whole
+ * process on a fatal error in any isolate, whatever a worker's `resourceLimits` say — the runs in it end as
+ * `sandbox_crashed`, a new process starts, and the next run is served as if nothing happened.
  *
- * Runs wait here, not in the child, past two per worker: a process that dies takes only the runs it held,
- * and a run still waiting here was never started, so it simply goes to the next process.
+ * Runs wait here, not in the child: a process that dies takes only the runs its workers held, and a run
+ * still waiting here was never started, so it simply goes to the next process.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { nextModuleId, type CompileOptions, type PreparedModule } from './compile.js';
 import { prepareWith, type PreparedModuleCache } from './prepared-cache.js';
 import { SANDBOX_ERROR, SandboxError, assertSameMemoryCap } from './errors.js';
-import type { FromSandbox, ProcessBridgeReply, ToSandbox } from './process-protocol.js';
-import { safeBridgeMessage } from './run.js';
+import { Lane, LaneListener, type LaneEvents } from './lane.js';
+import type { FromLane, FromSandbox, ProcessBridgeReply, ToSandbox } from './process-protocol.js';
+import { ProcessRun, type ProcessRunOwner } from './process-run.js';
 import { ByteTail } from './stderr-tail.js';
-import { RunEndSignal } from './run-end-signal.js';
-import type {
-  BridgeHandler, ModuleHandle, RunContext, RunHandle, RunOutcome, RunRequest, RunResult, Sandbox, SandboxStats,
-} from './types.js';
+import type { ModuleHandle, RunHandle, RunOutcome, RunRequest, Sandbox, SandboxStats } from './types.js';
 
 const CHILD_URL = new URL('./process-main.js', import.meta.url);
 
-/** setTimeout fires at once for delays past this; longer deadlines are no deadline at all. */
-const MAX_TIMER_MS = 2_147_483_647;
-/** The child enforces each deadline itself; this side steps in only if the child has not, this much later. */
-const DEADLINE_GRACE_MS = 1_000;
 /** Sandbox processes that die before saying they are ready, in a row, before no new one is started. */
 const MAX_START_FAILURES = 3;
-/** Runs handed to the child per worker (one running, one posted ahead); the rest wait here. */
-const RUNS_PER_WORKER = 2;
 /** How much of the child's own stderr (V8's fatal messages) is kept to explain its end. */
 const CHILD_STDERR_TAIL = 8 * 1024;
 
 export interface SandboxProcessOptions {
   /** Worker threads in the sandbox process; default: the number of CPUs, at least two. */
   size?: number;
-  /** Compiled modules each worker keeps; default 32. */
+  /** Kept for compatibility: a lane's worker holds every module its process holds (`heldModules`). */
   moduleCacheSize?: number;
   /**
    * Compiled modules the sandbox process holds, default 64: past it, the one run least recently (and not
@@ -53,25 +48,45 @@ export interface SandboxProcessOptions {
   preparedCache?: PreparedModuleCache;
 }
 
+/** What the child said of a lane's end, kept until the lane's connection has closed too. */
+interface LaneEnd {
+  reason: string;
+  writtenBytes: number;
+}
+
 /** One sandbox process, from fork to exit. */
 class Child {
   readonly process: ChildProcess;
-  /** Runs sent to this process and not yet reported done. */
-  readonly runs = new Map<number, ProcessRun>();
+  /** Said by this process's workers when they open their lanes. */
+  readonly token = randomBytes(32);
+  readonly lanes = new Map<number, Lane>();
+  /** Lanes whose worker is free, most recently freed last. */
+  readonly idle: Lane[] = [];
+  /** The run each busy lane holds. */
+  readonly running = new Map<Lane, ProcessRun>();
+  /** Lanes asked to stop: never given another run. */
+  readonly retiring = new Set<Lane>();
+  /** Ends reported for lanes whose connection has not closed yet, or that never opened. */
+  readonly laneEnds = new Map<number, LaneEnd>();
   /** Modules sent to this process to compile, with what it answered; in the order they were last run. */
   readonly compiles = new Map<number, Promise<boolean>>();
   readonly compileWaiters = new Map<number, { resolve(importsHttp: boolean): void; reject(error: Error): void }>();
+  readonly compiled = new Set<number>();
   readonly stderr = new ByteTail(CHILD_STDERR_TAIL);
   ready = false;
   exited = false;
 
-  constructor(size: number, moduleCacheSize: number, execArgv: string[]) {
+  constructor(size: number, lanePath: string, execArgv: string[]) {
     this.process = fork(CHILD_URL, [], {
       execArgv,
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       // The child needs nothing of this process's environment (which may hold keys); it gets its settings only.
-      env: { SUBAKO_SANDBOX_WORKERS: String(size), SUBAKO_SANDBOX_MODULE_CACHE: String(moduleCacheSize) },
+      env: {
+        SUBAKO_SANDBOX_WORKERS: String(size),
+        SUBAKO_SANDBOX_LANES: lanePath,
+        SUBAKO_SANDBOX_TOKEN: this.token.toString('hex'),
+      },
     });
     this.process.stderr?.on('data', (chunk: Buffer) => this.stderr.push(chunk));
     // Not what keeps this process alive: a run's deadline timer or a pending compile does (see `holdOpen`).
@@ -85,6 +100,11 @@ class Child {
     this.process.send(message);
   }
 
+  ownsToken(token: string): boolean {
+    const given = Buffer.from(token, 'hex');
+    return given.length === this.token.length && timingSafeEqual(given, this.token);
+  }
+
   /** Why the process ended, in one line: its exit and V8's last fatal message, if it printed one. */
   describeEnd(code: number | null, signal: NodeJS.Signals | null): string {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
@@ -94,12 +114,12 @@ class Child {
   }
 }
 
-export class SandboxProcess implements Sandbox {
+export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
   private readonly size: number;
-  private readonly moduleCacheSize: number;
   private readonly heldModules: number;
   private readonly execArgv: string[];
   private readonly onCrash?: (reason: string) => void;
+  private readonly lanes: LaneListener;
   private child: Child;
   /** Every module compiled through this sandbox and not released, kept to compile again in a new process. */
   private readonly modules = new Map<number, PreparedModule>();
@@ -120,11 +140,11 @@ export class SandboxProcess implements Sandbox {
     const size = options.size ?? Math.max(2, availableParallelism());
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`a sandbox needs at least one worker, not ${size}`);
     this.size = size;
-    this.moduleCacheSize = Math.max(1, options.moduleCacheSize ?? 32);
     this.heldModules = Math.max(1, options.heldModules ?? 64);
     this.execArgv = options.execArgv ?? [];
     this.onCrash = options.onCrash;
     this.preparedCache = options.preparedCache;
+    this.lanes = new LaneListener(this);
     this.child = this.spawn();
   }
 
@@ -133,19 +153,19 @@ export class SandboxProcess implements Sandbox {
     return this.child.compiles.size;
   }
 
+  /** Where this sandbox's workers open their lanes (for diagnostics, and for tests that attack it). */
+  get lanePath(): string {
+    return this.lanes.path;
+  }
+
   /** The sandbox process's id (a new one after a crash). */
   get pid(): number | undefined {
     return this.child.process.pid;
   }
 
-  /**
-   * The child holds up to two runs per worker (one running, one posted ahead) and is not asked which: a
-   * worker counts as busy while the child holds any run for it, and the runs past one per worker wait.
-   */
   stats(): SandboxStats {
-    const held = this.child.exited ? 0 : this.child.runs.size;
-    const busy = Math.min(this.size, held);
-    return { workers: this.size, busy, queued: held - busy + this.queue.length };
+    const busy = this.child.exited ? 0 : this.child.running.size;
+    return { workers: this.size, busy, queued: this.queue.length };
   }
 
   async compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle> {
@@ -185,7 +205,10 @@ export class SandboxProcess implements Sandbox {
     if (this.closed) return;
     this.closed = true;
     const outcome: RunOutcome = { kind: 'killed', reason: 'the sandbox was closed' };
-    for (const run of [...this.queue.splice(0), ...this.child.runs.values()]) run.endNow(outcome);
+    for (const run of [...this.queue.splice(0), ...this.child.running.values()]) run.endNow(outcome);
+    this.child.running.clear();
+    for (const lane of this.child.lanes.values()) lane.destroy();
+    this.lanes.close();
     const child = this.child;
     if (child.exited) return;
     const exited = new Promise<void>((resolve) => child.process.once('exit', () => resolve()));
@@ -195,13 +218,32 @@ export class SandboxProcess implements Sandbox {
     await exited;
   }
 
-  // What a ProcessRun needs from its sandbox.
+  // ProcessRunOwner
 
-  /** The run ended on this side: a queued one leaves the queue, a sent one is stopped in the child. */
-  ended(run: ProcessRun, child: Child | null, killReason: string | null): void {
+  dequeue(run: ProcessRun): void {
     const at = this.queue.indexOf(run);
     if (at >= 0) this.queue.splice(at, 1);
-    if (child && killReason !== null) child.send({ t: 'kill', runId: run.id, reason: killReason });
+  }
+
+  stopLane(lane: Lane): void {
+    const child = this.child;
+    if (!child.lanes.has(lane.laneId) || child.lanes.get(lane.laneId) !== lane) return;
+    child.retiring.add(lane);
+    const at = child.idle.indexOf(lane);
+    if (at >= 0) child.idle.splice(at, 1);
+    child.send({ t: 'stop', laneId: lane.laneId });
+  }
+
+  stdin(lane: Lane, runId: number, bytes: Uint8Array): void {
+    this.child.send({ t: 'stdin', laneId: lane.laneId, runId, bytes });
+  }
+
+  closeStdin(lane: Lane, runId: number): void {
+    this.child.send({ t: 'close', laneId: lane.laneId, runId });
+  }
+
+  reply(lane: Lane, runId: number, reply: ProcessBridgeReply): void {
+    this.child.send({ t: 'reply', laneId: lane.laneId, runId, reply });
   }
 
   /** Something waits on the child (a run, a compile): its channel keeps this process alive until it ends. */
@@ -213,13 +255,61 @@ export class SandboxProcess implements Sandbox {
     if (--this.holds === 0) this.child.process.channel?.unref();
   }
 
+  // LaneEvents
+
+  laneOpened(lane: Lane, token: string): boolean {
+    const child = this.child;
+    if (this.closed || child.exited || !child.ownsToken(token) || child.lanes.has(lane.laneId) || child.laneEnds.has(lane.laneId)) return false;
+    child.lanes.set(lane.laneId, lane);
+    child.idle.push(lane);
+    this.pump();
+    return true;
+  }
+
+  laneFrame(lane: Lane, frame: Exclude<FromLane, { t: 'hello' }>): void {
+    const child = this.child;
+    const run = child.running.get(lane);
+    // A frame about a run the lane no longer holds (or never did) is dropped.
+    if (!run || frame.runId !== run.id) return;
+    switch (frame.t) {
+      case 'out':
+        if ((frame.stream === 1 || frame.stream === 2) && frame.bytes instanceof Uint8Array) run.onOutput(frame.stream, frame.bytes);
+        return;
+      case 'bridge':
+        if (typeof frame.channel === 'string' && frame.payload instanceof Uint8Array && typeof frame.budgetLeft === 'number') {
+          void run.serveBridge(frame.channel, frame.payload, frame.budgetLeft);
+        }
+        return;
+      case 'done': {
+        child.running.delete(lane);
+        run.completed(checkedOutcome(frame.outcome), typeof frame.writtenBytes === 'number' ? frame.writtenBytes : 0);
+        if (!child.retiring.has(lane)) child.idle.push(lane);
+        this.pump();
+        this.dropIdleModules(child);
+        this.purgeReleased(child);
+      }
+    }
+  }
+
+  laneClosed(lane: Lane): void {
+    const child = this.child;
+    if (child.lanes.get(lane.laneId) !== lane) return;
+    const end = child.laneEnds.get(lane.laneId);
+    // Every byte the worker wrote has been read; its end waits for the child's word on why it ended.
+    if (end) return this.laneGone(child, lane, end);
+    // A connection that closed with its worker still alive (dropped as broken here): stop that worker.
+    child.send({ t: 'stop', laneId: lane.laneId });
+  }
+
+  // The rest.
+
   private assertOpen(): void {
     if (this.closed) throw new SandboxError(SANDBOX_ERROR.closed, 'the sandbox is closed');
     if (this.broken) throw this.broken;
   }
 
   private spawn(): Child {
-    const child = new Child(this.size, this.moduleCacheSize, this.execArgv);
+    const child = new Child(this.size, this.lanes.path, this.execArgv);
     child.process.on('message', (message: FromSandbox) => this.onMessage(child, message));
     child.process.on('exit', (code, signal) => this.onExit(child, code, signal));
     // A failed fork (no such file, out of processes) is reported as an exit too.
@@ -250,7 +340,7 @@ export class SandboxProcess implements Sandbox {
   /** Modules that a run holds in the child or waits for here. */
   private modulesInUse(child: Child): Set<number> {
     const inUse = new Set<number>();
-    for (const run of child.runs.values()) inUse.add(run.module.id);
+    for (const run of child.running.values()) inUse.add(run.module.id);
     for (const run of this.queue) inUse.add(run.module.id);
     return inUse;
   }
@@ -258,6 +348,7 @@ export class SandboxProcess implements Sandbox {
   /** The child drops a compiled module (compiled again from its bytes if it is run later). */
   private forgetIn(child: Child, id: number): void {
     child.compiles.delete(id);
+    child.compiled.delete(id);
     child.send({ t: 'forget', moduleId: id });
   }
 
@@ -287,17 +378,40 @@ export class SandboxProcess implements Sandbox {
     }
   }
 
+  /** Free workers take the runs waiting longest whose module the child has compiled; the rest get compiled. */
   private pump(): void {
     const child = this.child;
-    if (child.exited) return;
-    while (this.queue.length > 0 && child.runs.size < this.size * RUNS_PER_WORKER) {
-      const run = this.queue.shift()!;
-      // The child answers a compile before it starts the run that needs it (one channel, in order).
-      // A failed compile fails the run that needs it (the child answers it so); nothing is lost here.
+    if (child.exited || this.queue.length === 0) return;
+    for (let i = 0; i < this.queue.length && child.idle.length > 0; ) {
+      const run = this.queue[i];
+      if (!child.compiled.has(run.module.id)) {
+        this.compileIn(child, run.module.id).catch(() => undefined);
+        i += 1;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      const lane = child.idle.pop()!;
+      child.running.set(lane, run);
+      // Last run now: to the end of the order the child forgets by.
       this.compileIn(child, run.module.id).catch(() => undefined);
-      child.runs.set(run.id, run);
-      run.send(child);
+      run.send(lane);
     }
+    for (const run of this.queue) {
+      if (!child.compiles.has(run.module.id)) this.compileIn(child, run.module.id).catch(() => undefined);
+    }
+  }
+
+  /** The lane's worker has ended and its connection is closed: its run learns why; the lane is gone. */
+  private laneGone(child: Child, lane: Lane, end: LaneEnd): void {
+    child.lanes.delete(lane.laneId);
+    child.laneEnds.delete(lane.laneId);
+    child.retiring.delete(lane);
+    const at = child.idle.indexOf(lane);
+    if (at >= 0) child.idle.splice(at, 1);
+    const run = child.running.get(lane);
+    child.running.delete(lane);
+    run?.laneEnded(end.reason, end.writtenBytes);
+    this.pump();
   }
 
   private onMessage(child: Child, message: FromSandbox): void {
@@ -307,41 +421,46 @@ export class SandboxProcess implements Sandbox {
         this.startFailures = 0;
         return;
       case 'compiled':
+        child.compiled.add(message.moduleId);
         child.compileWaiters.get(message.moduleId)?.resolve(message.importsHttp);
         child.compileWaiters.delete(message.moduleId);
-        this.dropIdleModules(child);
-        this.purgeReleased(child);
-        return;
-      case 'compile_failed':
-        child.compiles.delete(message.moduleId);
-        child.compileWaiters.get(message.moduleId)?.reject(
-          new SandboxError(SANDBOX_ERROR.compile, message.message),
-        );
-        child.compileWaiters.delete(message.moduleId);
-        return;
-      case 'stdout':
-        child.runs.get(message.runId)?.onStdout(message.bytes);
-        return;
-      case 'bridge':
-        child.runs.get(message.runId)?.serveBridge(child, message.callId, message.channel, message.payload, message.budgetLeft);
-        return;
-      case 'done':
-      case 'refused': {
-        const run = child.runs.get(message.runId);
-        if (!run) return;
-        child.runs.delete(message.runId);
-        if (message.t === 'done' && message.stdout) run.onStdout(message.stdout);
-        if (message.t === 'done') run.completed(message.result);
-        else run.reject(new SandboxError(message.code, message.message));
         this.pump();
         this.dropIdleModules(child);
         this.purgeReleased(child);
+        return;
+      case 'compile_failed': {
+        child.compiles.delete(message.moduleId);
+        const failed = new SandboxError(SANDBOX_ERROR.compile, message.message);
+        child.compileWaiters.get(message.moduleId)?.reject(failed);
+        child.compileWaiters.delete(message.moduleId);
+        // Runs that waited for it cannot start.
+        for (const run of this.queue.filter((queued) => queued.module.id === message.moduleId)) {
+          this.dequeue(run);
+          run.reject(failed);
+        }
+        return;
       }
+      case 'lane_ended': {
+        const end = { reason: message.reason, writtenBytes: message.writtenBytes };
+        const lane = child.lanes.get(message.laneId);
+        if (lane?.closedSocket) return this.laneGone(child, lane, end);
+        // Its connection closes soon (or it never opened one): the end waits for it.
+        child.laneEnds.set(message.laneId, end);
+        if (!lane) return;
+        child.retiring.add(lane);
+        const at = child.idle.indexOf(lane);
+        if (at >= 0) child.idle.splice(at, 1);
+        return;
+      }
+      case 'workers_failed':
+        this.broken = new SandboxError(SANDBOX_ERROR.workerFailed, `sandbox workers fail to start: ${message.reason}`);
+        for (const queued of this.queue.splice(0)) queued.reject(this.broken);
     }
   }
 
   private onExit(child: Child, code: number | null, signal: NodeJS.Signals | null): void {
     child.exited = true;
+    for (const lane of child.lanes.values()) lane.destroy();
     if (this.closed) return;
     const reason = child.describeEnd(code, signal);
     this.crashes += 1;
@@ -349,8 +468,9 @@ export class SandboxProcess implements Sandbox {
     const crashed = new SandboxError(SANDBOX_ERROR.crashed, reason);
     for (const waiter of child.compileWaiters.values()) waiter.reject(crashed);
     child.compileWaiters.clear();
-    const runs = [...child.runs.values()];
-    child.runs.clear();
+    const runs = [...child.running.values()];
+    child.running.clear();
+    child.idle.length = 0;
     for (const run of runs) run.end({ kind: 'sandbox_crashed', message: reason });
     if (this.startFailures >= MAX_START_FAILURES) {
       this.broken = new SandboxError(SANDBOX_ERROR.workerFailed, `the sandbox process fails to start: ${reason}`);
@@ -363,202 +483,23 @@ export class SandboxProcess implements Sandbox {
   }
 }
 
-/** One run as this process sees it: waiting here, sent to the child, or done. */
-class ProcessRun implements RunHandle {
-  readonly result: Promise<RunResult>;
-  private settle!: (result: RunResult) => void;
-  private fail!: (error: unknown) => void;
-  /** `stopping`: ended from this side while the child held it; settled when the child's end (with stderr's tail) comes. */
-  private state: 'queued' | 'sent' | 'stopping' | 'done' = 'queued';
-  /** The outcome a stopping run ends with, whatever the child reports. */
-  private stoppingWith: RunOutcome | null = null;
-  private child: Child | null = null;
-  private readonly stdin: Uint8Array[] = [];
-  private stdinClosed = false;
-  private stdoutBytes = 0;
-  private readonly createdAt = Date.now();
-  private readonly deadlineAt: number;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly ended = new RunEndSignal();
-
-  constructor(
-    readonly id: number,
-    readonly module: ModuleHandle,
-    private readonly request: RunRequest,
-    private readonly sandbox: SandboxProcess,
-  ) {
-    this.result = new Promise<RunResult>((resolve, reject) => {
-      this.settle = resolve;
-      this.fail = reject;
-    });
-    this.result.catch(() => undefined);
-    if (request.stdin && request.stdin.length > 0) this.stdin.push(Uint8Array.prototype.slice.call(request.stdin));
-    const { timeoutMs } = request.limits;
-    this.deadlineAt = timeoutMs <= MAX_TIMER_MS ? this.createdAt + timeoutMs : Infinity;
-    this.arm(this.deadlineAt);
-    sandbox.holdOpen();
+/** A run's outcome as a lane reported it, held to the shapes a RunOutcome may have. */
+function checkedOutcome(value: unknown): RunOutcome {
+  const outcome = value as RunOutcome | null;
+  switch (typeof outcome === 'object' && outcome !== null ? outcome.kind : undefined) {
+    case 'exit':
+      if (Number.isInteger((outcome as { code: unknown }).code)) return outcome!;
+      break;
+    case 'trap':
+    case 'out_of_memory':
+      if (typeof (outcome as { message: unknown }).message === 'string') return outcome!;
+      break;
+    case 'killed':
+      if (typeof (outcome as { reason: unknown }).reason === 'string') return outcome!;
+      break;
+    case 'timeout':
+    case 'stdout_limit':
+      return outcome!;
   }
-
-  writeStdin(bytes: Uint8Array): void {
-    if (this.stdinClosed || this.state === 'done' || this.state === 'stopping' || bytes.length === 0) return;
-    // A sent message is serialized at once, so the caller may reuse its buffer; a queued one is copied.
-    if (this.state === 'sent') this.child!.send({ t: 'stdin', runId: this.id, bytes });
-    else this.stdin.push(Uint8Array.prototype.slice.call(bytes));
-  }
-
-  closeStdin(): void {
-    if (this.stdinClosed || this.state === 'done' || this.state === 'stopping') return;
-    this.stdinClosed = true;
-    if (this.state === 'sent') this.child!.send({ t: 'close', runId: this.id });
-  }
-
-  kill(reason: string): void {
-    this.end({ kind: 'killed', reason });
-  }
-
-  /** Hands the run to `child` with what is left of its deadline. */
-  send(child: Child): void {
-    this.state = 'sent';
-    this.child = child;
-    const { request } = this;
-    const remaining = this.deadlineAt === Infinity ? request.limits.timeoutMs : Math.max(0, this.deadlineAt - Date.now());
-    child.send({
-      t: 'run',
-      runId: this.id,
-      moduleId: this.module.id,
-      args: request.args,
-      env: request.env,
-      preopens: request.preopens,
-      limits: { ...request.limits, timeoutMs: remaining },
-      stdin: this.stdin.length === 0 ? null : this.stdin.length === 1 ? this.stdin[0] : Buffer.concat(this.stdin),
-      stdinClosed: this.stdinClosed,
-      http: request.bridge?.http !== undefined,
-      endStdinAfterAnswer: request.endStdinAfterAnswer,
-    });
-    this.stdin.length = 0;
-    // The child ends the run at its deadline; this side waits a little longer before it steps in.
-    this.arm(this.deadlineAt + DEADLINE_GRACE_MS);
-  }
-
-  onStdout(bytes: Uint8Array): void {
-    if (this.state !== 'sent') return;
-    this.stdoutBytes += bytes.length;
-    const callback = this.request.onStdout;
-    if (!callback) return;
-    try {
-      callback(bytes);
-    } catch (error) {
-      this.end({ kind: 'killed', reason: `an output callback failed: ${String(error)}` });
-    }
-  }
-
-  async serveBridge(child: Child, callId: number, channel: string, payload: Uint8Array, budgetLeft: number): Promise<void> {
-    const bridge = this.request.bridge as Record<string, BridgeHandler | undefined> | undefined;
-    const handler = bridge && Object.hasOwn(bridge, channel) ? bridge[channel] : undefined;
-    let left = budgetLeft;
-    let consumed = 0;
-    const run = this;
-    const context: RunContext = {
-      writeBudget: {
-        tryConsume: (bytes) => {
-          if (run.state !== 'sent' || bytes > left) return false;
-          left -= bytes;
-          consumed += bytes;
-          return true;
-        },
-        used: () => run.request.limits.writeBudgetBytes - left,
-      },
-      get signal(): AbortSignal {
-        return run.ended.signal;
-      },
-      remainingMs: () => Math.max(0, run.deadlineAt - Date.now()),
-    };
-    let reply: ProcessBridgeReply;
-    if (!handler) {
-      reply = { error: 'this run has no handler for the host import it called', consumed: 0 };
-    } else {
-      try {
-        const bytes = await handler(payload, context);
-        if (!(bytes instanceof Uint8Array)) throw new TypeError('a bridge handler must resolve with bytes');
-        reply = { ok: bytes, consumed };
-      } catch (error) {
-        reply = { error: safeBridgeMessage(error), consumed };
-      }
-    }
-    if (this.state !== 'sent' || this.child !== child) return;
-    child.send({ t: 'reply', runId: this.id, callId, reply });
-  }
-
-  completed(result: RunResult): void {
-    this.finish(this.stoppingWith ?? result.outcome, result);
-  }
-
-  reject(error: unknown): void {
-    if (this.state === 'done') return;
-    this.state = 'done';
-    this.cleanup();
-    this.fail(error);
-  }
-
-  /**
-   * Ends the run from this side (deadline, kill, the sandbox crashing). A run the child holds is stopped
-   * there and settles when the child reports its end, which carries the stderr's tail (what the guest wrote
-   * is often the explanation of what stopped it); if the child does not report within DEADLINE_GRACE_MS, the
-   * run settles without it.
-   */
-  end(outcome: RunOutcome): void {
-    if (this.state === 'done') return;
-    if (this.state === 'stopping') {
-      // The child died before it reported: nothing more is coming.
-      if (outcome.kind === 'sandbox_crashed') this.finish(this.stoppingWith!, null);
-      return;
-    }
-    const child = this.state === 'sent' ? this.child : null;
-    const killReason = outcome.kind === 'sandbox_crashed' ? null : outcome.kind === 'killed' ? outcome.reason : outcome.kind;
-    if (child === null || killReason === null) {
-      this.finish(outcome, null);
-      this.sandbox.ended(this, child, killReason);
-      return;
-    }
-    this.state = 'stopping';
-    this.stoppingWith = outcome;
-    this.ended.end();
-    this.arm(Date.now() + DEADLINE_GRACE_MS);
-    this.sandbox.ended(this, child, killReason);
-  }
-
-  /** Settles the run now, without asking the child (the sandbox is closing and ends the child itself). */
-  endNow(outcome: RunOutcome): void {
-    this.finish(this.stoppingWith ?? outcome, null);
-  }
-
-  private arm(at: number): void {
-    clearTimeout(this.timer);
-    if (at === Infinity) return;
-    this.timer = setTimeout(() => {
-      if (this.state === 'stopping') this.finish(this.stoppingWith!, null);
-      else this.end({ kind: 'timeout' });
-    }, Math.max(0, at - Date.now()));
-  }
-
-  private finish(outcome: RunOutcome, fromChild: RunResult | null): void {
-    if (this.state === 'done') return;
-    this.state = 'done';
-    this.cleanup();
-    this.settle({
-      outcome,
-      stderrTail: fromChild?.stderrTail ?? new Uint8Array(0),
-      stdoutBytes: fromChild?.stdoutBytes ?? this.stdoutBytes,
-      writtenBytes: fromChild?.writtenBytes ?? 0,
-      durationMs: fromChild?.durationMs ?? Date.now() - this.createdAt,
-    });
-  }
-
-
-  private cleanup(): void {
-    clearTimeout(this.timer);
-    this.stdin.length = 0;
-    this.ended.end();
-    this.sandbox.releaseHold();
-  }
+  return { kind: 'trap', message: 'sandbox error: the worker reported an end this host does not know' };
 }

@@ -119,6 +119,11 @@ export interface ModuleHandle {
  */
 export interface CompiledModule extends ModuleHandle {
   readonly module: WebAssembly.Module;
+  /**
+   * A worker may make this module's next instance while idle, ahead of the run that uses it: false when it
+   * imports `subako_http` (linked per run) or has a start section (guest code would run outside a run).
+   */
+  readonly premade: boolean;
 }
 
 /**

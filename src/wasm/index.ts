@@ -8,6 +8,7 @@ export { MODULE_LIMITS, MODULE_LIMIT_INFO, moduleLimitRows, formatLimit } from '
 export type { ModuleLimits, ModuleLimitName, ModuleLimitInfo, ModuleLimitRow, LimitOverrun } from './module-limits.js';
 export { ModuleLimitError } from './check-limits.js';
 export { parseModule } from './parse-module.js';
+export { hasStartSection } from './start-section.js';
 export type { ParseResult, ParseOptions, MalformedNote } from './parse-module.js';
 export { readHeader } from './header.js';
 export type { Header, HeaderKind } from './header.js';

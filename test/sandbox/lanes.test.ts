@@ -1,0 +1,153 @@
+/**
+ * Lanes (a socket per sandbox worker, straight to the server) and the instance a worker makes ahead of a run:
+ * frames are cut and refused exactly; a process that is not the sandbox process cannot open a lane or break
+ * the server through one; an instance made ahead is always fresh, and a module with a start section is
+ * never instantiated outside its run.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { dirname } from 'node:path';
+import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
+import { SandboxPool } from '../../src/sandbox/pool.js';
+import { FrameReader, LaneFrameError, encodeFrame } from '../../src/sandbox/lane-frames.js';
+import { hasStartSection } from '../../src/wasm/index.js';
+import type { Sandbox } from '../../src/sandbox/types.js';
+import { wat } from '../helpers/wat.js';
+import { fixture } from '../helpers/paths.js';
+import { MIB, cGuest, runToEnd } from './helpers.js';
+
+/** Prints the number of runs this instance has seen (as a digit) and counts one more: a reused instance prints 1. */
+const COUNTER = `(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (global $runs (mut i32) (i32.const 0))
+  (data (i32.const 16) "?\\n")
+  (func (export "_start")
+    (i32.store8 (i32.const 16) (i32.add (i32.const 48) (global.get $runs)))
+    (global.set $runs (i32.add (global.get $runs) (i32.const 1)))
+    (i32.store (i32.const 0) (i32.const 16))
+    (i32.store (i32.const 4) (i32.const 2))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))`;
+
+/**
+ * Its start function (run as it instantiates) counts itself in a global; _start prints the count. WASI calls
+ * from a start function cannot reach memory (the host binds it as _start is called), so the start function
+ * only counts.
+ */
+const STARTS = `(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (global $starts (mut i32) (i32.const 0))
+  (data (i32.const 16) "?\\n")
+  (func $start (global.set $starts (i32.add (global.get $starts) (i32.const 1))))
+  (start $start)
+  (func (export "_start")
+    (i32.store8 (i32.const 16) (i32.add (i32.const 48) (global.get $starts)))
+    (i32.store (i32.const 0) (i32.const 16))
+    (i32.store (i32.const 4) (i32.const 2))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))`;
+
+describe('lane frames', () => {
+  test('a frame cut anywhere is read whole, once, in order', () => {
+    const values = [{ t: 'out', runId: 1, stream: 1, bytes: new Uint8Array([1, 2, 3]) }, { t: 'done', runId: 1 }, 'x'.repeat(3000)];
+    const stream = Buffer.concat(values.map(encodeFrame));
+    for (const cut of [1, 3, 4, 5, 17, stream.length - 1]) {
+      const reader = new FrameReader(1 << 20);
+      const seen: unknown[] = [];
+      reader.push(stream.subarray(0, cut), (value) => seen.push(value));
+      reader.push(stream.subarray(cut), (value) => seen.push(value));
+      assert.deepEqual(seen, values, `cut at ${cut}`);
+    }
+  });
+
+  test('a frame past the cap, or one V8 cannot read, is refused by name', () => {
+    const big = Buffer.alloc(4);
+    big.writeUInt32BE(0xffffffff, 0);
+    assert.throws(() => new FrameReader(1024).push(big, () => undefined), (error: unknown) =>
+      error instanceof LaneFrameError && /4294967295 bytes is past the cap of 1024/.test(error.message));
+    const garbage = Buffer.concat([Buffer.from([0, 0, 0, 3]), Buffer.from([0xff, 0x0f, 0x99])]);
+    assert.throws(() => new FrameReader(1024).push(garbage, () => undefined), LaneFrameError);
+  });
+});
+
+describe('which modules get an instance made ahead', () => {
+  test('a start section is found from the section headers', async () => {
+    assert.equal(hasStartSection(await wat(STARTS)), true);
+    assert.equal(hasStartSection(await wat(COUNTER)), false);
+  });
+
+  test('none for a module with a start section (its code would run outside a run) or one linked per run (subako_http)', async () => {
+    const pool = new SandboxPool({ size: 1 });
+    try {
+      assert.equal((await pool.compile(await wat(COUNTER), { memoryBytes: MIB })).premade, true);
+      assert.equal((await pool.compile(await wat(STARTS), { memoryBytes: MIB })).premade, false);
+      const http = readFileSync(fixture('c', 'sandbox', 'http-then-write.wasm'));
+      assert.equal((await pool.compile(http, { memoryBytes: 64 * MIB })).premade, false);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+for (const [name, make] of [
+  ['a sandbox process', () => new SandboxProcess({ size: 1 })],
+  ['a pool in this process', () => new SandboxPool({ size: 1 })],
+] as Array<[string, () => Sandbox & { close(): Promise<void> }]>) {
+  describe(`instances made ahead, ${name}`, () => {
+    const sandbox = make();
+    after(() => sandbox.close());
+
+    test('every run starts on a fresh instance: its globals and memory are as the module declares them', async () => {
+      const counter = await sandbox.compile(await wat(COUNTER), { memoryBytes: MIB });
+      for (let run = 0; run < 4; run++) {
+        const { result, stdout } = await runToEnd(sandbox, counter);
+        assert.deepEqual(result.outcome, { kind: 'exit', code: 0 });
+        assert.equal(stdout, '0\n', `run ${run}`);
+      }
+    });
+
+    test('a module with a start section runs it once per run, on an instance of its own', async () => {
+      const starts = await sandbox.compile(await wat(STARTS), { memoryBytes: MIB });
+      for (let run = 0; run < 3; run++) {
+        const { result, stdout } = await runToEnd(sandbox, starts);
+        assert.deepEqual(result.outcome, { kind: 'exit', code: 0 });
+        assert.equal(stdout, '1\n', `run ${run}`);
+      }
+    });
+  });
+}
+
+describe('the lane socket, attacked from outside the sandbox process', () => {
+  const sandbox = new SandboxProcess({ size: 1 });
+  after(() => sandbox.close());
+
+  /** Connects, writes `bytes`, and resolves once the server has closed the connection. */
+  const refused = (bytes: Buffer) => new Promise<void>((resolve, reject) => {
+    const socket = connect(sandbox.lanePath, () => socket.write(bytes));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+    socket.on('data', () => reject(new Error('the server answered a stranger')));
+    socket.resume();
+  });
+
+  test('the socket sits in a directory only this user can enter', () => {
+    assert.equal(statSync(dirname(sandbox.lanePath)).mode & 0o777, 0o700);
+  });
+
+  test('a hello with a token the server did not give, a frame past the cap and garbage are all dropped', async () => {
+    const echo = await sandbox.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+    await refused(encodeFrame({ t: 'hello', token: 'ab'.repeat(32), laneId: 1 }));
+    await refused(encodeFrame({ t: 'hello', token: 'not hex at all', laneId: 2 }));
+    const huge = Buffer.alloc(4);
+    huge.writeUInt32BE(0x7fffffff, 0);
+    await refused(huge);
+    await refused(Buffer.concat([Buffer.from([0, 0, 0, 4]), Buffer.from([0xff, 0xff, 0xff, 0xff])]));
+    await refused(encodeFrame({ t: 'done', runId: 1, outcome: { kind: 'exit', code: 0 } }));
+    // The sandbox serves as before.
+    const { result, stdout } = await runToEnd(sandbox, echo, {}, 'after\n');
+    assert.deepEqual(result.outcome, { kind: 'exit', code: 0 });
+    assert.equal(stdout, '1:after\n');
+  });
+});
