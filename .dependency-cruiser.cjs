@@ -55,7 +55,11 @@ const LIBRARY_FACE = '^src/index[.]ts$';
 const API_TYPES = '^src/server/api/';
 const ROOT = '^src/app[.]ts$';
 /** A room's face, and a sub-room's (mcp/oauth/index.ts). */
-const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
+/**
+ * A room's faces: its index.ts, and, where a room has one, its lean.ts: the few names a sandbox worker needs as
+ * it starts, without what the index loads besides (every worker pays its imports on a fresh process's first call).
+ */
+const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/lean[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
 
 /**
  * An outside module as dependency-cruiser resolves it: a Node builtin by its name (`node:` or not), a package

@@ -29,3 +29,21 @@ export async function sample(count: number, warmup: number, fn: () => Promise<un
   }
   return samples;
 }
+
+/**
+ * Times each of `fns` `count` times, taking them in turn (the order rotating each round), after `warmup`
+ * untimed rounds: figures compared with one another see the same moments of a noisy host.
+ */
+export async function interleaved(count: number, warmup: number, fns: Array<() => Promise<unknown>>): Promise<number[][]> {
+  for (let i = 0; i < warmup; i += 1) for (const fn of fns) await fn();
+  const times: number[][] = fns.map(() => []);
+  for (let i = 0; i < count; i += 1) {
+    for (let k = 0; k < fns.length; k += 1) {
+      const which = (i + k) % fns.length;
+      const start = performance.now();
+      await fns[which]();
+      times[which].push(performance.now() - start);
+    }
+  }
+  return times;
+}

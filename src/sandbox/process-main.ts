@@ -10,7 +10,6 @@
  * control block), stops workers when the server asks, and replaces every worker that ends.
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { compilePrepared } from './compile.js';
 import {
   BRIDGE_SEQ, STDIN_SEQ, closeStdinOf, createControlBlock, signal, tryConsumeWriteBudget, writeBudgetUsed,
   type ControlBlock,
@@ -143,8 +142,15 @@ function ended(slot: LaneSlot, reason: string): void {
   startSlot();
 }
 
+/**
+ * Loaded at the first compile, not as this process starts: the workers are started first and boot while this
+ * thread loads the compiler's modules (a fresh process's first answer waits on both).
+ */
+let compiler: Promise<typeof import('./compile.js')> | null = null;
+
 function compile(moduleId: number, bytes: Uint8Array, memoryBytes: number): void {
-  const compilation = compilePrepared({ bytes: bytes as Uint8Array<ArrayBuffer>, memoryBytes }, moduleId);
+  compiler ??= import('./compile.js');
+  const compilation = compiler.then(({ compilePrepared }) => compilePrepared({ bytes: bytes as Uint8Array<ArrayBuffer>, memoryBytes }, moduleId));
   compiling.set(moduleId, compilation);
   compilation.then(
     (module) => {

@@ -32,7 +32,7 @@ import { makeSubakoHttpImports } from './subako-http.js';
 import { SUBAKO_HTTP_MODULE } from './subako-http-abi.js';
 import { FrameReader } from './lane-frames.js';
 import { LaneWriter } from './lane-writer.js';
-import { GROW_FAILED_EXPORT } from '../wasm/index.js';
+import { GROW_FAILED_EXPORT } from '../wasm/lean.js';
 import type { RunOutcome } from './types.js';
 
 const port = parentPort;

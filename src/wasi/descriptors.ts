@@ -4,7 +4,7 @@
  * Node has no lseek, so the file offset lives here and every read and write passes it explicitly.
  */
 import { closeSync } from 'node:fs';
-import { isSystemError } from '../common/index.js';
+import { isSystemError } from '../common/lean.js';
 import { Errno, fail } from './errno.js';
 import type { Filetype } from './constants.js';
 import type { Anchor } from './resolver.js';

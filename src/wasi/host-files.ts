@@ -11,7 +11,7 @@
  */
 import { closeSync, constants, lstatSync, openSync, readdirSync, unlinkSync, type BigIntStats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { isSystemError } from '../common/index.js';
+import { isSystemError } from '../common/lean.js';
 import { ReasonedError } from '../errors.js';
 import { Errno, WasiErrno } from './errno.js';
 import { at, release, resolveGuestPath, type Anchor, type Resolved } from './resolver.js';

@@ -19,7 +19,7 @@
  * call makes progress, and a later sweep finishes it.
  */
 import { closeSync, constants, fstatSync, lstatSync, opendirSync, openSync, rmdirSync, unlinkSync } from 'node:fs';
-import { isSystemError } from '../common/index.js';
+import { isSystemError } from '../common/lean.js';
 import { at, type Anchor } from './resolver.js';
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;

@@ -23,7 +23,7 @@
  * any other.
  */
 import { closeSync, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readlinkSync, constants } from 'node:fs';
-import { isSystemError } from '../common/index.js';
+import { isSystemError } from '../common/lean.js';
 import { Errno, fail } from './errno.js';
 
 export const MAX_SYMLINK_HOPS = 40;

@@ -13,6 +13,7 @@
  * Nothing is inserted before an existing entry, so no existing function, type or global index moves.
  */
 import { SubakoError } from '../errors.js';
+import { GROW_FAILED_EXPORT } from './grow-failed.js';
 import { parseModule } from './parse-module.js';
 import { ByteReader } from './reader.js';
 import { HEADER_SIZE } from './header.js';
@@ -24,7 +25,7 @@ import { FeatureLog } from './feature-log.js';
 import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
 import { findLimitOverruns, ModuleLimitError } from './check-limits.js';
 
-export const GROW_FAILED_EXPORT = '__subako_grow_failed';
+export { GROW_FAILED_EXPORT };
 export const PAGE_BYTES = 65536;
 
 /** The module asks for more memory up front than the cap allows: the run is out of memory before it starts. */
