@@ -50,25 +50,44 @@ const STARTS = `(module
     (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 8)))))`;
 
 describe('lane frames', () => {
-  test('a frame cut anywhere is read whole, once, in order', () => {
-    const values = [{ t: 'out', runId: 1, stream: 1, bytes: new Uint8Array([1, 2, 3]) }, { t: 'done', runId: 1 }, 'x'.repeat(3000)];
+  test('a frame cut anywhere is read whole, once, in order; its byte field travels raw and comes back as bytes', () => {
+    const values = [
+      { t: 'out', runId: 1, stream: 1, bytes: new Uint8Array([1, 2, 3, 0, 255]) },
+      { t: 'done', runId: 1, outcome: { kind: 'exit', code: 0 }, writtenBytes: 0 },
+      { t: 'run', runId: 2, stdin: Buffer.from('{"id":1}\n'), text: 'x'.repeat(3000), nothing: null },
+    ];
     const stream = Buffer.concat(values.map(encodeFrame));
-    for (const cut of [1, 3, 4, 5, 17, stream.length - 1]) {
+    for (const cut of [1, 3, 4, 5, 9, 17, stream.length - 1]) {
       const reader = new FrameReader(1 << 20);
       const seen: unknown[] = [];
       reader.push(stream.subarray(0, cut), (value) => seen.push(value));
       reader.push(stream.subarray(cut), (value) => seen.push(value));
-      assert.deepEqual(seen, values, `cut at ${cut}`);
+      assert.deepEqual(seen, [values[0], values[1], { ...values[2], stdin: new Uint8Array(values[2].stdin as Buffer) }], `cut at ${cut}`);
     }
   });
 
-  test('a frame past the cap, or one V8 cannot read, is refused by name', () => {
+  test('a frame past the cap, a header that is not a JSON object, or a raw field no message has is refused by name', () => {
+    const frame = (header: string, raw = Buffer.alloc(0)) => {
+      const json = Buffer.from(header);
+      const out = Buffer.alloc(8 + json.length + raw.length);
+      out.writeUInt32BE(4 + json.length + raw.length, 0);
+      out.writeUInt32BE(json.length, 4);
+      json.copy(out, 8);
+      raw.copy(out, 8 + json.length);
+      return out;
+    };
+    const refusedWith = (bytes: Buffer, pattern: RegExp) => assert.throws(() => new FrameReader(1024).push(bytes, () => undefined), (error: unknown) =>
+      error instanceof LaneFrameError && pattern.test(error.message));
     const big = Buffer.alloc(4);
     big.writeUInt32BE(0xffffffff, 0);
-    assert.throws(() => new FrameReader(1024).push(big, () => undefined), (error: unknown) =>
-      error instanceof LaneFrameError && /4294967295 bytes is past the cap of 1024/.test(error.message));
-    const garbage = Buffer.concat([Buffer.from([0, 0, 0, 3]), Buffer.from([0xff, 0x0f, 0x99])]);
-    assert.throws(() => new FrameReader(1024).push(garbage, () => undefined), LaneFrameError);
+    refusedWith(big, /4294967295 bytes is past the cap of 1024/);
+    refusedWith(frame('{"t":'), /not JSON/);
+    refusedWith(frame('[1,2]'), /not an object/);
+    refusedWith(frame('{"t":"out","$bin":"__proto__"}', Buffer.from([1])), /raw field no message has/);
+    refusedWith(frame('{"t":"done"}', Buffer.from([1])), /bytes no field names/);
+    const lying = frame('{}');
+    lying.writeUInt32BE(500, 4);
+    refusedWith(lying, /header runs past the frame/);
   });
 });
 
