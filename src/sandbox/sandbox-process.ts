@@ -32,8 +32,6 @@ const CHILD_STDERR_TAIL = 8 * 1024;
 export interface SandboxProcessOptions {
   /** Worker threads in the sandbox process; default: the number of CPUs, at least two. */
   size?: number;
-  /** Kept for compatibility: a lane's worker holds every module its process holds (`heldModules`). */
-  moduleCacheSize?: number;
   /**
    * Compiled modules the sandbox process holds, default 64: past it, the one run least recently (and not
    * running now) is dropped there and compiled again from its bytes when it next runs. Without a bound every

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { wat } from '../helpers/wat.js';
 import { SandboxPool } from '../../src/sandbox/pool.js';
 import { MemoryCapError, SANDBOX_ERROR, SandboxError } from '../../src/sandbox/errors.js';
-import type { CompiledModule } from '../../src/sandbox/types.js';
+import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
+import type { ModuleHandle, Sandbox } from '../../src/sandbox/types.js';
 import { MIB, cGuest, limits, runToEnd, start, text, until } from './helpers.js';
 
 const ENDLESS_LOOP = '(module (memory (export "memory") 1) (func (export "_start") (loop (br 0))))';
@@ -27,14 +28,20 @@ const SAY_GO_THEN_LOOP = `(module
 /** Past the deadline, a stopped guest must be reported within this (the rule: well under a second). */
 const PROMPT_MS = 500;
 
-describe('limits of a run', () => {
-  let pool: SandboxPool;
-  let loop: CompiledModule;
-  let exit0: CompiledModule;
-  let echo: CompiledModule;
+/** A sandbox under test: the in-process pool, or the sandbox process with its lanes. */
+type Subject = Sandbox & { close(): Promise<void> };
+
+for (const [kind, make] of [
+  ['a pool in this process', (size: number) => new SandboxPool({ size })],
+  ['a sandbox process', (size: number) => new SandboxProcess({ size })],
+] as Array<[string, (size: number) => Subject]>) describe(`limits of a run, ${kind}`, () => {
+  let pool: Subject;
+  let loop: ModuleHandle;
+  let exit0: ModuleHandle;
+  let echo: ModuleHandle;
 
   before(async () => {
-    pool = new SandboxPool({ size: 2 });
+    pool = make(2);
     loop = await pool.compile(await wat(ENDLESS_LOOP), { memoryBytes: 64 * MIB });
     exit0 = await pool.compile(await wat(EXIT_0), { memoryBytes: 64 * MIB });
     echo = await pool.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
@@ -189,12 +196,14 @@ describe('limits of a run', () => {
     const busy = await pool.compile(await wat(SAY_GO_THEN_LOOP), { memoryBytes: 64 * MIB });
     const runs = [start(pool, busy), start(pool, busy)];
     await until(() => runs.every((run) => run.stdoutSoFar() === 'go\n')); // both workers hold a guest
-    const idsBefore = pool.workerThreadIds();
+    const idsBefore = pool instanceof SandboxPool ? pool.workerThreadIds() : [];
     for (const run of runs) run.handle.kill('stop');
     for (const run of runs) assert.equal((await run.finished).result.outcome.kind, 'killed');
-    assert.equal(pool.size, 2);
-    const idsAfter = pool.workerThreadIds();
-    assert.equal(idsAfter.filter((id) => idsBefore.includes(id)).length, 0, 'both workers were replaced');
+    assert.equal(pool.stats().workers, 2);
+    if (pool instanceof SandboxPool) {
+      const idsAfter = pool.workerThreadIds();
+      assert.equal(idsAfter.filter((id) => idsBefore.includes(id)).length, 0, 'both workers were replaced');
+    }
     const again = await Promise.all([runToEnd(pool, exit0), runToEnd(pool, echo, {}, 'x\n')]);
     assert.deepEqual(again[0].result.outcome, { kind: 'exit', code: 0 });
     assert.deepEqual(again[1].result.outcome, { kind: 'exit', code: 0 });
@@ -209,7 +218,7 @@ describe('limits of a run', () => {
   });
 
   test('closing the pool kills what runs, refuses new runs, and can be repeated', async () => {
-    const closing = new SandboxPool({ size: 1 });
+    const closing = make(1);
     const compiled = await closing.compile(await wat(SAY_GO_THEN_LOOP), { memoryBytes: 64 * MIB });
     const running = start(closing, compiled);
     const queued = start(closing, compiled);
@@ -218,7 +227,7 @@ describe('limits of a run', () => {
     await closing.close();
     assert.equal((await running.finished).result.outcome.kind, 'killed');
     assert.equal((await queued.finished).result.outcome.kind, 'killed');
-    assert.equal(closing.size, 0);
+    if (closing instanceof SandboxPool) assert.equal(closing.size, 0);
     assert.throws(() => start(closing, compiled), (e: unknown) => e instanceof SandboxError && e.code === SANDBOX_ERROR.closed);
   });
 });
