@@ -46,6 +46,8 @@ export class ProcessRun implements RunHandle {
   private readonly deadlineAt: number;
   private timer: NodeJS.Timeout | undefined;
   private readonly ended = new RunEndSignal();
+  /** A bridge call is being served: the guest is blocked in it, so a second one can only come from a lying process. */
+  private bridging = false;
 
   constructor(
     readonly id: number,
@@ -118,13 +120,18 @@ export class ProcessRun implements RunHandle {
       return;
     }
     this.stdoutBytes += bytes.length;
+    // The worker stops the guest at the cap itself: output past it means the sandbox process is not ours any more.
+    if (this.stdoutBytes > this.request.limits.stdoutBytes) return this.end({ kind: 'stdout_limit' });
     // A run ended from this side has no reader left for its stdout.
     if (this.state === 'sent') this.callBack(this.request.onStdout, bytes);
   }
 
-  async serveBridge(channel: string, payload: Uint8Array, budgetLeft: number): Promise<void> {
+  async serveBridge(channel: string, payload: Uint8Array, budgetLeftReported: unknown): Promise<void> {
     const lane = this.lane;
     if (this.state !== 'sent' || !lane) return;
+    if (this.bridging) return this.end({ kind: 'killed', reason: 'the sandbox process sent a second bridge call while one was served' });
+    this.bridging = true;
+    const budgetLeft = this.reportedBytes(budgetLeftReported);
     const bridge = this.request.bridge as Record<string, BridgeHandler | undefined> | undefined;
     const handler = bridge && Object.hasOwn(bridge, channel) ? bridge[channel] : undefined;
     let left = budgetLeft;
@@ -157,24 +164,26 @@ export class ProcessRun implements RunHandle {
         reply = { error: safeBridgeMessage(error), consumed };
       }
     }
+    this.bridging = false;
     if (this.state !== 'sent' || this.lane !== lane) return;
     this.owner.reply(lane, this.id, reply);
   }
 
   /** The worker reported the guest's end. A run ended from this side meanwhile keeps the outcome it was given. */
-  completed(outcome: RunOutcome, writtenBytes: number): void {
-    this.finish(this.stoppingWith ?? outcome, writtenBytes);
+  completed(outcome: RunOutcome, writtenBytes: unknown): void {
+    this.finish(this.stoppingWith ?? outcome, this.reportedBytes(writtenBytes));
   }
 
   /**
    * The lane's worker has gone (and everything it wrote was read): a stopped run settles with the outcome
    * it was stopped with; otherwise the worker itself died under the run.
    */
-  laneEnded(reason: string, writtenBytes: number): void {
+  laneEnded(reason: string, writtenBytes: unknown): void {
     if (this.state === 'done') return;
-    if (this.stoppingWith) return this.finish(this.stoppingWith, writtenBytes);
+    const written = this.reportedBytes(writtenBytes);
+    if (this.stoppingWith) return this.finish(this.stoppingWith, written);
     const outcome: RunOutcome = /out of memory/i.test(reason) ? { kind: 'out_of_memory', message: reason } : { kind: 'trap', message: reason };
-    this.finish(outcome, writtenBytes);
+    this.finish(outcome, written);
   }
 
   reject(error: unknown): void {
@@ -216,6 +225,15 @@ export class ProcessRun implements RunHandle {
 
   isDone(): boolean {
     return this.state === 'done';
+  }
+
+  /**
+   * Bytes the sandbox process says the run wrote (or may still write): volume quotas are settled with it, so
+   * whatever it says is held to what the run was allowed.
+   */
+  private reportedBytes(value: unknown): number {
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return 0;
+    return Math.min(value, this.request.limits.writeBudgetBytes);
   }
 
   private arm(at: number): void {

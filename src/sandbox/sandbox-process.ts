@@ -26,6 +26,8 @@ const CHILD_URL = new URL('./process-main.js', import.meta.url);
 
 /** Sandbox processes that die before saying they are ready, in a row, before no new one is started. */
 const MAX_START_FAILURES = 3;
+/** How long a lane whose connection closed waits for its process to say why, before it is taken as gone. */
+const LANE_END_WAIT_MS = 1_000;
 /** How much of the child's own stderr (V8's fatal messages) is kept to explain its end. */
 const CHILD_STDERR_TAIL = 8 * 1024;
 
@@ -257,7 +259,10 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
 
   laneOpened(lane: Lane, token: string): boolean {
     const child = this.child;
-    if (this.closed || child.exited || !child.ownsToken(token) || child.lanes.has(lane.laneId) || child.laneEnds.has(lane.laneId)) return false;
+    if (this.closed || child.exited || !child.ownsToken(token)) return false;
+    if (!Number.isSafeInteger(lane.laneId) || lane.laneId < 1 || child.lanes.has(lane.laneId) || child.laneEnds.has(lane.laneId)) return false;
+    // Its workers and their replacements: more can only come from a process that is not ours any more.
+    if (child.lanes.size >= 2 * this.size) return false;
     child.lanes.set(lane.laneId, lane);
     child.idle.push(lane);
     this.pump();
@@ -274,13 +279,11 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
         if ((frame.stream === 1 || frame.stream === 2) && frame.bytes instanceof Uint8Array) run.onOutput(frame.stream, frame.bytes);
         return;
       case 'bridge':
-        if (typeof frame.channel === 'string' && frame.payload instanceof Uint8Array && typeof frame.budgetLeft === 'number') {
-          void run.serveBridge(frame.channel, frame.payload, frame.budgetLeft);
-        }
+        if (typeof frame.channel === 'string' && frame.payload instanceof Uint8Array) void run.serveBridge(frame.channel, frame.payload, frame.budgetLeft);
         return;
       case 'done': {
         child.running.delete(lane);
-        run.completed(checkedOutcome(frame.outcome), typeof frame.writtenBytes === 'number' ? frame.writtenBytes : 0);
+        run.completed(checkedOutcome(frame.outcome), frame.writtenBytes);
         if (!child.retiring.has(lane)) child.idle.push(lane);
         this.pump();
         this.dropIdleModules(child);
@@ -295,8 +298,12 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
     const end = child.laneEnds.get(lane.laneId);
     // Every byte the worker wrote has been read; its end waits for the child's word on why it ended.
     if (end) return this.laneGone(child, lane, end);
-    // A connection that closed with its worker still alive (dropped as broken here): stop that worker.
+    // A connection that closed with its worker still alive (dropped as broken here): stop that worker. A lane
+    // its process does not know (opened by a process that is not ours any more) gets no word: gone after a while.
     child.send({ t: 'stop', laneId: lane.laneId });
+    setTimeout(() => {
+      if (child.lanes.get(lane.laneId) === lane) this.laneGone(child, lane, { reason: 'the worker\'s lane closed', writtenBytes: 0 });
+    }, LANE_END_WAIT_MS).unref();
   }
 
   // The rest.

@@ -16,7 +16,7 @@ import { hasStartSection } from '../../src/wasm/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
 import { wat } from '../helpers/wat.js';
 import { fixture } from '../helpers/paths.js';
-import { MIB, cGuest, runToEnd } from './helpers.js';
+import { MIB, cGuest, limits, runToEnd, start, until } from './helpers.js';
 
 /** Prints the number of runs this instance has seen (as a digit) and counts one more: a reused instance prints 1. */
 const COUNTER = `(module
@@ -168,5 +168,81 @@ describe('the lane socket, attacked from outside the sandbox process', () => {
     const { result, stdout } = await runToEnd(sandbox, echo, {}, 'after\n');
     assert.deepEqual(result.outcome, { kind: 'exit', code: 0 });
     assert.equal(stdout, '1:after\n');
+  });
+});
+
+/**
+ * A sandbox process a guest has taken over knows its token and can open lanes and lie on them. Whatever it
+ * says, the server stays up, holds the run to its limits, and believes no number beyond what the run allowed.
+ */
+describe('a lane that lies, from a sandbox process that is not ours any more', () => {
+  const sandbox = new SandboxProcess({ size: 1 });
+  after(() => sandbox.close());
+  const child = () => (sandbox as unknown as { child: { token: Buffer; lanes: Map<number, unknown> } }).child;
+  const token = (): string => child().token.toString('hex');
+  const laneCount = (): number => child().lanes.size;
+  let nextLaneId = 1000;
+
+  /** Opens a lane with the process's token; `runs` yields each run frame the server sends it. */
+  const openLane = async () => {
+    const socket = connect(sandbox.lanePath);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    const runs: Array<Record<string, unknown>> = [];
+    const frames = new FrameReader(1 << 24);
+    socket.on('data', (chunk: Buffer) => frames.push(chunk, (value) => runs.push(value as Record<string, unknown>)));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+    socket.write(encodeFrame({ t: 'hello', token: token(), laneId: nextLaneId++ }));
+    return { socket, runs, closed, send: (message: object) => socket.write(encodeFrame(message)) };
+  };
+
+  test('output past the stdout cap ends the run as stdout_limit, and reported byte counts are held to the run\'s budget', async () => {
+    const echo = await sandbox.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+    await runToEnd(sandbox, echo, {}, 'warm\n'); // the real worker's lane is open and idle
+    const liar = await openLane();
+    // The lane opened last is the first free one: the next run goes to it.
+    await until(() => laneCount() === 2);
+    const flooded = start(sandbox, echo, { limits: limits({ stdoutBytes: 1000 }) });
+    await until(() => liar.runs.length === 1);
+    const runId = liar.runs[0].runId;
+    liar.send({ t: 'out', runId, stream: 1, bytes: new Uint8Array(800) });
+    liar.send({ t: 'out', runId, stream: 1, bytes: new Uint8Array(800) });
+    liar.send({ t: 'done', runId, outcome: { kind: 'exit', code: 0 }, writtenBytes: 5e18 });
+    const { result } = await flooded.finished;
+    assert.deepEqual(result.outcome, { kind: 'stdout_limit' });
+
+    liar.socket.destroy();
+    // A lane whose connection closed without its process's word is gone a moment later.
+    await until(() => laneCount() === 1);
+    const liar2 = await openLane();
+    await until(() => laneCount() === 2);
+    const lying = start(sandbox, echo, { limits: limits({ writeBudgetBytes: 4096 }) });
+    await until(() => liar2.runs.length === 1);
+    liar2.send({ t: 'done', runId: liar2.runs[0].runId, outcome: { kind: 'exit', code: 0, extra: 'x' }, writtenBytes: 5e18 });
+    const lied = await lying.finished;
+    assert.equal(lied.result.writtenBytes, 4096, 'no more than the run was allowed to write');
+    liar2.socket.destroy();
+    await until(() => laneCount() === 1);
+    // The real worker still serves.
+    const after = await runToEnd(sandbox, echo, {}, 'still\n');
+    assert.equal(after.stdout, '1:still\n');
+  });
+
+  test('a flood of lanes is refused past twice the workers; an end the server does not know is taken as a trap', async () => {
+    const lanes = [await openLane()];
+    await until(() => laneCount() === 2);
+    // The real lane and one liar fill 2 × size: the next liar's connection is closed.
+    const refused = await openLane();
+    await refused.closed;
+    assert.equal(laneCount(), 2);
+    const echo = await sandbox.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+    const odd = start(sandbox, echo);
+    await until(() => lanes.some((lane) => lane.runs.length > 0));
+    const taken = lanes.find((lane) => lane.runs.length > 0)!;
+    taken.send({ t: 'done', runId: taken.runs[0].runId, outcome: { kind: 'sandbox_crashed', message: 'made up' }, writtenBytes: -1 });
+    const { result } = await odd.finished;
+    assert.equal(result.outcome.kind, 'trap');
+    assert.equal(result.writtenBytes, 0);
+    for (const lane of lanes) lane.socket.destroy();
   });
 });
