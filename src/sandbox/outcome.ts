@@ -63,3 +63,8 @@ export function classifyInstantiateFailure(error: unknown, memoryBytes: number):
   if (error instanceof ProcExit) return { kind: 'exit', code: error.code };
   return { kind: 'trap', message: errorMessage(error) };
 }
+
+/** A worker thread that died under a run, not stopped by us: out of memory when V8 said so, else a trap. */
+export function workerDeathOutcome(reason: string): RunOutcome {
+  return /out of memory/i.test(reason) ? { kind: 'out_of_memory', message: reason } : { kind: 'trap', message: reason };
+}

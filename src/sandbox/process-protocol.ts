@@ -15,7 +15,7 @@
  * Runs are named by ids the server gives, lanes by ids the sandbox process gives; a message about a run or
  * lane the other side no longer knows is dropped.
  */
-import type { PreopenSpec } from '../wasi/index.js';
+import type { RunSpec } from './protocol.js';
 import type { RunOutcome } from './types.js';
 
 /** What the parent's bridge handler answered, and how much of the write budget it drew. */
@@ -51,21 +51,8 @@ export type FromSandbox =
   | { t: 'workers_failed'; reason: string };
 
 /** Server → worker, on its lane. */
-export interface LaneRun {
+export interface LaneRun extends RunSpec {
   t: 'run';
-  runId: number;
-  moduleId: number;
-  args: string[];
-  env: string[];
-  preopens: PreopenSpec[];
-  stdoutBytes: number;
-  memoryBytes: number;
-  linkHttp: boolean;
-  writeBudgetBytes: number;
-  /** Stdin written before the run was sent. */
-  stdin: Uint8Array | null;
-  stdinClosed: boolean;
-  endStdinAfterAnswer?: string | number;
 }
 
 /** Worker → server, on its lane. */

@@ -6,10 +6,11 @@
  */
 import type { Lane } from './lane.js';
 import type { ProcessBridgeReply } from './process-protocol.js';
-import { safeBridgeMessage } from './run.js';
+import { answerBridgeCall, deliverOutput } from './run-callbacks.js';
+import { workerDeathOutcome } from './outcome.js';
 import { ByteTail } from './stderr-tail.js';
 import { RunEndSignal } from './run-end-signal.js';
-import type { BridgeHandler, ModuleHandle, RunContext, RunHandle, RunOutcome, RunRequest, RunResult } from './types.js';
+import type { ModuleHandle, RunContext, RunHandle, RunOutcome, RunRequest, RunResult } from './types.js';
 
 /** setTimeout fires at once for delays past this; longer deadlines are no deadline at all. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -132,8 +133,6 @@ export class ProcessRun implements RunHandle {
     if (this.bridging) return this.end({ kind: 'killed', reason: 'the sandbox process sent a second bridge call while one was served' });
     this.bridging = true;
     const budgetLeft = this.reportedBytes(budgetLeftReported);
-    const bridge = this.request.bridge as Record<string, BridgeHandler | undefined> | undefined;
-    const handler = bridge && Object.hasOwn(bridge, channel) ? bridge[channel] : undefined;
     let left = budgetLeft;
     let consumed = 0;
     const run = this;
@@ -152,18 +151,8 @@ export class ProcessRun implements RunHandle {
       },
       remainingMs: () => Math.max(0, run.deadlineAt - Date.now()),
     };
-    let reply: ProcessBridgeReply;
-    if (!handler) {
-      reply = { missing: true, consumed: 0 };
-    } else {
-      try {
-        const bytes = await handler(payload, context);
-        if (!(bytes instanceof Uint8Array)) throw new TypeError('a bridge handler must resolve with bytes');
-        reply = { ok: bytes, consumed };
-      } catch (error) {
-        reply = { error: safeBridgeMessage(error), consumed };
-      }
-    }
+    const answer = await answerBridgeCall(this.request, channel, payload, context);
+    const reply: ProcessBridgeReply = 'missing' in answer ? { missing: true, consumed: 0 } : { ...answer, consumed };
     this.bridging = false;
     if (this.state !== 'sent' || this.lane !== lane) return;
     this.owner.reply(lane, this.id, reply);
@@ -182,8 +171,7 @@ export class ProcessRun implements RunHandle {
     if (this.state === 'done') return;
     const written = this.reportedBytes(writtenBytes);
     if (this.stoppingWith) return this.finish(this.stoppingWith, written);
-    const outcome: RunOutcome = /out of memory/i.test(reason) ? { kind: 'out_of_memory', message: reason } : { kind: 'trap', message: reason };
-    this.finish(outcome, written);
+    this.finish(workerDeathOutcome(reason), written);
   }
 
   reject(error: unknown): void {
@@ -246,13 +234,8 @@ export class ProcessRun implements RunHandle {
   }
 
   private callBack(callback: ((chunk: Uint8Array) => void) | undefined, chunk: Uint8Array): void {
-    if (!callback) return;
-    try {
-      callback(chunk);
-    } catch (error) {
-      // A caller's callback must not take the host down; the run cannot go on without its output.
-      this.end({ kind: 'killed', reason: `an output callback failed: ${String(error)}` });
-    }
+    const failed = deliverOutput(callback, chunk);
+    if (failed !== null) this.end({ kind: 'killed', reason: failed });
   }
 
   private finish(outcome: RunOutcome, writtenBytes: number): void {

@@ -43,15 +43,10 @@ export interface ModuleNote {
   premade: boolean;
 }
 
-/** Main → worker (on the worker's own port): start a run. */
-export interface RunMessage {
-  type: 'run';
+/** What a worker needs to start a run, whichever way it comes (a pool's port, or a lane). */
+export interface RunSpec {
   runId: number;
   moduleId: number;
-  /** Present only when the worker does not hold this module yet. */
-  module?: WebAssembly.Module;
-  /** See CompiledModule.premade. */
-  premade: boolean;
   args: string[];
   env: string[];
   preopens: PreopenSpec[];
@@ -63,10 +58,21 @@ export interface RunMessage {
    * file is not a message: see STDIN_CLOSED_RUN in control-block.ts.
    */
   stdin: Uint8Array | null;
+  /** End of file was given before the run started. */
+  stdinClosed: boolean;
   /** See RunRequest.endStdinAfterAnswer. */
   endStdinAfterAnswer?: string | number;
   /** Bytes the run may write to files; the worker starts the budget when it starts the run. */
   writeBudgetBytes: number;
+}
+
+/** Main → worker (on the worker's own port): start a run. */
+export interface RunMessage extends RunSpec {
+  type: 'run';
+  /** Present only when the worker does not hold this module yet. */
+  module?: WebAssembly.Module;
+  /** See CompiledModule.premade. */
+  premade: boolean;
   /**
    * Non-zero for a run posted ahead to a busy worker: the worker starts it only if it takes this
    * offer token first (see NEXT_OFFER in control-block.ts), and otherwise drops the message.

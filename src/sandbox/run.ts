@@ -7,13 +7,13 @@
  * moment the run is asked for: time spent waiting for a worker is the caller's time too, so a flood of
  * runs cannot hold a queued one for longer than its own limit.
  */
-import { SubakoError } from '../errors.js';
 import { budgetIsFor, tryConsumeWriteBudget, writeBudgetUsed } from './control-block.js';
-import type { BridgeReply, WorkerMessage } from './protocol.js';
+import type { WorkerMessage } from './protocol.js';
+import { answerBridgeCall, deliverOutput } from './run-callbacks.js';
+import { workerDeathOutcome } from './outcome.js';
 import { ByteTail } from './stderr-tail.js';
 import { RunEndSignal } from './run-end-signal.js';
 import type {
-  BridgeHandler,
   CompiledModule,
   RunContext,
   RunHandle,
@@ -38,12 +38,6 @@ export interface RunOwner {
 
 /** setTimeout fires at once for delays past this; longer deadlines are no deadline at all. */
 const MAX_TIMER_MS = 2_147_483_647;
-
-/** What a guest sees when a bridge handler fails: our own errors are written to be shown, others are not. */
-export function safeBridgeMessage(error: unknown): string {
-  if (error instanceof SubakoError) return error.message;
-  return 'the host could not complete the request';
-}
 
 function ownCopy(bytes: Uint8Array): Uint8Array {
   // Posting a view clones its whole ArrayBuffer; a copy posts exactly these bytes and may be transferred.
@@ -209,10 +203,7 @@ export class SandboxRun implements RunHandle {
   /** The worker itself died under this run (not the guest's doing as far as we can tell). */
   workerDied(reason: string): void {
     if (this.stopping) return this.finish(this.stopping, false);
-    const outcome: RunOutcome = /out of memory/i.test(reason)
-      ? { kind: 'out_of_memory', message: reason }
-      : { kind: 'trap', message: reason };
-    this.finish(outcome, true);
+    this.finish(workerDeathOutcome(reason), true);
   }
 
   /** The pool cannot serve this run at all. */
@@ -279,6 +270,7 @@ export class SandboxRun implements RunHandle {
         linkHttp: this.module.importsHttp,
         premade: this.module.premade,
         stdin,
+        stdinClosed: false,
         writeBudgetBytes: limits.writeBudgetBytes,
         endStdinAfterAnswer: this.request.endStdinAfterAnswer,
         offer,
@@ -301,33 +293,15 @@ export class SandboxRun implements RunHandle {
   }
 
   private callBack(callback: ((chunk: Uint8Array) => void) | undefined, chunk: Uint8Array): void {
-    if (!callback) return;
-    try {
-      callback(chunk);
-    } catch (error) {
-      // A caller's callback must not take the host down; the run cannot go on without its output.
-      this.endEarly({ kind: 'killed', reason: `an output callback failed: ${String(error)}` });
-    }
+    const failed = deliverOutput(callback, chunk);
+    if (failed !== null) this.endEarly({ kind: 'killed', reason: failed });
   }
 
   private async serveBridge(channel: string, payload: Uint8Array): Promise<void> {
     const slot = this.slot!;
-    const bridge = this.request.bridge as Record<string, BridgeHandler | undefined> | undefined;
-    const handler = bridge && Object.hasOwn(bridge, channel) ? bridge[channel] : undefined;
-    let reply: BridgeReply;
-    if (!handler) {
-      reply = { runId: this.id, missing: true };
-    } else {
-      try {
-        const bytes = await handler(payload, this.context);
-        if (!(bytes instanceof Uint8Array)) throw new TypeError('a bridge handler must resolve with bytes');
-        reply = { runId: this.id, ok: ownCopy(bytes) };
-      } catch (error) {
-        reply = { runId: this.id, error: safeBridgeMessage(error) };
-      }
-    }
+    const answer = await answerBridgeCall(this.request, channel, payload, this.context);
     if (this.state !== 'running' || this.stopping || this.slot !== slot) return;
-    slot.sendBridgeReply(reply);
+    slot.sendBridgeReply('ok' in answer ? { runId: this.id, ok: ownCopy(answer.ok) } : { runId: this.id, ...answer });
   }
 
   /** `readCounter`: take the bytes written from the shared counter (the worker did not report them). */

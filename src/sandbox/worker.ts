@@ -24,7 +24,7 @@ import {
 import { makeBridgeCall } from './bridge-client.js';
 import { classifyEnd, classifyInstantiateFailure, type GuestEnd } from './outcome.js';
 import { OutputSink, PIECE_BYTES, PortOutput, type OutputFlow, type OutputTransport } from './output-sink.js';
-import type { LaneBoot, ModuleNote, RunMessage, WorkerBoot, WorkerMessage } from './protocol.js';
+import type { LaneBoot, ModuleNote, RunMessage, RunSpec, WorkerBoot, WorkerMessage } from './protocol.js';
 import type { FromLane, LaneRun } from './process-protocol.js';
 import { StdinReader } from './stdin-reader.js';
 import { AnswerWatch } from './answer-watch.js';
@@ -39,22 +39,6 @@ const port = parentPort;
 if (!port) throw new Error('sandbox/worker.js must run as a worker thread');
 const boot = workerData as WorkerBoot;
 const control = viewControlBlock(boot.control);
-
-/** What one run needs, whichever way it came. */
-interface RunSpec {
-  runId: number;
-  moduleId: number;
-  args: string[];
-  env: string[];
-  preopens: RunMessage['preopens'];
-  stdoutBytes: number;
-  memoryBytes: number;
-  linkHttp: boolean;
-  writeBudgetBytes: number;
-  stdin: Uint8Array | null;
-  stdinClosed: boolean;
-  endStdinAfterAnswer?: string | number;
-}
 
 /** How a run's output, bridge calls and end leave this worker. */
 interface RunIo {
@@ -207,7 +191,7 @@ function servePool(main: typeof port & object): void {
     const held = takeModule(message);
     // A run posted ahead that the main thread took back (to start it on another worker) is dropped unseen.
     if (message.offer !== 0 && !takeOffer(control, message.offer)) return;
-    serve({ ...message, stdinClosed: false }, held?.module, held?.premade === true, io);
+    serve(message, held?.module, held?.premade === true, io);
   });
   post({ type: 'ready' });
 }
