@@ -17,6 +17,10 @@ import type { FromLane, LaneRun } from './process-protocol.js';
 
 /** The largest frame a worker may send: an output piece (1 MiB) or a bridge request, with room to spare. */
 const MAX_LANE_FRAME_BYTES = 16 * 1024 * 1024;
+/** The socket's name in its directory. */
+const SOCKET_NAME = 'lanes.sock';
+/** The longest socket path every platform Node runs on takes. */
+const MAX_SOCKET_PATH_BYTES = 100;
 /** A connection that has not said who it is by then is dropped. */
 const HELLO_TIMEOUT_MS = 10_000;
 
@@ -52,9 +56,15 @@ export class LaneListener {
   private readonly server: Server;
 
   constructor(private readonly events: LaneEvents) {
-    // mkdtemp makes the directory 0700: no other user can reach the socket inside.
-    this.dir = mkdtempSync(join(tmpdir(), 'subako-lanes-'));
-    this.path = join(this.dir, 'lanes.sock');
+    // mkdtemp makes the directory 0700: no other user can reach the socket inside. A socket's path has a
+    // short limit (108 bytes on Linux, 104 on macOS): under a long TMPDIR, /tmp holds the directory instead.
+    let dir = mkdtempSync(join(tmpdir(), 'subako-lanes-'));
+    if (Buffer.byteLength(join(dir, SOCKET_NAME)) > MAX_SOCKET_PATH_BYTES) {
+      rmSync(dir, { recursive: true, force: true });
+      dir = mkdtempSync('/tmp/subako-lanes-');
+    }
+    this.dir = dir;
+    this.path = join(this.dir, SOCKET_NAME);
     this.server = createServer((socket) => this.accept(socket));
     this.server.on('error', () => undefined);
     // Binding a path happens within listen(): workers started after this can connect.

@@ -6,9 +6,9 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
 import { SandboxPool } from '../../src/sandbox/pool.js';
 import { FrameReader, LaneFrameError, encodeFrame } from '../../src/sandbox/lane-frames.js';
@@ -151,8 +151,35 @@ describe('the lane socket, attacked from outside the sandbox process', () => {
     socket.resume();
   });
 
-  test('the socket sits in a directory only this user can enter', () => {
+  test('the socket sits in a directory only this user can enter, gone when the sandbox closes', async () => {
     assert.equal(statSync(dirname(sandbox.lanePath)).mode & 0o777, 0o700);
+    const other = new SandboxProcess({ size: 1 });
+    const dir = dirname(other.lanePath);
+    await other.close();
+    assert.equal(existsSync(dir), false);
+  });
+
+  test('under a TMPDIR too long for a socket path, the lanes go under /tmp and calls run', async () => {
+    const saved = process.env.TMPDIR;
+    const long = join(saved ?? '/tmp', 'x'.repeat(100));
+    mkdirSync(long, { recursive: true });
+    process.env.TMPDIR = long;
+    let other: SandboxProcess;
+    try {
+      other = new SandboxProcess({ size: 1 });
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    try {
+      assert.ok(Buffer.byteLength(other.lanePath) <= 100, other.lanePath);
+      const echo = await other.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+      const { stdout } = await runToEnd(other, echo, {}, 'long\n');
+      assert.equal(stdout, '1:long\n');
+    } finally {
+      await other.close();
+      rmSync(long, { recursive: true, force: true });
+    }
   });
 
   test('a hello with a token the server did not give, a frame past the cap and garbage are all dropped', async () => {
