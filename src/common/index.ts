@@ -19,3 +19,4 @@ export { systemErrorCode, isSystemError } from './system-error.js';
 export { withoutUndefined } from './without-undefined.js';
 export { canonicalJson, argumentsDigest } from './canonical-json.js';
 export { startSpan, inSpan, markFailed, traceFields, SpanKind, type Traced, type Attributes, type Span } from './trace.js';
+export { takeRandomBytes } from './random-pool.js';

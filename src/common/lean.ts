@@ -4,3 +4,4 @@
  * first call, and this one costs nothing.
  */
 export { isSystemError } from './system-error.js';
+export { takeRandomBytes } from './random-pool.js';

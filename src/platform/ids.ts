@@ -4,6 +4,7 @@
  * tokens) carry 192 random bits and are stored only as their sha-256.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { takeRandomBytes } from '../common/index.js';
 
 let lastMs = 0;
 let counter = 0;
@@ -17,7 +18,7 @@ export function newId(prefix: string): string {
     counter = 0;
   }
   const time = now.toString(16).padStart(12, '0');
-  return `${prefix}_${time}${counter.toString(16).padStart(4, '0')}${randomBytes(6).toString('hex')}`;
+  return `${prefix}_${time}${counter.toString(16).padStart(4, '0')}${Buffer.from(takeRandomBytes(6).buffer).toString('hex')}`;
 }
 
 /** A high-entropy secret with a readable prefix (`sk_…` for API keys, `st_…` for session tokens). */

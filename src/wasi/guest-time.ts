@@ -21,7 +21,7 @@
  *
  * Every reading is a multiple of its resolution (what clock_res_get reports), and never decreases.
  */
-import { randomFillSync } from 'node:crypto';
+import { takeRandomBytes } from '../common/lean.js';
 
 /** Tick of the monotonic and the CPU-time clocks: 100 µs, as browsers outside cross-origin isolation. */
 export const MONOTONIC_RESOLUTION_NS = 100_000;
@@ -52,23 +52,9 @@ export function coarsen(elapsedNs: number, resolutionNs: number, key: number): n
   return (elapsedNs - tick * resolutionNs >= threshold ? tick + 1 : tick) * resolutionNs;
 }
 
-/**
- * Keys are drawn from a pool filled 512 runs' worth at a time: one randomFillSync per run cost ~16 µs of the
- * worker's time per call (profiled), most of it the call itself, not the bytes.
- */
-const KEY_POOL = new Uint32Array(1024);
-let keysTaken = KEY_POOL.length;
-
+/** A run's two jitter keys: fresh random bytes, from the thread's pool (one system call per run cost ~16 µs). */
 function newKeys(): Uint32Array {
-  if (keysTaken + 2 > KEY_POOL.length) {
-    randomFillSync(KEY_POOL);
-    keysTaken = 0;
-  }
-  const keys = KEY_POOL.slice(keysTaken, keysTaken + 2);
-  // Each key is used once: what a run saw is never any other run's.
-  KEY_POOL.fill(0, keysTaken, keysTaken + 2);
-  keysTaken += 2;
-  return keys;
+  return new Uint32Array(takeRandomBytes(8).buffer);
 }
 
 /** The clocks of one run. `reset()` starts a new run: zero again, and new jitter keys. */
