@@ -246,5 +246,8 @@ function serveLane(lane: LaneBoot): void {
   });
   // The server closed the lane (or it broke): nobody is left to serve; the main thread reports the end.
   socket.on('close', () => process.exit(0));
-  socket.on('error', () => undefined);
+  socket.on('error', (error) => {
+    // Thrown, so the main thread reports why this worker never took a run (its 'error' event carries this).
+    if (!writer) throw new Error(`the worker could not open its lane to the server (${lane.path}): ${error.message}`);
+  });
 }

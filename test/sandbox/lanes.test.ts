@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
 import { SandboxPool } from '../../src/sandbox/pool.js';
+import { SANDBOX_ERROR, SandboxError } from '../../src/sandbox/errors.js';
 import { FrameReader, LaneFrameError, encodeFrame } from '../../src/sandbox/lane-frames.js';
 import { hasStartSection } from '../../src/wasm/index.js';
 import type { Sandbox } from '../../src/sandbox/types.js';
@@ -157,6 +158,21 @@ describe('the lane socket, attacked from outside the sandbox process', () => {
     const dir = dirname(other.lanePath);
     await other.close();
     assert.equal(existsSync(dir), false);
+  });
+
+  test('workers that cannot open their lanes make the sandbox refuse runs, saying why', async () => {
+    const cut = new SandboxProcess({ size: 1 });
+    try {
+      // The socket is gone before any worker can reach it.
+      rmSync(cut.lanePath, { force: true });
+      const echo = await cut.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+      const handle = cut.run(echo, { args: [], env: [], preopens: [], limits: limits() });
+      await assert.rejects(handle.result, (error: unknown) =>
+        error instanceof SandboxError && error.code === SANDBOX_ERROR.workerFailed && /could not open its lane to the server/.test(error.message));
+      assert.throws(() => cut.run(echo, { args: [], env: [], preopens: [], limits: limits() }), /could not open its lane/);
+    } finally {
+      await cut.close();
+    }
   });
 
   test('under a TMPDIR too long for a socket path, the lanes go under /tmp and calls run', async () => {
