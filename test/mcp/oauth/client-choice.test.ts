@@ -11,7 +11,7 @@ import { Secret } from '../../../src/common/index.js';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, login, type LoginOptions } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
-import { startProtectedMcpServer, type ProtectedMcpServer } from './protected-mcp-server.js';
+import { withProtectedServers, type ProtectedMcpServer } from './protected-mcp-server.js';
 import { followInBrowser, scratchHome } from './scratch-home.js';
 
 const CLIENT_ID = 'subako-pre-registered-3c9e';
@@ -20,16 +20,8 @@ const METADATA_URL = 'https://subako.example/oauth/client-metadata.json';
 
 const home = scratchHome('oauth-client');
 
-async function withServers(options: AuthServerOptions, body: (as: TestAuthServer, server: ProtectedMcpServer, store: CredentialStore) => Promise<void>): Promise<void> {
-  const authServer = await new TestAuthServer(options).start();
-  const mcpServer = await startProtectedMcpServer(authServer);
-  try {
-    await body(authServer, mcpServer, new CredentialStore());
-  } finally {
-    await mcp.close();
-    await mcpServer.close();
-    await authServer.close();
-  }
+function withServers(options: AuthServerOptions, body: (as: TestAuthServer, server: ProtectedMcpServer, store: CredentialStore) => Promise<void>): Promise<void> {
+  return withProtectedServers(options, (as, server) => body(as, server, new CredentialStore()));
 }
 
 function loginTo(server: ProtectedMcpServer, store: CredentialStore, name: string, extra: Partial<LoginOptions> = {}) {

@@ -13,7 +13,7 @@ import { describe, test } from 'node:test';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, login, type LoginOptions } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
-import { startProtectedMcpServer, type ProtectedMcpServer } from './protected-mcp-server.js';
+import { withProtectedServers, type ProtectedMcpServer } from './protected-mcp-server.js';
 import { scratchHome } from './scratch-home.js';
 
 const SECRET_CLIENT = 'machine-with-secret-5a1c';
@@ -27,22 +27,16 @@ const pem = (key: KeyObject): string => key.export({ type: 'pkcs8', format: 'pem
 
 const home = scratchHome('oauth-machine');
 
-async function withServers(
+function withServers(
   options: AuthServerOptions,
   body: (as: TestAuthServer, server: ProtectedMcpServer, store: CredentialStore) => Promise<void>,
 ): Promise<void> {
-  const authServer = await new TestAuthServer({ clientCredentials: true, ...options }).start();
-  authServer.preRegister(SECRET_CLIENT, SECRET, []);
-  authServer.preRegisterKey(KEY_CLIENT, ec.publicKey);
-  authServer.preRegisterKey(RSA_CLIENT, rsa.publicKey);
-  const mcpServer = await startProtectedMcpServer(authServer);
-  try {
-    await body(authServer, mcpServer, new CredentialStore());
-  } finally {
-    await mcp.close();
-    await mcpServer.close();
-    await authServer.close();
-  }
+  return withProtectedServers({ clientCredentials: true, ...options }, (authServer, server) => {
+    authServer.preRegister(SECRET_CLIENT, SECRET, []);
+    authServer.preRegisterKey(KEY_CLIENT, ec.publicKey);
+    authServer.preRegisterKey(RSA_CLIENT, rsa.publicKey);
+    return body(authServer, server, new CredentialStore());
+  });
 }
 
 function machineLogin(server: ProtectedMcpServer, store: CredentialStore, name: string, clientCredentials: LoginOptions['clientCredentials']) {

@@ -11,25 +11,17 @@ import { describe, test } from 'node:test';
 import { mcp } from '../../../src/mcp/index.js';
 import { CredentialStore, LoginError, login } from '../../../src/mcp/oauth/index.js';
 import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
-import { startProtectedMcpServer, type ProtectedMcpServer, type ProtectedMcpServerOptions } from './protected-mcp-server.js';
+import { withProtectedServers, type ProtectedMcpServer, type ProtectedMcpServerOptions } from './protected-mcp-server.js';
 import { followInBrowser, scratchHome } from './scratch-home.js';
 
 const home = scratchHome('oauth-legacy');
 
-async function withServers(
+function withServers(
   options: AuthServerOptions,
   serverOptions: ProtectedMcpServerOptions,
   body: (as: TestAuthServer, server: ProtectedMcpServer) => Promise<void>,
 ): Promise<void> {
-  const authServer = await new TestAuthServer(options).start();
-  const mcpServer = await startProtectedMcpServer(authServer, serverOptions);
-  try {
-    await body(authServer, mcpServer);
-  } finally {
-    await mcp.close();
-    await mcpServer.close();
-    await authServer.close();
-  }
+  return withProtectedServers(options, body, serverOptions);
 }
 
 function loginTo(server: ProtectedMcpServer, name: string) {

@@ -23,7 +23,8 @@ import {
   type OAuthMetadata,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import type { TestAuthServer } from './auth-server.js';
+import { mcp } from '../../../src/mcp/index.js';
+import { TestAuthServer, type AuthServerOptions } from './auth-server.js';
 
 /** What the server asks of its authorization server: its metadata, token introspection, and (at its origin) requests. */
 export type AuthorizationServerView = Pick<TestAuthServer, 'metadata' | 'introspect' | 'serve' | 'adoptOrigin'>;
@@ -187,4 +188,24 @@ async function callsTool(request: Request, name: string): Promise<boolean> {
   if (request.method !== 'POST') return false;
   const body = (await request.clone().json().catch(() => undefined)) as { method?: unknown; params?: { name?: unknown } } | undefined;
   return body?.method === 'tools/call' && body.params?.name === name;
+}
+
+/**
+ * A TestAuthServer with `options` and a protected MCP server on it, for `body`; both closed after it, with the
+ * connections the MCP client kept.
+ */
+export async function withProtectedServers(
+  options: AuthServerOptions,
+  body: (authServer: TestAuthServer, server: ProtectedMcpServer) => Promise<void>,
+  serverOptions: ProtectedMcpServerOptions = {},
+): Promise<void> {
+  const authServer = await new TestAuthServer(options).start();
+  const mcpServer = await startProtectedMcpServer(authServer, serverOptions);
+  try {
+    await body(authServer, mcpServer);
+  } finally {
+    await mcp.close();
+    await mcpServer.close();
+    await authServer.close();
+  }
 }
