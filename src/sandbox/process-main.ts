@@ -32,8 +32,7 @@ const token = process.env.SUBAKO_SANDBOX_TOKEN ?? '';
 // Nothing else here may read the token: it is the only thing that names this process to the server.
 delete process.env.SUBAKO_SANDBOX_TOKEN;
 
-/** Modules by the server's id: compiling, then compiled (and posted to every worker). */
-const compiling = new Map<number, Promise<CompiledModule>>();
+/** Modules by the server's id, compiled and posted to every worker (the server asks for each id once at a time). */
 const compiled = new Map<number, CompiledModule>();
 
 function send(message: FromSandbox): void {
@@ -151,17 +150,14 @@ let compiler: Promise<typeof import('./compile.js')> | null = null;
 function compile(moduleId: number, bytes: Uint8Array, memoryBytes: number): void {
   compiler ??= import('./compile.js');
   const compilation = compiler.then(({ compilePrepared }) => compilePrepared({ bytes: bytes as Uint8Array<ArrayBuffer>, memoryBytes }, moduleId));
-  compiling.set(moduleId, compilation);
   compilation.then(
     (module) => {
-      if (compiling.get(moduleId) !== compilation) return;
       compiled.set(moduleId, module);
       // Every worker has it on its port before the server learns it may send runs that name it.
       for (const slot of slots.values()) slot.noteModule(moduleId, module);
       send({ t: 'compiled', moduleId, importsHttp: module.importsHttp });
     },
     (error: unknown) => {
-      compiling.delete(moduleId);
       send({ t: 'compile_failed', moduleId, message: error instanceof Error ? error.message : String(error) });
     },
   );
@@ -172,9 +168,8 @@ process.on('message', (message: ToSandbox) => {
     case 'compile':
       return compile(message.moduleId, message.bytes, message.memoryBytes);
     case 'forget':
-      // A compile still under way is left to finish: the server waits for its answer.
+      // The server forgets only modules it is not waiting on, so this one is compiled.
       if (!compiled.delete(message.moduleId)) return;
-      compiling.delete(message.moduleId);
       for (const slot of slots.values()) slot.noteModule(message.moduleId, null);
       return;
     case 'stdin':

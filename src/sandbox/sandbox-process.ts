@@ -451,7 +451,13 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
         if (lane?.closedSocket) return this.laneGone(child, lane, end);
         // Its connection closes soon (or it never opened one): the end waits for it.
         child.laneEnds.set(message.laneId, end);
-        if (!lane) return;
+        if (!lane) {
+          // A worker that died before its hello was read: kept so a late hello is refused, then let go.
+          setTimeout(() => {
+            if (!child.lanes.has(message.laneId)) child.laneEnds.delete(message.laneId);
+          }, LANE_END_WAIT_MS).unref();
+          return;
+        }
         child.retiring.add(lane);
         const at = child.idle.indexOf(lane);
         if (at >= 0) child.idle.splice(at, 1);
