@@ -383,26 +383,24 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
     }
   }
 
-  /** Free workers take the runs waiting longest whose module the child has compiled; the rest get compiled. */
+  /**
+   * Free workers take the runs waiting longest whose module the child has compiled; every waiting run's module
+   * is compiled there (once: compileIn asks only the first time) and moves to the end of the order it forgets by.
+   */
   private pump(): void {
     const child = this.child;
-    if (child.exited || this.queue.length === 0) return;
-    for (let i = 0; i < this.queue.length && child.idle.length > 0; ) {
+    if (child.exited) return;
+    for (let i = 0; i < this.queue.length; ) {
       const run = this.queue[i];
-      if (!child.compiled.has(run.module.id)) {
-        this.compileIn(child, run.module.id).catch(() => undefined);
+      this.compileIn(child, run.module.id).catch(() => undefined);
+      if (child.idle.length === 0 || !child.compiled.has(run.module.id)) {
         i += 1;
         continue;
       }
       this.queue.splice(i, 1);
       const lane = child.idle.pop()!;
       child.running.set(lane, run);
-      // Last run now: to the end of the order the child forgets by.
-      this.compileIn(child, run.module.id).catch(() => undefined);
       run.send(lane);
-    }
-    for (const run of this.queue) {
-      if (!child.compiles.has(run.module.id)) this.compileIn(child, run.module.id).catch(() => undefined);
     }
   }
 
