@@ -79,7 +79,6 @@ export class LaneListener {
 
   private accept(socket: Socket): void {
     socket.unref();
-    socket.setNoDelay?.(true);
     const lane = new Lane(socket);
     const frames = new FrameReader(MAX_LANE_FRAME_BYTES);
     let open = false;

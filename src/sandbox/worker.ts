@@ -92,8 +92,8 @@ function growFailed(instance: WebAssembly.Instance): boolean {
   return flag instanceof WebAssembly.Global && flag.value === 1;
 }
 
-function runGuest(spec: RunSpec, module: WebAssembly.Module | undefined, io: RunIo): { outcome: RunOutcome } {
-  if (!module) return { outcome: { kind: 'trap', message: 'sandbox error: the worker does not hold this module' } };
+function runGuest(spec: RunSpec, module: WebAssembly.Module | undefined, io: RunIo): RunOutcome {
+  if (!module) return { kind: 'trap', message: 'sandbox error: the worker does not hold this module' };
   const output = new OutputSink(io.output(spec.runId), spec.stdoutBytes);
   const stdin = new StdinReader(boot.stdinPort, control, spec.runId, spec.stdin);
   if (spec.stdinClosed) stdin.end();
@@ -117,7 +117,7 @@ function runGuest(spec: RunSpec, module: WebAssembly.Module | undefined, io: Run
       sleep,
     });
   } catch (error) {
-    return { outcome: { kind: 'trap', message: `sandbox error: the WASI host could not be set up: ${String(error)}` } };
+    return { kind: 'trap', message: `sandbox error: the WASI host could not be set up: ${String(error)}` };
   }
   let instance: WebAssembly.Instance | null = spec.linkHttp ? null : takePremade(spec.moduleId);
   if (!instance) {
@@ -130,7 +130,7 @@ function runGuest(spec: RunSpec, module: WebAssembly.Module | undefined, io: Run
     try {
       instance = new WebAssembly.Instance(module, imports);
     } catch (error) {
-      return { outcome: classifyInstantiateFailure(error, spec.memoryBytes) };
+      return classifyInstantiateFailure(error, spec.memoryBytes);
     }
   }
   let end: GuestEnd;
@@ -139,9 +139,7 @@ function runGuest(spec: RunSpec, module: WebAssembly.Module | undefined, io: Run
   } catch (error) {
     end = { threw: error };
   }
-  return {
-    outcome: classifyEnd(end, { stdoutLimitHit: output.stdoutLimitHit, growFailed: growFailed(instance), memoryBytes: spec.memoryBytes }),
-  };
+  return classifyEnd(end, { stdoutLimitHit: output.stdoutLimitHit, growFailed: growFailed(instance), memoryBytes: spec.memoryBytes });
 }
 
 /** Runs one guest start to end and reports it; then closes its descriptors and makes the next instance. */
@@ -149,7 +147,7 @@ function serve(spec: RunSpec, module: WebAssembly.Module | undefined, premadeAft
   startRunBudget(control, spec.runId, spec.writeBudgetBytes);
   let outcome: RunOutcome;
   try {
-    outcome = runGuest(spec, module, io).outcome;
+    outcome = runGuest(spec, module, io);
   } catch (error) {
     outcome = { kind: 'trap', message: `sandbox error: ${String(error)}` };
   }
