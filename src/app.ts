@@ -66,6 +66,11 @@ export interface StartOptions {
    */
   instanceLeaseMs?: number;
   /**
+   * How long a call may run before its `running` record is written (PlatformOptions.callRecordDelayMs; `subako
+   * serve`'s callRecordDelayMs); 100 ms when absent, 0 to record every call before it runs.
+   */
+  callRecordDelayMs?: number;
+  /**
    * The most read of one message a remote MCP server answers, in bytes (`subako serve`'s remoteAnswerMiB); 8 MiB
    * when absent. Past it the call fails and the rest is not read.
    */
@@ -118,6 +123,7 @@ export function serverStartOptions(config: ServerConfig): StartOptions {
       ...(config.agentVolumeMiB ? { agentVolumeBytes: config.agentVolumeMiB * MiB } : {}),
     },
     sandboxHeapMiB: config.sandboxHeapMiB, database: config.database, instanceLeaseMs: config.instanceLeaseMs,
+    callRecordDelayMs: config.callRecordDelayMs,
     ...(config.remoteAnswerMiB ? { remoteAnswerBytes: config.remoteAnswerMiB * MiB } : {}),
     tasks: {
       ...(config.taskTtlMs !== undefined ? { ttlMs: config.taskTtlMs } : {}),
@@ -232,6 +238,7 @@ async function startServerTraced(options: StartOptions, env: NodeJS.ProcessEnv, 
       database: options.database,
       packageBlobs, skillBlobs, volumesDir,
       ...(instanceLeaseMs !== undefined ? { instanceLeaseMs } : {}),
+      ...(options.callRecordDelayMs !== undefined ? { callRecordDelayMs: options.callRecordDelayMs } : {}),
       tasks: { ...options.tasks, sessionTaskLimitSetting: SESSION_TASK_LIMIT_SETTING },
       // Workers mount a call's skills from the shared file system, beside the volumes (not inside sessions/ or agents/).
       ...(options.nats ? { skillsDir: join(volumesDir, '.skills') } : {}),

@@ -182,6 +182,11 @@ export const SETTINGS = [
     name: 'instanceLeaseMs', shownDefault: 30_000, unit: 'ms', env: 'SUBAKO_INSTANCE_LEASE_MS', flag: '--instance-lease-ms <ms>',
     help: { serve: "how long this replica's lease in the database lasts; a dead replica's calls are marked interrupted after it" },
   }),
+  // Longer than a minute would leave a server killed outright without the records of a minute of calls.
+  setting(wholeNumber(0, 60_000), {
+    name: 'callRecordDelayMs', shownDefault: 100, unit: 'ms', env: 'SUBAKO_CALL_RECORD_DELAY_MS', flag: '--call-record-delay-ms <ms>',
+    help: { serve: "how long a call may run before its running record is written (a quicker call is written once, as it ends); 0: before it runs" },
+  }),
   setting(wholeNumber(1, 1024), {
     name: 'remoteAnswerMiB', shownDefault: 8, unit: 'MiB', env: 'SUBAKO_REMOTE_ANSWER_MIB', flag: '--remote-answer-mib <n>',
     help: { serve: 'the most read of one message a remote MCP server answers; past it the call fails' },

@@ -46,7 +46,7 @@ describe('configuration: flags over environment over subako.config.json over def
           '"colour" in /etc/subako.config.json is not a setting; known settings: port, host, dataDir, workers, examples, accessLog, allowedOrigins, publicUrl, oauthIssuer, oauthAudience, oauthJwksUrl, ' +
             'oauthScope, oauthUserClaim, oauthUnknownUsers, callTimeoutMs, memoryMiB, ' +
             'sessionConcurrency, sessionQueue, agentConcurrency, agentQueue, maxConnections, maxConnectionsPerAddress, headersTimeoutMs, ' +
-            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, remoteAnswerMiB, taskTtlMs, taskPollIntervalMs, sessionTaskLimit, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
+            'requestTimeoutMs, keepAliveTimeoutMs, sessionVolumeMiB, agentVolumeMiB, sandboxHeapMiB, instanceLeaseMs, callRecordDelayMs, remoteAnswerMiB, taskTtlMs, taskPollIntervalMs, sessionTaskLimit, allowPrivateDestinations, database, nats, natsPrefix, volumesDir, worker',
           'SUBAKO_CALL_TIMEOUT_MS is 5; it takes a whole number from 100 to 3600000',
           '--workers is 0; it takes a whole number from 1 to 256',
         ]);

@@ -99,6 +99,11 @@ export interface PlatformOptions {
   clock?: Clock;
   /** Where failures nobody awaits are told (the sweeper's); JSON lines on stderr by default (quiet in tests). */
   logger?: Logger;
+  /**
+   * How long an admitted call may run before its `running` record is written (a quicker one is written once, as it
+   * ends: calls/call-log.ts); 0: every call is recorded before it runs. 100 ms by default.
+   */
+  callRecordDelayMs?: number;
   /** When a call becomes a task, how long a task is kept, the poll interval clients are asked for (platform/tasks/). */
   tasks?: Pick<SessionTasksOptions, 'graceMs' | 'ttlMs' | 'pollIntervalMs' | 'watchEveryMs' | 'sessionTaskLimit' | 'sessionTaskLimitSetting'>;
 }
@@ -174,6 +179,7 @@ export class Platform {
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog({
       store, callTimeoutMs, instanceId: this.instanceId, sealingKey: options.sealingKey, clock: this.clock, log: this.log.child({ component: 'call-log' }),
+      ...(options.callRecordDelayMs !== undefined ? { startRecordDelayMs: options.callRecordDelayMs } : {}),
     });
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
     this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });

@@ -1,14 +1,17 @@
 /**
  * Every call a session makes is recorded here, whichever entry point made it (REST, the session's MCP endpoint,
  * in-process code): the call log is the outermost step composed around each of a session's tools (`step`), once,
- * when the session's toolbox is built, and every entry point calls those tools. Each call is recorded first as
- * `running` (so a call cut off by a crash of the server still leaves a record, marked `unknown` once the lease
- * of the process that ran it runs out: platform.ts), then with its outcome, what the model saw (a bounded
- * preview), the stderr tail, the egress log and the time. Arguments and text are redacted before they are
- * stored. The log also counts calls in flight so a shutdown can wait for them.
+ * when the session's toolbox is built, and every entry point calls those tools. A call is recorded as `running`
+ * (so a call cut off by a crash of the server still leaves a record, marked `unknown` once the lease of the
+ * process that ran it runs out: platform.ts), then with its outcome, what the model saw (a bounded preview), the
+ * stderr tail, the egress log and the time. A quick call — one that ends within `startRecordDelayMs` of its
+ * admission (100 ms by default) — is written once, whole, as it ends: the write on every call's path is one, not
+ * two. Arguments and text are redacted before they are stored. The log also counts calls in flight so a shutdown
+ * can wait for them.
  *
- * Exactly one outcome per call. Nothing runs before its `running` record is written: a database out of reach
- * then refuses the call (CallNotStartedError: it did not run, retrying is safe). A call's end that the database
+ * Exactly one outcome per call. A database out of reach refuses calls (CallNotStartedError: they did not run,
+ * retrying is safe): a call held for a person, a call bound to an idempotency key, and every call while the
+ * database has not taken an earlier call's end, run only once their `running` record is written. A call's end that the database
  * cannot take is kept (call-outbox.ts) and written once it is back, while the caller gets its outcome at once; the
  * end is written fenced by the lease the call began under (store `finishCall`), so a mark another replica made
  * while this one's lease was lapsed is noted, not silently overwritten. A call with an idempotency key goes
@@ -111,6 +114,11 @@ export function cancelledCall(name: string, durationMs: number, detail = 'its ca
  * A call as the call log holds it between its arrival and its end. Recorded as `running` once (`record`): when
  * it is held for a person, or once it is admitted (after the steps that must come between a place and the
  * record — an approval a retry carries is redeemed only once the call has its place, so a refused call keeps it).
+ *
+ * Once admitted, the `running` record may wait (`startDelayMs`): a call that ends within that time is recorded
+ * once, whole, as it ends — one write instead of two, on every call's path — and one still running then is
+ * recorded as `running` at that moment, its end written over it as before. The call log says when it may wait.
+ * The live stream hears of the call as it starts either way (`announce`): its event carries the whole record.
  */
 export class CallInFlight {
   readonly id: string;
@@ -123,11 +131,24 @@ export class CallInFlight {
   runningSince: number | null = null;
   private recorded: Promise<void> | null = null;
   private isRecorded = false;
+  /** Admitted with its `running` record put off: the call is recorded however it ends. */
+  private startPutOff = false;
+  private startTimer: NodeJS.Timeout | null = null;
   private readonly whenAdmitted: (() => Promise<CallNotRun | null>)[] = [];
   private readonly draft: CallRecord;
 
-  /** `id`: the call's id when it was chosen before (an idempotency key was bound to it); a new one otherwise. */
-  constructor(draft: Omit<CallRecord, 'id'>, private readonly write: (record: CallRecord) => Promise<void>, id = newId('call')) {
+  /**
+   * `id`: the call's id when it was chosen before (an idempotency key was bound to it); a new one otherwise.
+   * `startDelayMs`: asked as the call is admitted, how long its `running` record may wait (null: it is written first).
+   */
+  private announced = false;
+
+  constructor(
+    draft: Omit<CallRecord, 'id'>,
+    private readonly recorder: StartRecorder,
+    id = newId('call'),
+    private readonly startDelayMs: () => number | null = () => null,
+  ) {
     this.id = id;
     this.draft = { ...draft, id };
   }
@@ -137,15 +158,45 @@ export class CallInFlight {
     return this.approval ? { ...this.draft, approval: this.approval } : this.draft;
   }
 
-  /** Whether the call has been recorded: from then on every ending is recorded too. */
+  /** Whether the call has been recorded, or admitted to be recorded as it ends: either way its ending is recorded. */
   get logged(): boolean {
-    return this.isRecorded;
+    return this.isRecorded || this.startPutOff;
   }
 
-  /** Records the call as running, once. */
+  /** Records the call as running, once, and announces it once recorded (unless it was announced already). */
   recordStart(): Promise<void> {
-    this.recorded ??= this.write(this.record).then(() => { this.isRecorded = true; });
+    this.recorded ??= this.recorder.write(this.record).then(() => {
+      this.isRecorded = true;
+      this.announce();
+    });
     return this.recorded;
+  }
+
+  private announce(): void {
+    if (this.announced) return;
+    this.announced = true;
+    this.recorder.announce(this.record);
+  }
+
+  /**
+   * How the call's end is to be written: `first` when no `running` record of it was written (put off, and the call
+   * ended in time; or its write failed), `over` when it was. Asked once, as the call ends: a put-off record is not
+   * written after that.
+   */
+  async endWrite(): Promise<'first' | 'over'> {
+    if (this.startTimer !== null) {
+      clearTimeout(this.startTimer);
+      this.startTimer = null;
+      return 'first';
+    }
+    if (this.recorded === null) return 'first';
+    try {
+      await this.recorded;
+      return 'over';
+    } catch {
+      // Whether that write landed is not known: the one-write form finds out (store `recordEndedCall`).
+      return 'first';
+    }
   }
 
   /** Runs once the call is admitted, before it is recorded; answering a CallNotRun ends the call once recorded. */
@@ -157,14 +208,33 @@ export class CallInFlight {
   async admitted(): Promise<void> {
     let notRun: CallNotRun | null = null;
     for (const step of this.whenAdmitted) notRun ??= await step();
-    await this.recordStart();
+    const delayMs = this.recorded === null ? this.startDelayMs() : null;
+    if (delayMs === null) await this.recordStart();
+    else this.putOffStart(delayMs);
     if (notRun) throw notRun;
+  }
+
+  /** The call runs at once; its `running` record is written only if it still runs `delayMs` from now. */
+  private putOffStart(delayMs: number): void {
+    this.startPutOff = true;
+    this.announce();
+    this.startTimer = setTimeout(() => {
+      this.startTimer = null;
+      // A failure here is the end's to mend: it is then written as the call's first record.
+      this.recordStart().catch(() => undefined);
+    }, delayMs);
   }
 
   /** Milliseconds since the call arrived. */
   waitedMs(): number {
     return performance.now() - this.arrived;
   }
+}
+
+/** Where a call's `running` record goes: the store, and the live stream. */
+export interface StartRecorder {
+  write(record: CallRecord): Promise<void>;
+  announce(record: CallRecord): void;
 }
 
 /** How a call ended, as the call log records it and its caller gets it. */
@@ -190,7 +260,20 @@ export interface CallLogOptions {
   clock?: Clock;
   /** Where call ends held for the database, and ends written past a lapsed lease, are told. */
   log: Logger;
+  /**
+   * How long an admitted call may run before its `running` record is written (CallInFlight); a call that ends
+   * sooner is written once, as it ends. 0: every call is recorded as running before it runs.
+   * DEFAULT_CALL_START_RECORD_MS when absent.
+   */
+  startRecordDelayMs?: number;
 }
+
+/**
+ * A call quicker than this is written once, as it ends. The price: a server killed outright (not stopped: a
+ * stop waits for its calls) loses the records of the calls it started in this last moment — a database out of
+ * reach still refuses calls, from the first end it could not take (see `startDelay`).
+ */
+export const DEFAULT_CALL_START_RECORD_MS = 100;
 
 /** A call bound to an idempotency key, as it runs: the key, its call's id, and who to tell as it ends. */
 interface KeyedRun extends KeyedCall {
@@ -209,6 +292,7 @@ export class CallLog {
   private readonly keys: CallKeys;
   private readonly outbox: CallOutbox;
   private readonly log: Logger;
+  private readonly startRecordDelayMs: number;
 
   constructor(options: CallLogOptions) {
     this.store = options.store;
@@ -219,6 +303,7 @@ export class CallLog {
     this.keys = new CallKeys(options.store, options.sealingKey, options.clock ?? systemClock);
     this.clock = options.clock ?? systemClock;
     this.outbox = new CallOutbox((end) => this.land(end), options.log);
+    this.startRecordDelayMs = options.startRecordDelayMs ?? DEFAULT_CALL_START_RECORD_MS;
   }
 
   get active(): number {
@@ -255,7 +340,7 @@ export class CallLog {
       sessionId: session.id, via: ctx.via ?? 'library', tool: name, arguments: redactArguments(args, secrets),
       outcome: 'running', crash: null, model: [], stderrTail: '', egress: [], durationMs: null, startedAt: nowIso(),
       ...(ctx.traceparent !== undefined ? { traceparent: ctx.traceparent } : {}),
-    }, (record) => this.logStart(record, session.agentId), keyed?.callId);
+    }, { write: (record) => this.storeStart(record), announce: (record) => this.events.publish(record, session.agentId) }, keyed?.callId, () => this.startDelay(keyed));
     this.inFlight += 1;
     try {
       let report: LoggedReport | null = null;
@@ -289,7 +374,8 @@ export class CallLog {
         keyed.ended(end);
         key = this.keys.keyEnd(keyed, keyed.callId, end);
       }
-      const endHeld = await this.writeEnd({ record, agentId: session.agentId, ...(key ? { key } : {}) });
+      const first = await call.endWrite() === 'first';
+      const endHeld = await this.writeEnd({ record, agentId: session.agentId, ...(key ? { key } : {}), ...(first ? { first } : {}) });
       ctx.onRecord?.({ record, result, ...(endHeld ? { endHeld } : {}) });
       if (rejection) throw rejection;
       return result;
@@ -386,12 +472,26 @@ export class CallLog {
     return { record, result, ...(rejection ? { rejection } : {}) };
   }
 
+  /**
+   * How long a call's `running` record may wait once it is admitted; null when it is written before the call runs:
+   * always with a delay of 0; for a call bound to an idempotency key (a retry reads its course from the record); and
+   * while the database has not taken the ends of earlier calls (the outbox holds some), so that a database out of
+   * reach refuses calls (CallNotStartedError) rather than have them run unrecorded.
+   */
+  private startDelay(keyed: KeyedRun | undefined): number | null {
+    if (this.startRecordDelayMs === 0 || keyed !== undefined || this.outbox.size > 0) return null;
+    return this.startRecordDelayMs;
+  }
+
   /** Every write of a call's record goes through these: the store first, then the live stream. */
-  private async logStart(record: CallRecord, agentId: string): Promise<void> {
-    await this.store.addCall(this.instanceId === undefined ? record : { ...record, instanceId: this.instanceId });
+  private async storeStart(record: CallRecord): Promise<void> {
+    await this.store.addCall(this.withInstance(record));
     // The database answers: ends held for it need not wait for their next try.
     this.outbox.kick();
-    this.events.publish(record, agentId);
+  }
+
+  private withInstance(record: CallRecord): CallRecord {
+    return this.instanceId === undefined ? record : { ...record, instanceId: this.instanceId };
   }
 
   /** Writes a call's end now, or holds it for later when the database cannot take it: answers whether it is held. */
@@ -410,7 +510,7 @@ export class CallLog {
     const { key } = end;
     if (key?.write === 'release') await this.store.releaseCallKey(key.sessionId, key.key, key.callId);
     else if (key && key.write !== 'none') await this.store.settleCallKey(key.sessionId, key.key, key.callId, key.write.result);
-    const written = await this.store.finishCall(end.record);
+    const written = end.first ? await this.store.recordEndedCall(this.withInstance(end.record)) : await this.store.finishCall(end.record);
     if (key) this.keys.landed(key.sessionId, key.key, key.callId);
     if (written.status === 'gone' || end.agentId === undefined) return;
     let { record } = end;

@@ -10,10 +10,11 @@
  * A replica that stops with ends still held loses them, and the calls are then marked `unknown` by whichever
  * process sees its lease lapse (platform.ts) — the call log says so rather than guessing an outcome.
  *
- * Bounded: while the database is down no new call can start (its `running` record cannot be written), so what
- * lands here is at most the calls that were in flight when it went. Past MAX_HELD_BYTES an end is kept without
- * its bulk (what the model saw, stderr, egress, the result kept for its key: `compactEnd`), and past
- * MAX_HELD_ENDS it is dropped and logged: its record then stays `running` until this process's lease ends.
+ * Bounded: while ends are held here no new call starts before its `running` record is written (call-log.ts
+ * `startDelay`), so with the database down none starts, and what lands here is at most the calls that were in
+ * flight when it went. Past MAX_HELD_BYTES an end is kept without its bulk (what the model saw, stderr, egress,
+ * the result kept for its key: `compactEnd`), and past MAX_HELD_ENDS it is dropped and logged: its record then
+ * stays `running` until this process's lease ends (or, for a quick call never recorded as running, is never written).
  */
 import type { Logger } from '../../common/index.js';
 import type { CallRecord } from '../store/index.js';
@@ -35,6 +36,8 @@ export interface PendingEnd {
   /** The agent of the call's session, for the live stream's event once the end lands. */
   agentId: string | undefined;
   key?: KeyEnd;
+  /** No `running` record of the call was written: the end is its first record (store `recordEndedCall`). */
+  first?: boolean;
 }
 
 export const RETRY_FIRST_MS = 250;

@@ -359,6 +359,14 @@ export class SqlStore<Db extends SqlDatabase = SqlDatabase> implements Store {
       json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null, rec.traceparent ?? null,
       rec.instanceId ?? null]);
   }
+  async recordEndedCall(rec: CallRecord): Promise<CallEndWrite> {
+    const inserted = await this.db.write(this.sql.calls.insertEnded, [rec.id, rec.sessionId, rec.via, rec.tool, json(rec.arguments), rec.outcome,
+      jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, rec.startedAt, jsonOrNull(rec.approval), rec.instanceId ?? null,
+      rec.traceparent ?? null, rec.worker?.id ?? null, rec.worker?.host ?? null, rec.instanceId ?? null, rec.sessionId]);
+    if (inserted === 1) return { status: 'written' };
+    // Not inserted: a record of it exists (its end is written as any end is, fenced) or its session is gone (`gone`).
+    return this.finishCall(rec);
+  }
   async finishCall(rec: CallRecord): Promise<CallEndWrite> {
     const { calls } = this.sql;
     const end = [rec.outcome, jsonOrNull(rec.crash), json(rec.model), rec.stderrTail, json(rec.egress), rec.durationMs, jsonOrNull(rec.approval),

@@ -63,11 +63,11 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   /**
-   * The call log's two writes per call (`addCall`, `finishCall`), held until the end of this turn of the
+   * The call log's writes (`addCall`, `finishCall`, `recordEndedCall`), held until the end of this turn of the
    * event loop and committed together in one transaction: a commit costs several times the statement, and
    * with calls in flight several land in each turn. Nothing can see them out of order: every other statement
    * (outside a transaction) and every transaction commits what is held first, and a write's promise resolves
-   * only once it is committed (the call log awaits its `running` record before the tool runs).
+   * only once it is committed (the call log awaits a `running` record it writes before the tool runs).
    */
   private held: { statement: Database.Statement; params: readonly unknown[]; resolve: (changes: number) => void; reject: (err: unknown) => void }[] = [];
   private flushQueued = false;

@@ -207,6 +207,12 @@ export function statementsFor(d: Dialect) {
       // process holds no live lease just now).
       insert: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id,
         traceparent, lease_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${liveEpoch(d, '?')})`,
+      // A call recorded once, as it ends (it was quick: call-log.ts): the whole record, with its worker, unless its
+      // session is gone (then nothing: the deletion took its calls) or a record of it exists already (a `running`
+      // one whose write's answer was lost, or this very write landing twice: sql-store.ts takes it from there).
+      insertEnded: `INSERT INTO calls (id, session_id, via, tool, arguments, outcome, crash, model, stderr_tail, egress, duration_ms, started_at, approval, instance_id,
+        traceparent, worker_id, worker_host, lease_epoch) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${liveEpoch(d, '?')}
+        WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ?) ON CONFLICT (id) DO NOTHING`,
       // Fenced: only a call still running, whose process holds the very lease it began under (a call of no
       // process, recorded in-process without one, has none to check). Anything else takes the slow way (sql-store.ts).
       finish: `UPDATE calls SET outcome = ?, crash = ?, model = ?, stderr_tail = ?, egress = ?, duration_ms = ?, approval = ?, worker_id = ?, worker_host = ?

@@ -516,6 +516,12 @@ export interface CallStore {
    * noted (`lease_lapsed`). Writing the same end again (a retry of a write whose answer was lost) changes nothing.
    */
   finishCall(rec: CallRecord): Promise<CallEndWrite>;
+  /**
+   * Records a call that was never recorded as running, whole, as it ended: one write. `gone` when its session no
+   * longer exists. When a record of it does exist (a `running` record whose write's answer was lost, or this same
+   * write again), its end is written as `finishCall` writes it.
+   */
+  recordEndedCall(rec: CallRecord): Promise<CallEndWrite>;
   getCall(sessionId: string, id: string): Promise<CallRecord | null>;
   listCalls(sessionId: string, page: PageRequest): Promise<Page<CallRecord>>;
   /** Calls of every session, newest first: `page.after` continues from a previous page's cursor. */

@@ -771,6 +771,37 @@ export function storeSuite(title: string, backend: StoreBackend): void {
       assert.deepEqual(await handle.store.finishCall(ended(gone)), { status: 'gone' });
     });
 
+    it('records a quick call once, as it ended: whole, with its worker; again changes nothing; over a running record it is an end; gone with its session', async () => {
+      const handle = await fresh();
+      const { session, agentId } = await agentWithSession(handle.store);
+      await handle.store.renewInstanceLease('ins_quick', 60_000);
+      const ended = (rec: CallRecord): CallRecord => ({
+        ...rec, outcome: 'tool_error', model: [{ type: 'text', text: 'no' }], stderrTail: 'why\n', durationMs: 3, worker: { id: 'w-1', host: 'box-1' },
+        crash: null, egress: [{ url: 'https://api.example.com/', method: 'GET', status: 404, bytesIn: 1, bytesOut: 0, durationMs: 1 }],
+      });
+
+      const quick = ended(call(session.id, { via: 'mcp', instanceId: 'ins_quick', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }));
+      assert.deepEqual(await handle.store.recordEndedCall(quick), { status: 'written' });
+      assert.deepEqual(await handle.store.getCall(session.id, quick.id), quick, 'every field as it went in, the worker among them');
+      assert.deepEqual(await handle.store.findCall(quick.id), { call: quick, agentId });
+      // Its answer lost, written again: one record, as it was.
+      assert.deepEqual(await handle.store.recordEndedCall(quick), { status: 'written' });
+      assert.equal((await handle.store.listCalls(session.id, { limit: 10 })).items.filter((c) => c.id === quick.id).length, 1);
+
+      // A `running` record of it exists (its write's answer was lost): the end is written over it, fenced as ends are.
+      const started = call(session.id, { instanceId: 'ins_quick' });
+      await handle.store.addCall(started);
+      assert.deepEqual(await handle.store.recordEndedCall(ended(started)), { status: 'written' });
+      assert.deepEqual(await handle.store.getCall(session.id, started.id), ended(started));
+
+      // Its session deleted meanwhile: nothing is written.
+      const other = await agentWithSession(handle.store);
+      const orphan = ended(call(other.session.id));
+      await handle.store.deleteSession(other.session.id);
+      assert.deepEqual(await handle.store.recordEndedCall(orphan), { status: 'gone' });
+      assert.equal(await handle.store.findCall(orphan.id), null);
+    });
+
     it('binds an idempotency key to one call: one claim of many wins, it is settled or released, taken over when expired or never recorded', async () => {
       const { store } = await fresh();
       await warm(store);
