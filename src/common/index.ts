@@ -20,3 +20,4 @@ export { withoutUndefined } from './without-undefined.js';
 export { canonicalJson, argumentsDigest } from './canonical-json.js';
 export { startSpan, inSpan, markFailed, traceFields, SpanKind, type Traced, type Attributes, type Span } from './trace.js';
 export { takeRandomBytes } from './random-pool.js';
+export { abortWith } from './abort-link.js';

@@ -11,12 +11,14 @@
  * own calls anyway; an ambiguous one is the rare case of two clients choosing the same id at once.)
  */
 
+import { abortWith } from '../common/index.js';
+
 export type RequestId = string | number;
 
 export type CancelOutcome = 'cancelled' | 'unknown' | 'ambiguous';
 
 export interface TrackedCall {
-  /** Aborted when a `notifications/cancelled` names this call. */
+  /** Aborted when a `notifications/cancelled` names this call, or when the signal `begin` was given aborts. */
   readonly signal: AbortSignal;
   /** The call was answered: it is no longer cancellable by id. */
   end(): void;
@@ -36,9 +38,11 @@ export class InFlightCalls {
     return n;
   }
 
-  begin(id: RequestId): TrackedCall {
+  /** `request`: the request's own signal (its stream closing); the call's follows it until `end`. */
+  begin(id: RequestId, request?: AbortSignal): TrackedCall {
     const key = keyOf(id);
     const controller = new AbortController();
+    const unlink = request ? abortWith(controller, request) : () => undefined;
     let set = this.#byId.get(key);
     if (set === undefined) this.#byId.set(key, (set = new Set()));
     set.add(controller);
@@ -46,6 +50,7 @@ export class InFlightCalls {
     return {
       signal: controller.signal,
       end: () => {
+        unlink();
         calls.delete(controller);
         if (calls.size === 0 && this.#byId.get(key) === calls) this.#byId.delete(key);
       },

@@ -226,9 +226,9 @@ export function toolboxServer(toolbox: Toolbox, options: ToolboxServerOptions): 
       });
       // Cancelled by its stream closing (the SDK's signal) or by a notifications/cancelled naming it (until it
       // becomes a task, which tasks/cancel ends).
-      const tracked = inFlight.begin(ctx.mcpReq.id);
+      const tracked = inFlight.begin(ctx.mcpReq.id, ctx.mcpReq.signal);
       try {
-        const signal = AbortSignal.any([ctx.mcpReq.signal, tracked.signal]);
+        const { signal } = tracked;
         // A client that declared tasks may be given one for a call that runs long; any other gets the result.
         if (options.tasks && requestDeclaresTasks(ctx)) {
           const run = await options.tasks.run(name, invoke, signal, { args });

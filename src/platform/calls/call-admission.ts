@@ -24,6 +24,7 @@
  * work per admitted or ended call is bounded by the agent's queue (amortized: an agent found with nothing that
  * could start leaves the turns, and only an event of its own brings it back), whatever the number of agents.
  */
+import { abortWith } from '../../common/index.js';
 import { ToolCallRefusedError } from '../../mcp/index.js';
 import { NotFoundError } from '../errors.js';
 import { WorkerTurns } from './worker-turns.js';
@@ -122,7 +123,12 @@ interface Entry {
   readonly deadline: number;
   /** It holds a sandbox worker while it runs (a function package's call). */
   readonly onWorker: boolean;
+  /** The call's own signal: aborted by a stop (`stoppedWith` says why) or by its caller going away. */
   readonly controller: AbortController;
+  /** Why the call was stopped from outside (its session or agent deleted); null when it was not. */
+  stoppedWith: string | null;
+  /** Lets go of the caller's signal (the call's follows it while the call lasts). */
+  unlink: () => void;
   /** `left`: it left the queue without running (timeout, stop, cancel) and waits for `end()`. */
   state: 'waiting' | 'running' | 'left' | 'ended';
   startedAt: number | null;
@@ -232,11 +238,12 @@ export class CallAdmission {
     const controller = new AbortController();
     const entry: Entry = {
       sessionId, agentId, arrived, deadline: arrived + Math.max(0, deadlineMs), onWorker, controller, state: 'waiting', startedAt: null,
-      resolveStart, timer: null, ended, markEnded,
+      resolveStart, timer: null, ended, markEnded, stoppedWith: null,
+      // The caller going away aborts the call's own signal too: one link, not a composite signal (abort-link.ts).
+      unlink: signal ? abortWith(controller, signal) : () => undefined,
     };
     session.calls.add(entry);
     agent.calls.add(entry);
-    const callSignal = signal ? AbortSignal.any([controller.signal, signal]) : controller.signal;
     if (canRun) this.start(entry);
     else {
       session.waiting += 1;
@@ -255,11 +262,11 @@ export class CallAdmission {
       }
     }
     return {
-      signal: callSignal,
+      signal: controller.signal,
       started,
       waitedMs: () => (entry.startedAt ?? this.now()) - entry.arrived,
       remainingMs: () => Math.max(0, entry.deadline - this.now()),
-      stoppedBecause: () => (controller.signal.aborted ? String((controller.signal.reason as Error).message) : null),
+      stoppedBecause: () => entry.stoppedWith,
       end: () => this.end(entry),
     };
   }
@@ -287,6 +294,7 @@ export class CallAdmission {
     const calls = [...group.calls];
     for (const entry of calls) {
       if (entry.state === 'waiting') this.leaveQueue(entry, 'stopped');
+      entry.stoppedWith ??= reason;
       entry.controller.abort(new Error(reason));
     }
     await Promise.all(calls.map((entry) => entry.ended));
@@ -343,6 +351,7 @@ export class CallAdmission {
       if (entry.onWorker) this.onWorkers -= 1;
     }
     entry.state = 'ended';
+    entry.unlink();
     session.calls.delete(entry);
     agent.calls.delete(entry);
     entry.markEnded();
