@@ -115,13 +115,21 @@ function additionalData(subject: string, header: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(subject, 'utf8'), Buffer.from([0]), header]);
 }
 
+/**
+ * A body of a JSON kind its sender has encoded already (a worker measures its outcome's JSON to choose between one
+ * message and pieces): sealed as it is, not encoded a second time.
+ */
+export class EncodedJson {
+  constructor(readonly bytes: Buffer) {}
+}
+
 /** Seals `body` for `subject` (bytes for RAW_KINDS, JSON for the rest); `header.r` is the kind's sender, set here. */
 export function sealEnvelope(key: Buffer, subject: string, header: Omit<EnvelopeHeader, 'v' | 'r'>, body: unknown): Uint8Array {
   const head = Buffer.from(JSON.stringify({ v: VERSION, k: header.k, r: BUS_SENDERS[header.k], c: header.c, n: header.n, e: header.e } satisfies EnvelopeHeader), 'utf8');
   const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(additionalData(subject, head));
-  const plain = RAW_KINDS.has(header.k) ? (body as Uint8Array) : Buffer.from(JSON.stringify(body), 'utf8');
+  const plain = RAW_KINDS.has(header.k) ? (body as Uint8Array) : body instanceof EncodedJson ? body.bytes : Buffer.from(JSON.stringify(body), 'utf8');
   const sealed = Buffer.concat([cipher.update(plain), cipher.final()]);
   const out = Buffer.allocUnsafe(3 + head.length + IV_BYTES + TAG_BYTES + sealed.length);
   out[0] = VERSION;
