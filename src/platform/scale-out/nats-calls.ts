@@ -4,8 +4,8 @@
  * travel. Every message is sealed (nats-envelope.ts): nobody without the deployment's key reads one or makes
  * one that opens, and each is bound to its subject, its call and its sender's role.
  *
- *   replica ──call──▶ <prefix>.calls (queue group "workers", one subscription per free slot, max 1 message)
- *   worker  ──accepted (its inbox for this call)──▶ the call's reply inbox, named inside the sealed call
+ *   replica ──call──▶ <prefix>.calls (queue group "workers", one subscription per worker)
+ *   worker  ──accepted (its inbox for this call), or busy (every slot taken: the replica asks again)──▶ the call's reply inbox, named inside the sealed call
  *   replica ──start (run, or do not: another worker took it)──▶ the worker's inbox for the call
  *   replica ──body, in pieces, when the arguments are too large for the call (nats-body.ts)──▶ the same inbox
  *   worker  ──alive every HEARTBEAT_MS, progress, then outcome (its pieces first when large)──▶ the call's reply inbox, numbered 1, 2, …

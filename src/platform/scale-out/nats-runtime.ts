@@ -4,11 +4,13 @@
  * discovering an uploaded package still happen here, on a small local runtime: discovery runs before a
  * package is stored, and its result is what every replica then serves.
  *
- * Flow control is the workers': each holds one queue subscription per free slot, each for one message, so
- * the NATS server itself never hands a worker more than it has room for. A call nobody takes is answered
- * by the server at once ("no responders"); the call tries again, with a short pause, until its deadline, and
- * ends as a crash `unavailable`. Once a worker took a call, it says so every HEARTBEAT_MS; a call whose worker
- * went quiet ends as `interrupted`, and is never sent again (a tool may have had side effects).
+ * Flow control is the workers': a worker with every slot taken answers a call `busy` (and with no worker
+ * subscribed the server answers "no responders" at once); the call tries again until its deadline, and ends as
+ * a crash `unavailable`. It waits in line between tries: woken as soon as a call of this replica's that a
+ * worker had taken ends (that slot is free), else after a short pause (a slot another replica freed), and a
+ * new call queues behind those already waiting instead of being sent to meet `busy`. Once a worker took a
+ * call, it says so every HEARTBEAT_MS; a call whose worker went quiet ends as `interrupted`, and is never sent
+ * again (a tool may have had side effects).
  *
  * The replica knows the live fleet from the workers' presence (nats-fleet.ts): with no worker of its protocol
  * running, a call is not sent at all but ends `unavailable` at once, saying so. It announces its own presence
@@ -84,6 +86,13 @@ export class NatsRuntime implements PackageRuntime {
   private unsettledUntil = Date.now() + SETTLE_MS;
   /** Calls waiting for the fleet to announce itself, woken when a worker does. */
   private readonly waitingForFleet = new Set<() => void>();
+  /**
+   * Calls that met every worker's slots taken, in the order they did: as a call of this replica's that a worker
+   * had taken ends, that worker's slot is free (it frees it before it answers), and the first waiting call asks
+   * at once instead of sleeping out its pause, which left slots idle. Their pause still ends their wait: a
+   * slot freed by another replica's call is not seen here.
+   */
+  private readonly waitingForSlot = new Set<() => void>();
 
   constructor(private readonly options: NatsRuntimeOptions) {
     this.subjects = natsSubjects(options.prefix);
@@ -263,6 +272,7 @@ export class NatsRuntime implements PackageRuntime {
     const firstSend = performance.now();
     const end = (result: NatsCallResult, answer: Answer): Answer => {
       this.counters.ended(result, worker, result === 'outcome' ? (performance.now() - firstSend) / 1000 : undefined);
+      if (workerInbox !== null) this.slotFreed();
       return ranOn ? { ...answer, worker: ranOn } : answer;
     };
     if (!this.connected || nc.isClosed()) {
@@ -288,6 +298,9 @@ export class NatsRuntime implements PackageRuntime {
       }
     };
     try {
+      // Calls already wait for a slot: this one waits behind them rather than be sent now, only to be answered
+      // `busy` (two more messages, sealed and opened, each way) while the slot freeing next is theirs.
+      if (this.waitingForSlot.size > 0) await this.slotOrPause(Math.min(MAX_RETRY_PAUSE_MS, Math.max(0, deadline - Date.now())), signal);
       // Until a worker takes it: a "no responders" answer means every worker's slots are taken; ask again.
       let retryPause = FIRST_RETRY_PAUSE_MS;
       for (;;) {
@@ -312,7 +325,7 @@ export class NatsRuntime implements PackageRuntime {
           // Every worker gone while the call waited for a free slot: it ends now, not at its deadline.
           const gone = this.fleetProblem() === null ? null : await this.noWorkerRunning(signal);
           if (gone !== null) return end('unavailable', notRun(gone));
-          await pause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
+          await this.slotOrPause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
           retryPause = Math.min(MAX_RETRY_PAUSE_MS, retryPause * 2);
           continue;
         }
@@ -383,6 +396,27 @@ export class NatsRuntime implements PackageRuntime {
     }
   }
 
+  /** Resolves when a slot frees (slotFreed, first come first woken), after `ms`, or when `signal` aborts. */
+  private slotOrPause(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((done) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waitingForSlot.delete(finish);
+        signal?.removeEventListener('abort', finish);
+        done();
+      };
+      const timer = setTimeout(finish, ms);
+      this.waitingForSlot.add(finish);
+      signal?.addEventListener('abort', finish, { once: true });
+    });
+  }
+
+  /** A call a worker had taken ended: that worker has a slot free, for the call that has waited longest. */
+  private slotFreed(): void {
+    const first = this.waitingForSlot.values().next();
+    if (!first.done) first.value();
+  }
+
   /** A read-only snapshot of this replica's calls over the bus, for /metrics. */
   stats(): NatsDispatchStats {
     return { ...this.counters.snapshot(), busDropped: this.bus.drops.snapshot(), fleet: fleetSummary(this.presence.table.current(Date.now())) };
@@ -444,18 +478,6 @@ function cancelledOutcome(durationMs: number): FunctionCallOutcome {
     status: 'cancelled', result: null, model: [{ type: 'text', text: 'The call was cancelled: its caller went away.' }], crash: null,
     durationMs, egress: [], stderr: '',
   };
-}
-
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((done) => {
-    const timer = setTimeout(finish, ms);
-    function finish(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', finish);
-      done();
-    }
-    signal?.addEventListener('abort', finish, { once: true });
-  });
 }
 
 /**

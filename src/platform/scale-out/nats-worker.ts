@@ -28,7 +28,7 @@ import {
   HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, REPLICA_ID, START_WAIT_MS, SealedBus, WORKER_HOST, WORKER_QUEUE, natsSubjects, volumeFromWire, workerCallLimits,
   type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,
 } from './nats-calls.js';
-import { BusDrops, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
+import { BusDrops, EncodedJson, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
 import { NatsOutcomes, isDurableKey, type DurableCourse } from './nats-outcomes.js';
 import { BodyAssembly, declaredProblem, partBytes, splitBody, travelsInline, type DeclaredBody } from './nats-body.js';
 import { readReplicaPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
@@ -304,7 +304,7 @@ export class NatsWorker {
     }
     if (!this.taken.firstTime(request.callId, opened.header.e)) return this.bus.drops.drop('replayed', msg.subject);
     let sequence = 0;
-    const reply = <K extends WorkerKind>(kind: K, body: WorkerBodies[K]): void => {
+    const reply = <K extends WorkerKind>(kind: K, body: WorkerBodies[K] | EncodedJson): void => {
       if (this.options.nc.isClosed()) return;
       this.bus.publish(request.replyTo, kind, { c: request.callId, n: (sequence += 1), ttlMs: MESSAGE_TTL_MS }, body);
     };
@@ -346,7 +346,7 @@ export class NatsWorker {
       const answer = { outcome, writtenBytes };
       const json = Buffer.from(JSON.stringify(answer), 'utf8');
       const maxPayload = this.bus.maxPayload;
-      if (travelsInline(json.length, maxPayload, Infinity)) reply('outcome', answer);
+      if (travelsInline(json.length, maxPayload, Infinity)) reply('outcome', new EncodedJson(json));
       else {
         const { declared, parts } = splitBody(json, partBytes(maxPayload));
         for (const part of parts) {
