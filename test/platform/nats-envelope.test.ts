@@ -1,6 +1,6 @@
 /**
- * The sealed envelope's IVs (nats-envelope.ts): taken from a block of random bytes filled at once, each handed
- * out once. A repeated IV under one key would break AES-GCM, so every IV of thousands of messages — across
+ * The sealed envelope's IVs (nats-envelope.ts): taken from the thread's pool of random bytes (common/random-pool.ts),
+ * which one call into the CSPRNG fills for many messages, each byte handed out once. A repeated IV under one key would break AES-GCM, so every IV of thousands of messages — across
  * several refills of the block — must differ, and each message must still open.
  */
 import { describe, it } from 'node:test';
@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { openEnvelope, sealEnvelope } from '../../src/platform/scale-out/nats-envelope.js';
 
 describe('the envelope\'s IVs', () => {
-  it('are never the same twice, across refills of their block, and every message opens', () => {
+  it('are never the same twice, across refills of their pool, and every message opens', () => {
     const key = randomBytes(32);
     const subject = 'run.calls';
     const ivs = new Set<string>();

@@ -19,7 +19,8 @@
  * Expiry is a time of day, so the clocks of replicas and workers must agree to within MAX_CLOCK_SKEW_MS
  * (NTP does far better); a message expired by more than that, or dated implausibly far ahead, is dropped.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomFillSync } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync } from 'node:crypto';
+import { takeRandomBytes } from '../../common/index.js';
 
 /** Who sends a message: each kind has exactly one. */
 export type BusRole = 'replica' | 'worker';
@@ -93,24 +94,6 @@ export function busKey(sealingKey: Buffer, prefix: string): Buffer {
   return Buffer.from(hkdfSync('sha256', sealingKey, Buffer.from('subako-bus'), Buffer.from(`v1 ${prefix}`), 32));
 }
 
-/**
- * Each message's IV: 12 bytes of the CSPRNG, never handed out twice, taken from a block filled at once — one call
- * into the CSPRNG per IV_BLOCK_IVS messages rather than one per message, which was a quarter of sealing in the
- * profile of bench/nats.ts. The same randomness: only how it is fetched differs.
- */
-const IV_BLOCK_IVS = 1_024;
-const ivBlock = Buffer.alloc(IV_BYTES * IV_BLOCK_IVS);
-let ivAt = ivBlock.length;
-
-function nextIv(): Buffer {
-  if (ivAt === ivBlock.length) {
-    randomFillSync(ivBlock);
-    ivAt = 0;
-  }
-  ivAt += IV_BYTES;
-  return ivBlock.subarray(ivAt - IV_BYTES, ivAt);
-}
-
 function additionalData(subject: string, header: Uint8Array): Buffer {
   return Buffer.concat([Buffer.from(subject, 'utf8'), Buffer.from([0]), header]);
 }
@@ -126,7 +109,9 @@ export class EncodedJson {
 /** Seals `body` for `subject` (bytes for RAW_KINDS, JSON for the rest); `header.r` is the kind's sender, set here. */
 export function sealEnvelope(key: Buffer, subject: string, header: Omit<EnvelopeHeader, 'v' | 'r'>, body: unknown): Uint8Array {
   const head = Buffer.from(JSON.stringify({ v: VERSION, k: header.k, r: BUS_SENDERS[header.k], c: header.c, n: header.n, e: header.e } satisfies EnvelopeHeader), 'utf8');
-  const iv = nextIv();
+  // The CSPRNG's bytes from the thread's pool: one call into it per many messages, not one per message (a quarter
+  // of sealing in the profile of bench/nats.ts); no two messages are ever given the same.
+  const iv = takeRandomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(additionalData(subject, head));
   const plain = RAW_KINDS.has(header.k) ? (body as Uint8Array) : body instanceof EncodedJson ? body.bytes : Buffer.from(JSON.stringify(body), 'utf8');
@@ -135,7 +120,7 @@ export function sealEnvelope(key: Buffer, subject: string, header: Omit<Envelope
   out[0] = VERSION;
   out.writeUInt16BE(head.length, 1);
   head.copy(out, 3);
-  iv.copy(out, 3 + head.length);
+  out.set(iv, 3 + head.length);
   cipher.getAuthTag().copy(out, 3 + head.length + IV_BYTES);
   sealed.copy(out, 3 + head.length + IV_BYTES + TAG_BYTES);
   return out;
