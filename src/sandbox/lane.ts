@@ -8,11 +8,12 @@
  * past a cap, frames V8 cannot read, a wrong token or no `hello` in time end the connection (`onBroken`),
  * never the server.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { encodeFrame, FrameReader, LaneFrameError } from './lane-frames.js';
+import { makeLaneDir } from './lane-dirs.js';
 import type { FromLane, LaneRun } from './process-protocol.js';
 
 /** The largest frame a worker may send: an output piece (1 MiB) or a bridge request, with room to spare. */
@@ -58,10 +59,10 @@ export class LaneListener {
   constructor(private readonly events: LaneEvents) {
     // mkdtemp makes the directory 0700: no other user can reach the socket inside. A socket's path has a
     // short limit (108 bytes on Linux, 104 on macOS): under a long TMPDIR, /tmp holds the directory instead.
-    let dir = mkdtempSync(join(tmpdir(), 'subako-lanes-'));
+    let dir = makeLaneDir(tmpdir());
     if (Buffer.byteLength(join(dir, SOCKET_NAME)) > MAX_SOCKET_PATH_BYTES) {
       rmSync(dir, { recursive: true, force: true });
-      dir = mkdtempSync('/tmp/subako-lanes-');
+      dir = makeLaneDir('/tmp');
     }
     this.dir = dir;
     this.path = join(this.dir, SOCKET_NAME);

@@ -6,7 +6,8 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { SandboxProcess } from '../../src/sandbox/sandbox-process.js';
@@ -172,6 +173,43 @@ describe('the lane socket, attacked from outside the sandbox process', () => {
       assert.throws(() => cut.run(echo, { args: [], env: [], preopens: [], limits: limits() }), /could not open its lane/);
     } finally {
       await cut.close();
+    }
+  });
+
+  test('a lane directory left by a server killed outright is removed by the next sandbox made there; a live process\'s and a symlink stay', async () => {
+    const place = join(process.env.TMPDIR ?? '/tmp', `lane-dirs-${process.pid}`);
+    mkdirSync(place, { recursive: true });
+    // A process that has ended: its pid names the leftover (its socket file inside, as a killed server leaves it).
+    const ended = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(ended.stdout);
+    const leftover = join(place, `subako-lanes-${deadPid}-AbC123`);
+    mkdirSync(join(leftover));
+    writeFileSync(join(leftover, 'lanes.sock'), '');
+    const live = join(place, `subako-lanes-${process.ppid}-XyZ789`);
+    mkdirSync(live);
+    const target = join(place, 'not-lanes');
+    mkdirSync(target);
+    writeFileSync(join(target, 'keep'), 'kept');
+    symlinkSync(target, join(place, `subako-lanes-${deadPid}-Sym456`));
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = place;
+    let other: SandboxProcess;
+    try {
+      other = new SandboxProcess({ size: 1 });
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
+    try {
+      assert.equal(existsSync(leftover), false, 'the ended process\'s directory is gone');
+      assert.equal(existsSync(live), true, 'a running process\'s directory stays');
+      assert.equal(readFileSync(join(target, 'keep'), 'utf8'), 'kept', 'a symlink is not followed');
+      assert.equal(dirname(other.lanePath).startsWith(join(place, `subako-lanes-${process.pid}-`)), true, other.lanePath);
+      const echo = await other.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });
+      assert.equal((await runToEnd(other, echo, {}, 'here\n')).stdout, '1:here\n');
+    } finally {
+      await other.close();
+      rmSync(place, { recursive: true, force: true });
     }
   });
 
