@@ -170,7 +170,9 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
 
   async compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle> {
     this.assertOpen();
-    const prepared = prepareWith(this.preparedCache, bytes, options);
+    const prepared = await prepareWith(this.preparedCache, bytes, options);
+    // Closed (or broken) while the module was instrumented: no compile is asked of a process that is gone.
+    this.assertOpen();
     const id = nextModuleId();
     this.modules.set(id, prepared);
     try {

@@ -12,8 +12,8 @@
  * the upload check gives), so a module that reached the sandbox unchecked is held to the same caps.
  * Nothing is inserted before an existing entry, so no existing function, type or global index moves.
  */
-import { SubakoError } from '../errors.js';
 import { GROW_FAILED_EXPORT } from './grow-failed.js';
+import { InstrumentError, MemoryCapError } from './instrument-errors.js';
 import { parseModule } from './parse-module.js';
 import { ByteReader } from './reader.js';
 import { HEADER_SIZE } from './header.js';
@@ -26,26 +26,8 @@ import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
 import { findLimitOverruns, ModuleLimitError } from './check-limits.js';
 
 export { GROW_FAILED_EXPORT };
+export { MemoryCapError, InstrumentError };
 export const PAGE_BYTES = 65536;
-
-/** The module asks for more memory up front than the cap allows: the run is out of memory before it starts. */
-export class MemoryCapError extends SubakoError {
-  readonly initialPages: number;
-  readonly capPages: number;
-
-  constructor(initialPages: number, capPages: number) {
-    super('out_of_memory', `The module starts with ${initialPages} pages of memory (${initialPages * 64} KiB), more than the cap of ${capPages} pages (${capPages * 64} KiB). Lower its initial memory (e.g. -Wl,--initial-memory) or raise the memory limit.`);
-    this.initialPages = initialPages;
-    this.capPages = capPages;
-  }
-}
-
-/** The module is not one the rewrite can handle (malformed; an imported, shared, 64-bit or second memory; an imported or 64-bit table). */
-export class InstrumentError extends SubakoError {
-  constructor(message: string) {
-    super('instrument.unsupported', message);
-  }
-}
 
 export interface InstrumentOptions {
   maxMemoryBytes: number;
