@@ -20,8 +20,6 @@ import { HEADER_SIZE } from './header.js';
 import { ByteWriter, concatBytes, encodeName, encodeS32, encodeSection, encodeU32 } from './encode.js';
 import { importCount, SECTION_ORDER, type ParsedModule, type SectionSpan } from './module-types.js';
 import { OP_MEMORY_GROW } from './opcodes.js';
-import { walkInstructions } from './code-walker.js';
-import { FeatureLog } from './feature-log.js';
 import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
 import { findLimitOverruns, ModuleLimitError } from './check-limits.js';
 
@@ -41,7 +39,15 @@ type Rewrites = Record<number, (section: SectionSpan | null) => Uint8Array>;
 export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): Uint8Array<ArrayBuffer> {
   const limits = options.limits ?? MODULE_LIMITS;
   if (bytes.length > limits.moduleBytes) throw new ModuleLimitError({ limit: 'moduleBytes', found: bytes.length }, limits);
-  const parsed = parseModule(bytes, { limits });
+  // Every memory.grow, noted as the parser walks the code: the rewrite then copies the bodies around them
+  // instead of walking every instruction a second time (the walk is most of what instrumenting costs).
+  const grows: GrowSite[] = [];
+  const parsed = parseModule(bytes, {
+    limits,
+    visit: (instruction, functionIndex) => {
+      if (instruction.byte === OP_MEMORY_GROW) grows.push({ functionIndex, start: instruction.start, end: instruction.end });
+    },
+  });
   if (parsed.header.kind !== 'module' || parsed.malformed.length > 0) {
     throw new InstrumentError(`The module cannot be instrumented: ${parsed.malformed[0]?.message ?? 'it is not a WebAssembly core module'}.`);
   }
@@ -54,7 +60,7 @@ export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions):
   }
   const rewrites: Rewrites = {
     ...(module.tables.length > 0 ? tableRewrites(bytes, module, limits.tableElements) : {}),
-    ...(module.memories.length > 0 ? memoryRewrites(bytes, module, options.maxMemoryBytes) : {}),
+    ...(module.memories.length > 0 ? memoryRewrites(bytes, module, options.maxMemoryBytes, grows) : {}),
   };
   if (Object.keys(rewrites).length === 0) return bytes.slice();
   return rebuild(bytes, module, rewrites);
@@ -89,7 +95,7 @@ interface Added {
   globalIndex: number;
 }
 
-function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes: number): Rewrites {
+function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes: number, grows: readonly GrowSite[]): Rewrites {
   const memory = module.memories[0];
   if (module.memories.length > 1 || memory.shared || memory.is64) {
     throw new InstrumentError('The module has more than one memory, or a shared or 64-bit one; only one plain 32-bit memory can be capped.');
@@ -111,7 +117,7 @@ function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes:
     5: () => concatBytes([[1, 0x01], encodeU32(memory.min), encodeU32(maxPages)]),
     6: (s) => appendEntry(bytes, s, [0x7f, 0x01, 0x41, 0x00, 0x0b]), // mutable i32 = 0
     7: (s) => appendEntry(bytes, s, [...encodeName(GROW_FAILED_EXPORT), 0x03, ...encodeU32(added.globalIndex)]),
-    10: () => rewriteCode(bytes, module, added),
+    10: () => rewriteCode(bytes, module, added, grows),
   };
 }
 
@@ -167,24 +173,29 @@ function growFunctionBody(globalIndex: number): number[] {
  * walked again here and written straight out, so a module made of millions of `memory.grow` costs its
  * output's size, not an object per site.
  */
-function rewriteCode(bytes: Uint8Array, module: ParsedModule, added: Added): Uint8Array {
+/** Where a memory.grow lies in the module's bytes, and in which function (its index, imports counted). */
+interface GrowSite {
+  functionIndex: number;
+  start: number;
+  end: number;
+}
+
+/** The code section with every memory.grow (`grows`, in the order of the bytes) a call of the added function. */
+function rewriteCode(bytes: Uint8Array, module: ParsedModule, added: Added, grows: readonly GrowSite[]): Uint8Array {
   const call = [0x10, ...encodeU32(added.functionIndex)];
   const out = new ByteWriter();
   const body = new ByteWriter();
-  const log = new FeatureLog();
+  const firstDefined = importCount(module, 'func');
+  let next = 0;
   out.u32(module.codes.length + 1);
-  for (const span of module.codes) {
+  for (const [i, span] of module.codes.entries()) {
     let at = span.bodyStart;
     body.clear();
-    walkInstructions(new ByteReader(bytes, span.codeStart, span.end), {
-      log, where: '', typeCount: module.types.length,
-      visit: (instruction) => {
-        if (instruction.byte !== OP_MEMORY_GROW) return;
-        body.write(bytes.subarray(at, instruction.start));
-        body.write(call);
-        at = instruction.end;
-      },
-    });
+    for (; next < grows.length && grows[next].functionIndex === firstDefined + i; next += 1) {
+      body.write(bytes.subarray(at, grows[next].start));
+      body.write(call);
+      at = grows[next].end;
+    }
     if (at === span.bodyStart) {
       out.write(bytes.subarray(span.start, span.end));
       continue;
