@@ -41,11 +41,11 @@ export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions):
   if (bytes.length > limits.moduleBytes) throw new ModuleLimitError({ limit: 'moduleBytes', found: bytes.length }, limits);
   // Every memory.grow, noted as the parser walks the code: the rewrite then copies the bodies around them
   // instead of walking every instruction a second time (the walk is most of what instrumenting costs).
-  const grows: GrowSite[] = [];
+  const grows = new GrowSites();
   const parsed = parseModule(bytes, {
     limits,
-    visit: (instruction, functionIndex) => {
-      if (instruction.byte === OP_MEMORY_GROW) grows.push({ functionIndex, start: instruction.start, end: instruction.end });
+    visit: (instruction) => {
+      if (instruction.byte === OP_MEMORY_GROW) grows.add(instruction.start, instruction.end);
     },
   });
   if (parsed.header.kind !== 'module' || parsed.malformed.length > 0) {
@@ -95,7 +95,7 @@ interface Added {
   globalIndex: number;
 }
 
-function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes: number, grows: readonly GrowSite[]): Rewrites {
+function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes: number, grows: GrowSites): Rewrites {
   const memory = module.memories[0];
   if (module.memories.length > 1 || memory.shared || memory.is64) {
     throw new InstrumentError('The module has more than one memory, or a shared or 64-bit one; only one plain 32-bit memory can be capped.');
@@ -173,28 +173,49 @@ function growFunctionBody(globalIndex: number): number[] {
  * walked again here and written straight out, so a module made of millions of `memory.grow` costs its
  * output's size, not an object per site.
  */
-/** Where a memory.grow lies in the module's bytes, and in which function (its index, imports counted). */
-interface GrowSite {
-  functionIndex: number;
-  start: number;
-  end: number;
+/**
+ * Where each memory.grow lies in the module's bytes (its start and end), in the order of the bytes: two numbers
+ * a site in one typed array that doubles as it fills, not an object a site (a module may hold millions).
+ */
+class GrowSites {
+  private offsets = new Uint32Array(64);
+  length = 0;
+
+  add(start: number, end: number): void {
+    if (2 * this.length + 2 > this.offsets.length) {
+      const bigger = new Uint32Array(this.offsets.length * 2);
+      bigger.set(this.offsets);
+      this.offsets = bigger;
+    }
+    this.offsets[2 * this.length] = start;
+    this.offsets[2 * this.length + 1] = end;
+    this.length += 1;
+  }
+
+  start(site: number): number {
+    return this.offsets[2 * site];
+  }
+
+  end(site: number): number {
+    return this.offsets[2 * site + 1];
+  }
 }
 
-/** The code section with every memory.grow (`grows`, in the order of the bytes) a call of the added function. */
-function rewriteCode(bytes: Uint8Array, module: ParsedModule, added: Added, grows: readonly GrowSite[]): Uint8Array {
+/** The code section with every memory.grow (`grows`) a call of the added function. */
+function rewriteCode(bytes: Uint8Array, module: ParsedModule, added: Added, grows: GrowSites): Uint8Array {
   const call = [0x10, ...encodeU32(added.functionIndex)];
   const out = new ByteWriter();
   const body = new ByteWriter();
-  const firstDefined = importCount(module, 'func');
   let next = 0;
   out.u32(module.codes.length + 1);
-  for (const [i, span] of module.codes.entries()) {
+  for (const span of module.codes) {
     let at = span.bodyStart;
     body.clear();
-    for (; next < grows.length && grows[next].functionIndex === firstDefined + i; next += 1) {
-      body.write(bytes.subarray(at, grows[next].start));
+    // The bodies lie in order, and so do the sites: this body's are the next ones that start before its end.
+    for (; next < grows.length && grows.start(next) < span.end; next += 1) {
+      body.write(bytes.subarray(at, grows.start(next)));
       body.write(call);
-      at = grows[next].end;
+      at = grows.end(next);
     }
     if (at === span.bodyStart) {
       out.write(bytes.subarray(span.start, span.end));
