@@ -56,10 +56,13 @@ const API_TYPES = '^src/server/api/';
 const ROOT = '^src/app[.]ts$';
 /** A room's face, and a sub-room's (mcp/oauth/index.ts). */
 /**
- * A room's faces: its index.ts, and, where a room has one, its lean.ts: the few names a sandbox worker needs as
- * it starts, without what the index loads besides (every worker pays its imports on a fresh process's first call).
+ * A room's faces: its index.ts, and, where a room has them, its lean.ts: the few names a sandbox worker needs as
+ * it starts, and its first-call.ts: the names a host (and its sandbox process) needs up to a fresh process's first
+ * answer; each without what the index loads besides (every file a fresh process imports is paid for on its first
+ * call, a worker's on the path to it, and the index of a room loads all of the room). Two narrow faces, not one:
+ * a worker needs fewer names than a host, and each file more costs it about a millisecond.
  */
-const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/lean[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
+const FACES = ['^src/[^/]+/index[.]ts$', '^src/[^/]+/lean[.]ts$', '^src/[^/]+/first-call[.]ts$', '^src/[^/]+/[^/]+/index[.]ts$'];
 
 /**
  * An outside module as dependency-cruiser resolves it: a Node builtin by its name (`node:` or not), a package

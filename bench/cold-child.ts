@@ -12,18 +12,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Where a fresh process's time goes, in order, each step from the end of the one before (ms). */
+/**
+ * Where a fresh process's time goes, in order, each step from the end of the one before (ms), so that they add up
+ * to the whole. The sandbox process boots beside this one from the moment the host is made: a step after
+ * `hostAndRead` is the wait for what came last on the path to the answer (the sandbox's own steps from its start
+ * marks, sandbox/start-marks.ts), and is 0 when that was done before the step before it ended.
+ */
 export interface ColdSteps {
   /** Node's start, up to this file's first line: what any Node program pays. */
   nodeStart: number;
   /** Importing subako's modules that the call needs (the function room and the package reader). */
   imports: number;
-  /** Starting the host (the sandbox process is spawned, not waited for) and reading the package directory. */
+  /** Starting the host (the sandbox process is forked, not waited for) and reading the package directory. */
   hostAndRead: number;
-  /** Waiting for the sandbox process to be up and the module compiled in it (from the cache of instrumented modules when filled). */
-  sandboxAndCompile: number;
-  /** The first call: instance, `tools/call`, answer, exit. */
-  firstCall: number;
+  /** Waiting for the sandbox process's Node to start (it says it is ready as it starts its workers). */
+  sandboxProcess: number;
+  /** Waiting for the module to be compiled there (instrumented here first, unless the cache has it). */
+  compile: number;
+  /** Waiting for the sandbox's first worker to boot, load its modules and open its lane to this process. */
+  workerStart: number;
+  /** The call itself: a fresh instance, `tools/call`, the answer, rendered. */
+  call: number;
 }
 
 export interface ColdFigures {
@@ -34,7 +43,9 @@ export interface ColdFigures {
 
 const nodeStarted = performance.now();
 const [dir, tool, args, cacheDir] = process.argv.slice(2);
-const [{ FunctionHost }, { readPackageDir }] = await Promise.all([import('../src/function/index.js'), import('../src/package/package-dir.js')]);
+const [{ FunctionHost }, { readPackageDir }, { START_MARKS }] = await Promise.all([
+  import('../src/function/index.js'), import('../src/package/package-dir.js'), import('../src/sandbox/index.js'),
+]);
 const imported = performance.now();
 const host = new FunctionHost({ poolSize: 1, ...(cacheDir ? { preparedCacheDir: cacheDir } : {}) });
 const tmpDir = mkdtempSync(join(tmpdir(), 'subako-bench-cold-'));
@@ -47,8 +58,14 @@ try {
   const outcome = await host.call(loaded, tool, JSON.parse(args) as Record<string, unknown>, { tmpDir });
   const answered = performance.now();
   if (outcome.status !== 'ok') throw new Error(`the cold call ended ${outcome.status}`);
+  const marked = (name: string): number => performance.getEntriesByName(name, 'mark')[0]?.startTime ?? Number.NaN;
+  // The path to the answer, each point no earlier than the one before it.
+  const ready = Math.max(bytesRead, marked(START_MARKS.ready));
+  const done = Math.max(ready, compiled);
+  const laneOpen = Math.max(done, marked(START_MARKS.firstLane));
   const steps: ColdSteps = {
-    nodeStart: nodeStarted, imports: imported - nodeStarted, hostAndRead: bytesRead - imported, sandboxAndCompile: compiled - bytesRead, firstCall: answered - compiled,
+    nodeStart: nodeStarted, imports: imported - nodeStarted, hostAndRead: bytesRead - imported,
+    sandboxProcess: ready - bytesRead, compile: done - ready, workerStart: laneOpen - done, call: answered - laneOpen,
   };
   const figures: ColdFigures = { bytesToAnswerMs: answered - bytesRead, processToAnswerMs: answered, steps };
   process.stdout.write(`${JSON.stringify(figures)}\n`);

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { systemErrorCode, withoutUndefined } from './common/index.js';
+import { systemErrorCode, withoutUndefined } from './common/first-call.js';
 import { ValidationError, type Problem } from './errors.js';
 import type { SettingKind } from './setting-kinds.js';
 import {

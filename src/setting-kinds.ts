@@ -9,7 +9,7 @@
  * fifth of a second.
  */
 import { resolve } from 'node:path';
-import { Secret } from './common/index.js';
+import { Secret } from './common/first-call.js';
 
 /** How a flag takes the value: with an argument, as a switch (`--x`, `--no-x`), or repeated into a list. */
 export type FlagShape = 'value' | 'switch' | 'list';

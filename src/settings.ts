@@ -14,7 +14,7 @@
  * listener), so `"dataDir"` is never read as both the server's records and a worker's cache.
  */
 import { join } from 'node:path';
-import { subakoHome } from './common/index.js';
+import { subakoHome } from './common/first-call.js';
 import { DEFAULT_CALL_LIMITS } from './call-limits.js';
 import {
   claimName, directory, httpUrl, natsPrefix, natsUrl, nonEmptyText, oneOf, onOff, postgresUrl, scopeList, textList, wholeNumber,

@@ -7,10 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { subakoHome, systemErrorCode } from '../common/index.js';
+import { subakoHome, systemErrorCode } from '../common/first-call.js';
 import { UsageError, ValidationError } from '../errors.js';
 import { FunctionHost, type EgressGrant, type FunctionCallContext, type FunctionCallOutcome } from '../function/index.js';
-import { parseEgressPolicyFile } from '../egress/index.js';
 import type { ContentBlock } from '../tool.js';
 import type { CommandContext } from './command-context.js';
 import { CALL_EXIT, exitOfOutcome } from './call-exit.js';
@@ -44,8 +43,11 @@ export function parseArguments(text: string | undefined): Record<string, unknown
   return value as Record<string, unknown>;
 }
 
-/** The egress side from --policy, --allow and --allow-private-destinations; null when none is given. */
-export function egressFromFlags(flags: CallFlags): EgressGrant | undefined {
+/**
+ * The egress side from --policy, --allow and --allow-private-destinations; null when none is given. The egress
+ * room (its policy parser) is loaded only to read a --policy file.
+ */
+export async function egressFromFlags(flags: CallFlags): Promise<EgressGrant | undefined> {
   if (!flags.policy && flags.allow.length === 0 && !flags.allowPrivateDestinations) return undefined;
   let file = { allow: [] as string[], grants: [] as string[], vault: [] as EgressGrant['credentials'], privateDestinations: 'deny' as 'deny' | 'allow' };
   if (flags.policy) {
@@ -57,6 +59,7 @@ export function egressFromFlags(flags: CallFlags): EgressGrant | undefined {
       if (code === undefined) throw error;
       throw new UsageError(`--policy ${flags.policy} cannot be read (${code})`);
     }
+    const { parseEgressPolicyFile } = await import('../egress/index.js');
     try {
       const parsed = parseEgressPolicyFile(text);
       file = { allow: parsed.allow, grants: parsed.grants, vault: parsed.vault, privateDestinations: parsed.privateDestinations ?? 'deny' };
@@ -105,9 +108,10 @@ export function registerCall(program: Command, ctx: CommandContext): void {
     .option('--json', 'print {"status","result","model","crash","durationMs","egress"} as JSON')
     .action(async (path: string, tool: string, argsText: string | undefined, flags: CallFlags) => {
       const args = parseArguments(argsText);
-      const egress = egressFromFlags(flags);
+      const egress = await egressFromFlags(flags);
       // Instrumented modules are kept in the data home, as `serve` keeps them in its data directory: the next
-      // `subako call` of the same package reads them back instead of walking the module again.
+      // `subako call` of the same package reads them back instead of walking the module again. The host is made
+      // before the checks are loaded (loadFunction): its sandbox process boots while they load.
       const host = new FunctionHost({ poolSize: 1, limits: limitsFromFlags(flags), preparedCacheDir: join(subakoHome(), 'cache', 'prepared') });
       const volume = flags.volume ? resolve(flags.volume) : mkdtempSync(join(tmpdir(), 'subako-volume-'));
       try {

@@ -47,7 +47,7 @@ export function registerDev(program: Command, ctx: CommandContext): void {
     .option('--allow-private-destinations', 'let requests reach private and loopback addresses (local development only)')
     .action(async (dir: string, flags: DevFlags) => {
       if (flags.port !== undefined && !/^[0-9]{1,5}$/.test(flags.port)) throw new UsageError(`--port takes a port number, not "${flags.port}"`);
-      const egress = egressFromFlags(flags);
+      const egress = await egressFromFlags(flags);
       const volumeDir = flags.volume ? resolve(flags.volume) : mkdtempSync(join(tmpdir(), 'subako-dev-'));
       const log = (line: string): void => void process.stderr.write(`${line}\n`);
       let server: DevServer;

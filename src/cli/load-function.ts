@@ -4,15 +4,19 @@
  */
 import type { Problem } from '../errors.js';
 import { UsageError } from '../errors.js';
-import { PACKAGE_PROBLEMS } from '../package/index.js';
 import type { FunctionHost } from '../function/index.js';
-import { inspectPackage, type PackageInspection } from '../devkit/index.js';
+import type { PackageInspection } from '../devkit/index.js';
 import type { CallLimits } from '../config.js';
 
 /** What the checks and discovery found (devkit/inspect.ts, the one copy every command uses). */
 export type LoadedFunction = PackageInspection;
 
+/**
+ * The checks (devkit/ and package/: the module parser, the package rules, about a hundred files) are loaded here,
+ * not with the command: a caller makes its host first, so its sandbox process boots while they load.
+ */
 export async function loadFunction(path: string, host: FunctionHost): Promise<LoadedFunction> {
+  const [{ inspectPackage }, { PACKAGE_PROBLEMS }] = await Promise.all([import('../devkit/index.js'), import('../package/index.js')]);
   const inspection = await inspectPackage(path, host);
   if (inspection.check.problems.some((p) => p.code === PACKAGE_PROBLEMS.notFound)) {
     throw new UsageError(`${path} does not exist; pass a .wasm module or a package directory.`);

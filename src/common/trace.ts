@@ -10,13 +10,36 @@
  * child. The string is taken, not the ambient context, because the call's path crosses what an ambient context
  * does not follow (the sandbox's bridge messages, the NATS bus).
  */
-import {
-  context, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Attributes, type Context, type Span, type SpanContext,
-} from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type * as Otel from '@opentelemetry/api';
+import type { Attributes, Context, Span, SpanContext } from '@opentelemetry/api';
 
-export { SpanKind };
 export type { Attributes, Span };
+
+/**
+ * OpenTelemetry's API (some forty CommonJS files), loaded by the first span rather than with this file: every
+ * room imports common/ as a process starts, and a fresh process's first span comes later — a CLI call's with
+ * the call, once the sandbox process is already booting — so the load is off the path to the first answer.
+ * It is the same module (and the same global tracer provider) that telemetry/ registers through.
+ */
+let loaded: typeof Otel | undefined;
+function otel(): typeof Otel {
+  loaded ??= createRequire(import.meta.url)('@opentelemetry/api') as typeof Otel;
+  return loaded;
+}
+
+/**
+ * The kinds of span, with OpenTelemetry's numbers (its `SpanKind`), as values of our own, so that naming a kind
+ * loads nothing (test/common/trace.test.ts holds them to the API's).
+ */
+export const SpanKind = Object.freeze({
+  INTERNAL: 0 as Otel.SpanKind.INTERNAL,
+  SERVER: 1 as Otel.SpanKind.SERVER,
+  CLIENT: 2 as Otel.SpanKind.CLIENT,
+  PRODUCER: 3 as Otel.SpanKind.PRODUCER,
+  CONSUMER: 4 as Otel.SpanKind.CONSUMER,
+});
+export type SpanKind = Otel.SpanKind;
 
 /** The instrumentation scope every span of subako's is made under. */
 const TRACER_NAME = 'subako';
@@ -34,6 +57,7 @@ export interface Traced {
 /** A remote parent from a `traceparent` already checked to be one (version 00, as mcp/'s reader passes it on). */
 function parentContext(traceparent: string | undefined): Context {
   const match = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
+  const { context, trace, ROOT_CONTEXT } = otel();
   if (!match) return context.active();
   const parent: SpanContext = { traceId: match[1], spanId: match[2], traceFlags: Number.parseInt(match[3], 16), isRemote: true };
   return trace.setSpanContext(ROOT_CONTEXT, parent);
@@ -49,6 +73,7 @@ function traceparentOf(span: SpanContext): string {
  * after `endWithError` when it failed.
  */
 export function startSpan(name: string, traceparent: string | undefined, attributes: Attributes, kind: SpanKind = SpanKind.INTERNAL): Traced {
+  const { trace, isSpanContextValid } = otel();
   const parent = parentContext(traceparent);
   const span = trace.getTracer(TRACER_NAME).startSpan(name, { kind, attributes }, parent);
   const own = span.spanContext();
@@ -57,17 +82,18 @@ export function startSpan(name: string, traceparent: string | undefined, attribu
 
 /** Runs `work` with the span as the ambient one: the log lines it writes carry its ids. */
 export function inSpan<T>(traced: Traced, work: () => T): T {
-  return context.with(traced.context, work);
+  return otel().context.with(traced.context, work);
 }
 
 /** Marks the span failed, with one line saying why (`error.type` as OpenTelemetry's conventions name it). */
 export function markFailed(span: Span, type: string, message?: string): void {
   span.setAttribute('error.type', type);
-  span.setStatus({ code: SpanStatusCode.ERROR, ...(message !== undefined ? { message } : {}) });
+  span.setStatus({ code: otel().SpanStatusCode.ERROR, ...(message !== undefined ? { message } : {}) });
 }
 
 /** The ids of the ambient span, for a log line: none when no span is being recorded. */
 export function traceFields(): { trace_id?: string; span_id?: string } {
+  const { trace, isSpanContextValid } = otel();
   const active = trace.getActiveSpan()?.spanContext();
   if (active === undefined || !isSpanContextValid(active)) return {};
   return { trace_id: active.traceId, span_id: active.spanId };

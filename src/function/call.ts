@@ -4,9 +4,10 @@
  */
 import type { CallLimits } from '../config.js';
 import { tailText, type ModuleHandle, type Sandbox, type BridgeHandler } from '../sandbox/index.js';
-import { createHttpBridge, type EgressLogEntry, type HttpsConnectionPool } from '../egress/index.js';
+import type { EgressLogEntry, HttpsConnectionPool } from '../egress/index.js';
 import type { CallToolResult } from '../tool.js';
-import { inSpan, markFailed, startSpan } from '../common/index.js';
+import { inSpan, markFailed, startSpan } from '../common/first-call.js';
+import { loadEgress } from './egress-room.js';
 import { buildRequest, freshId } from './protocol.js';
 import { ProgressRelay } from './progress-relay.js';
 import { ConversationCrashed, GuestConversation } from './conversation.js';
@@ -16,10 +17,10 @@ import { callPreopens } from './preopens.js';
 import { renderCrash, renderForModel } from './render.js';
 import type { FunctionCallContext, FunctionCallOutcome, PackageSource } from './types.js';
 
-/** What a call runs on: the host's sandbox and its pool of outgoing HTTPS connections. */
+/** What a call runs on: the host's sandbox and its pool of outgoing HTTPS connections (made by the first call given egress). */
 export interface CallRuntime {
   sandbox: Sandbox;
-  connections: HttpsConnectionPool;
+  connections(): Promise<HttpsConnectionPool>;
 }
 
 /**
@@ -70,8 +71,9 @@ async function runFunctionTool(
   if (ctx.egress) {
     const volume = [{ guestPath: '/volume/tmp', hostPath: ctx.tmpDir }];
     if (ctx.dataDir) volume.push({ guestPath: '/volume/data', hostPath: ctx.dataDir });
+    const [{ createHttpBridge }, connections] = await Promise.all([loadEgress(), runtime.connections()]);
     bridge.http = createHttpBridge({
-      connections: runtime.connections,
+      connections,
       policy: ctx.egress.compiled ?? { allow: ctx.egress.allow, grants: ctx.egress.grants, privateDestinations: ctx.egress.privateDestinations ?? 'deny' },
       credentials: ctx.egress.credentials,
       volume,

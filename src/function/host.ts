@@ -7,11 +7,12 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../config.js';
 import { PreparedModuleCache, SandboxPool, SandboxProcess, type ModuleHandle, type Sandbox, type SandboxStats } from '../sandbox/index.js';
-import { HttpsConnectionPool } from '../egress/index.js';
+import type { HttpsConnectionPool } from '../egress/index.js';
 import type { Tool, Toolbox } from '../tool.js';
 import { callDeadlineMs, functionTool } from './function-tool.js';
 import { discoverTools } from './discover.js';
 import { callFunctionTool } from './call.js';
+import { loadEgress } from './egress-room.js';
 import type { DiscoveryResult, FunctionCallContext, FunctionCallOutcome, PackageSource, ToolInfo } from './types.js';
 
 export interface LoadedPackage {
@@ -75,8 +76,11 @@ interface CompiledEntry {
 export class FunctionHost {
   readonly limits: CallLimits;
   private readonly sandbox: Sandbox;
-  /** Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same. */
-  private readonly connections = new HttpsConnectionPool();
+  /**
+   * Outgoing HTTPS connections of this host's calls, reused only where the connection would be the same: made by
+   * the first call given egress (the egress room is loaded then, not with this host).
+   */
+  private connections: Promise<HttpsConnectionPool> | null = null;
   private readonly compiled = new Map<string, CompiledEntry>();
   /** Digests of compiled modules no load holds, oldest first (at most IDLE_MODULES). */
   private readonly idle = new Set<string>();
@@ -173,7 +177,7 @@ export class FunctionHost {
   async call(loaded: LoadedPackage, tool: string, args: Record<string, unknown>, ctx: FunctionCallContext): Promise<FunctionCallOutcome> {
     const limits = ctx.limits ? { ...this.limits, ...ctx.limits } : this.limits;
     try {
-      return await callFunctionTool({ sandbox: this.sandbox, connections: this.connections }, loaded.module, loaded.source, tool, args, ctx, limits);
+      return await callFunctionTool({ sandbox: this.sandbox, connections: () => this.connectionPool() }, loaded.module, loaded.source, tool, args, ctx, limits);
     } finally {
       // A call that failed before its run ended wrote nothing we know of; after the run's own settle, a no-op.
       ctx.volumeBudget?.settle(0);
@@ -210,7 +214,12 @@ export class FunctionHost {
     });
   }
 
+  private connectionPool(): Promise<HttpsConnectionPool> {
+    this.connections ??= loadEgress().then(({ HttpsConnectionPool }) => new HttpsConnectionPool());
+    return this.connections;
+  }
+
   async close(): Promise<void> {
-    await Promise.all([this.sandbox.close(), this.connections.close()]);
+    await Promise.all([this.sandbox.close(), this.connections?.then((pool) => pool.close())]);
   }
 }

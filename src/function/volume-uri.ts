@@ -6,7 +6,7 @@
  * held directory), so a later call that swaps a directory for a link while the result is rendered leads
  * nowhere. A file that is refused, or gone by the time it is read, is a reason, never an exception.
  */
-import { HostPathError, MAX_HOST_PATH_BYTES, readFileUnder, statFile, type HostPathProblem, type PathUnder } from '../wasi/index.js';
+import { HostPathError, MAX_HOST_PATH_BYTES, readFileUnder, statFile, type HostPathProblem, type PathUnder } from '../wasi/first-call.js';
 
 export interface VolumeMounts {
   tmp: string;

@@ -5,7 +5,7 @@
 import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Problem } from '../errors.js';
-import { MODULE_LIMITS } from '../wasm/index.js';
+import { MODULE_LIMITS } from '../wasm/first-call.js';
 import { MANIFEST_FILE, MANIFEST_PROBLEMS, MAX_MANIFEST_BYTES, parseManifest, type PackageManifest } from './manifest.js';
 
 export const MODULE_FILE = 'module.wasm';

@@ -5,7 +5,7 @@
  * module imports `subako_http`, so workers link it only then.
  */
 import { SUBAKO_HTTP_MODULE } from './subako-http-abi.js';
-import { hasStartSection, instrumentModule } from '../wasm/index.js';
+import { hasStartSection } from '../wasm/first-call.js';
 import { SANDBOX_ERROR, SandboxError } from './errors.js';
 import type { CompiledModule, CompileOptions } from './types.js';
 
@@ -19,18 +19,26 @@ export interface PreparedModule {
 
 let lastModuleId = 0;
 
+/**
+ * The rewrite (wasm/'s parser and instrumentation, about twenty files), loaded by the first module instrumented
+ * here: a process that never instruments — the sandbox process, which only compiles; a host whose modules all
+ * come from the prepared cache — never loads it, and a fresh process's first call does not wait for it.
+ */
+let rewrite: Promise<typeof import('../wasm/index.js')> | null = null;
+
 /** A module id unique in this process (a sandbox process's modules take their ids from its parent). */
 export function nextModuleId(): number {
   return ++lastModuleId;
 }
 
 /**
- * Throws `MemoryCapError` (wasm/instrument, code `out_of_memory`) when the module's initial memory is
+ * Rejects with `MemoryCapError` (wasm/instrument, code `out_of_memory`) when the module's initial memory is
  * over the cap, `InstrumentError` when its memory cannot be capped (imported, shared, 64-bit, several), and
  * `ModuleLimitError` (`limit.*`) when it declares more than a cap allows; every table's maximum is lowered
  * to the table cap, so `table.grow` past it fails.
  */
-export function prepareModule(bytes: Uint8Array, options: CompileOptions): PreparedModule {
+export async function prepareModule(bytes: Uint8Array, options: CompileOptions): Promise<PreparedModule> {
+  const { instrumentModule } = await (rewrite ??= import('../wasm/index.js'));
   const instrumented = instrumentModule(bytes, { maxMemoryBytes: options.memoryBytes, limits: options.limits });
   return { bytes: instrumented, memoryBytes: options.memoryBytes };
 }

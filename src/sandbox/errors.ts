@@ -27,4 +27,4 @@ export function assertSameMemoryCap(module: { memoryBytes: number }, request: { 
 }
 
 /** The module's initial memory is over the cap: defined once, by the rewrite that enforces the cap. */
-export { MemoryCapError, InstrumentError } from '../wasm/index.js';
+export { MemoryCapError, InstrumentError } from '../wasm/first-call.js';

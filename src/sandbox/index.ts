@@ -2,6 +2,7 @@
 export { SandboxPool, type SandboxPoolOptions } from './pool.js';
 export { SandboxProcess, type SandboxProcessOptions } from './sandbox-process.js';
 export { PreparedModuleCache } from './prepared-cache.js';
+export { START_MARKS } from './start-marks.js';
 export { tailText } from './stderr-tail.js';
 export { SANDBOX_ERROR, SandboxError, MemoryCapError, InstrumentError } from './errors.js';
 export {

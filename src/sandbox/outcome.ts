@@ -1,7 +1,7 @@
 /**
  * How a guest's end becomes a RunOutcome: pure, so every rule is tested without starting a worker.
  */
-import { ProcExit } from '../wasi/index.js';
+import { ProcExit } from '../wasi/first-call.js';
 import type { RunOutcome } from './types.js';
 
 /** Thrown from the stdout callback to unwind a guest that passed its stdout cap. */

@@ -61,12 +61,8 @@ export class SandboxPool implements Sandbox, RunOwner, SlotEvents {
     return this.slots.map((slot) => slot.threadId);
   }
 
-  compile(bytes: Uint8Array, options: CompileOptions): Promise<CompiledModule> {
-    try {
-      return compilePrepared(prepareWith(this.preparedCache, bytes, options));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async compile(bytes: Uint8Array, options: CompileOptions): Promise<CompiledModule> {
+    return compilePrepared(await prepareWith(this.preparedCache, bytes, options));
   }
 
   /** Nothing to let go here: a compiled module lives in its handle, and in the workers' own bounded caches. */

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MODULE_LIMITS } from '../wasm/index.js';
+import { MODULE_LIMITS } from '../wasm/first-call.js';
 import { SUBAKO_VERSION } from '../version.js';
 import { prepareModule, type PreparedModule } from './compile.js';
 import type { CompileOptions } from './types.js';
@@ -26,7 +26,7 @@ export class PreparedModuleCache {
   constructor(readonly dir: string) {}
 
   /** The instrumented bytes for `bytes` under `options`: from the cache, or instrumented now and kept. */
-  prepare(bytes: Uint8Array, options: CompileOptions): PreparedModule {
+  async prepare(bytes: Uint8Array, options: CompileOptions): Promise<PreparedModule> {
     const recipe = sha256(JSON.stringify({ version: SUBAKO_VERSION, memoryBytes: options.memoryBytes, limits: options.limits ?? MODULE_LIMITS }));
     const path = join(this.dir, `${options.digest ?? sha256(bytes)}-${recipe.slice(0, 16)}.wasm`);
     try {
@@ -36,7 +36,7 @@ export class PreparedModuleCache {
       // expected: not cached yet (ENOENT); any other failure to read is the same as a miss
     }
     // Refusals (a memory over the cap, limits exceeded) are thrown here and never cached.
-    const prepared = prepareModule(bytes, options);
+    const prepared = await prepareModule(bytes, options);
     try {
       if (!this.made) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.made = true;
@@ -51,6 +51,6 @@ export class PreparedModuleCache {
 }
 
 /** Instrument through the cache when there is one. */
-export function prepareWith(cache: PreparedModuleCache | undefined, bytes: Uint8Array, options: CompileOptions): PreparedModule {
+export function prepareWith(cache: PreparedModuleCache | undefined, bytes: Uint8Array, options: CompileOptions): Promise<PreparedModule> {
   return cache ? cache.prepare(bytes, options) : prepareModule(bytes, options);
 }

@@ -20,6 +20,7 @@ import { Lane, LaneListener, type LaneEvents } from './lane.js';
 import type { FromLane, FromSandbox, ProcessBridgeReply, ToSandbox } from './process-protocol.js';
 import { ProcessRun, type ProcessRunOwner } from './process-run.js';
 import { ByteTail } from './stderr-tail.js';
+import { START_MARKS, startMarker } from './start-marks.js';
 import type { ModuleHandle, RunHandle, RunOutcome, RunRequest, Sandbox, SandboxStats } from './types.js';
 
 const CHILD_URL = new URL('./process-main.js', import.meta.url);
@@ -135,6 +136,7 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
   private holds = 0;
   /** Sandbox processes that ended unexpectedly, for diagnostics. */
   crashes = 0;
+  private readonly mark = startMarker();
 
   constructor(options: SandboxProcessOptions = {}) {
     const size = options.size ?? Math.max(2, availableParallelism());
@@ -170,7 +172,9 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
 
   async compile(bytes: Uint8Array, options: CompileOptions): Promise<ModuleHandle> {
     this.assertOpen();
-    const prepared = prepareWith(this.preparedCache, bytes, options);
+    const prepared = await prepareWith(this.preparedCache, bytes, options);
+    // Closed (or broken) while the module was instrumented: no compile is asked of a process that is gone.
+    this.assertOpen();
     const id = nextModuleId();
     this.modules.set(id, prepared);
     try {
@@ -263,6 +267,7 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
     if (!Number.isSafeInteger(lane.laneId) || lane.laneId < 1 || child.lanes.has(lane.laneId) || child.laneEnds.has(lane.laneId)) return false;
     // Its workers and their replacements: more can only come from a process that is not ours any more.
     if (child.lanes.size >= 2 * this.size) return false;
+    this.mark(START_MARKS.firstLane);
     child.lanes.set(lane.laneId, lane);
     child.idle.push(lane);
     this.pump();
@@ -315,6 +320,7 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
 
   private spawn(): Child {
     const child = new Child(this.size, this.lanes.path, this.execArgv);
+    this.mark(START_MARKS.forked);
     child.process.on('message', (message: FromSandbox) => this.onMessage(child, message));
     child.process.on('exit', (code, signal) => this.onExit(child, code, signal));
     // A failed fork (no such file, out of processes) is reported as an exit too.
@@ -420,6 +426,7 @@ export class SandboxProcess implements Sandbox, ProcessRunOwner, LaneEvents {
   private onMessage(child: Child, message: FromSandbox): void {
     switch (message.t) {
       case 'ready':
+        this.mark(START_MARKS.ready);
         child.ready = true;
         this.startFailures = 0;
         return;

@@ -12,40 +12,20 @@
  * the upload check gives), so a module that reached the sandbox unchecked is held to the same caps.
  * Nothing is inserted before an existing entry, so no existing function, type or global index moves.
  */
-import { SubakoError } from '../errors.js';
 import { GROW_FAILED_EXPORT } from './grow-failed.js';
+import { InstrumentError, MemoryCapError } from './instrument-errors.js';
 import { parseModule } from './parse-module.js';
 import { ByteReader } from './reader.js';
 import { HEADER_SIZE } from './header.js';
 import { ByteWriter, concatBytes, encodeName, encodeS32, encodeSection, encodeU32 } from './encode.js';
 import { importCount, SECTION_ORDER, type ParsedModule, type SectionSpan } from './module-types.js';
 import { OP_MEMORY_GROW } from './opcodes.js';
-import { walkInstructions } from './code-walker.js';
-import { FeatureLog } from './feature-log.js';
 import { MODULE_LIMITS, type ModuleLimits } from './module-limits.js';
 import { findLimitOverruns, ModuleLimitError } from './check-limits.js';
 
 export { GROW_FAILED_EXPORT };
+export { MemoryCapError, InstrumentError };
 export const PAGE_BYTES = 65536;
-
-/** The module asks for more memory up front than the cap allows: the run is out of memory before it starts. */
-export class MemoryCapError extends SubakoError {
-  readonly initialPages: number;
-  readonly capPages: number;
-
-  constructor(initialPages: number, capPages: number) {
-    super('out_of_memory', `The module starts with ${initialPages} pages of memory (${initialPages * 64} KiB), more than the cap of ${capPages} pages (${capPages * 64} KiB). Lower its initial memory (e.g. -Wl,--initial-memory) or raise the memory limit.`);
-    this.initialPages = initialPages;
-    this.capPages = capPages;
-  }
-}
-
-/** The module is not one the rewrite can handle (malformed; an imported, shared, 64-bit or second memory; an imported or 64-bit table). */
-export class InstrumentError extends SubakoError {
-  constructor(message: string) {
-    super('instrument.unsupported', message);
-  }
-}
 
 export interface InstrumentOptions {
   maxMemoryBytes: number;
@@ -59,7 +39,15 @@ type Rewrites = Record<number, (section: SectionSpan | null) => Uint8Array>;
 export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions): Uint8Array<ArrayBuffer> {
   const limits = options.limits ?? MODULE_LIMITS;
   if (bytes.length > limits.moduleBytes) throw new ModuleLimitError({ limit: 'moduleBytes', found: bytes.length }, limits);
-  const parsed = parseModule(bytes, { limits });
+  // Every memory.grow, noted as the parser walks the code: the rewrite then copies the bodies around them
+  // instead of walking every instruction a second time (the walk is most of what instrumenting costs).
+  const grows = new GrowSites();
+  const parsed = parseModule(bytes, {
+    limits,
+    visit: (instruction) => {
+      if (instruction.byte === OP_MEMORY_GROW) grows.add(instruction.start, instruction.end);
+    },
+  });
   if (parsed.header.kind !== 'module' || parsed.malformed.length > 0) {
     throw new InstrumentError(`The module cannot be instrumented: ${parsed.malformed[0]?.message ?? 'it is not a WebAssembly core module'}.`);
   }
@@ -72,7 +60,7 @@ export function instrumentModule(bytes: Uint8Array, options: InstrumentOptions):
   }
   const rewrites: Rewrites = {
     ...(module.tables.length > 0 ? tableRewrites(bytes, module, limits.tableElements) : {}),
-    ...(module.memories.length > 0 ? memoryRewrites(bytes, module, options.maxMemoryBytes) : {}),
+    ...(module.memories.length > 0 ? memoryRewrites(bytes, module, options.maxMemoryBytes, grows) : {}),
   };
   if (Object.keys(rewrites).length === 0) return bytes.slice();
   return rebuild(bytes, module, rewrites);
@@ -107,7 +95,7 @@ interface Added {
   globalIndex: number;
 }
 
-function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes: number): Rewrites {
+function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes: number, grows: GrowSites): Rewrites {
   const memory = module.memories[0];
   if (module.memories.length > 1 || memory.shared || memory.is64) {
     throw new InstrumentError('The module has more than one memory, or a shared or 64-bit one; only one plain 32-bit memory can be capped.');
@@ -129,7 +117,7 @@ function memoryRewrites(bytes: Uint8Array, module: ParsedModule, maxMemoryBytes:
     5: () => concatBytes([[1, 0x01], encodeU32(memory.min), encodeU32(maxPages)]),
     6: (s) => appendEntry(bytes, s, [0x7f, 0x01, 0x41, 0x00, 0x0b]), // mutable i32 = 0
     7: (s) => appendEntry(bytes, s, [...encodeName(GROW_FAILED_EXPORT), 0x03, ...encodeU32(added.globalIndex)]),
-    10: () => rewriteCode(bytes, module, added),
+    10: () => rewriteCode(bytes, module, added, grows),
   };
 }
 
@@ -185,24 +173,50 @@ function growFunctionBody(globalIndex: number): number[] {
  * walked again here and written straight out, so a module made of millions of `memory.grow` costs its
  * output's size, not an object per site.
  */
-function rewriteCode(bytes: Uint8Array, module: ParsedModule, added: Added): Uint8Array {
+/**
+ * Where each memory.grow lies in the module's bytes (its start and end), in the order of the bytes: two numbers
+ * a site in one typed array that doubles as it fills, not an object a site (a module may hold millions).
+ */
+class GrowSites {
+  private offsets = new Uint32Array(64);
+  length = 0;
+
+  add(start: number, end: number): void {
+    if (2 * this.length + 2 > this.offsets.length) {
+      const bigger = new Uint32Array(this.offsets.length * 2);
+      bigger.set(this.offsets);
+      this.offsets = bigger;
+    }
+    this.offsets[2 * this.length] = start;
+    this.offsets[2 * this.length + 1] = end;
+    this.length += 1;
+  }
+
+  start(site: number): number {
+    return this.offsets[2 * site];
+  }
+
+  end(site: number): number {
+    return this.offsets[2 * site + 1];
+  }
+}
+
+/** The code section with every memory.grow (`grows`) a call of the added function. */
+function rewriteCode(bytes: Uint8Array, module: ParsedModule, added: Added, grows: GrowSites): Uint8Array {
   const call = [0x10, ...encodeU32(added.functionIndex)];
   const out = new ByteWriter();
   const body = new ByteWriter();
-  const log = new FeatureLog();
+  let next = 0;
   out.u32(module.codes.length + 1);
   for (const span of module.codes) {
     let at = span.bodyStart;
     body.clear();
-    walkInstructions(new ByteReader(bytes, span.codeStart, span.end), {
-      log, where: '', typeCount: module.types.length,
-      visit: (instruction) => {
-        if (instruction.byte !== OP_MEMORY_GROW) return;
-        body.write(bytes.subarray(at, instruction.start));
-        body.write(call);
-        at = instruction.end;
-      },
-    });
+    // The bodies lie in order, and so do the sites: this body's are the next ones that start before its end.
+    for (; next < grows.length && grows.start(next) < span.end; next += 1) {
+      body.write(bytes.subarray(at, grows.start(next)));
+      body.write(call);
+      at = grows.end(next);
+    }
     if (at === span.bodyStart) {
       out.write(bytes.subarray(span.start, span.end));
       continue;

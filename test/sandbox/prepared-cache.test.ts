@@ -31,43 +31,43 @@ describe('the prepared-module cache', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test('a module is instrumented once, kept, and read back by a later cache on the same directory', () => {
+  test('a module is instrumented once, kept, and read back by a later cache on the same directory', async () => {
     const cacheDir = join(dir, 'once');
-    const first = new PreparedModuleCache(cacheDir).prepare(grow, { memoryBytes: 2 * MIB });
-    assert.deepEqual(first.bytes, prepareModule(grow, { memoryBytes: 2 * MIB }).bytes);
+    const first = await new PreparedModuleCache(cacheDir).prepare(grow, { memoryBytes: 2 * MIB });
+    assert.deepEqual(first.bytes, (await prepareModule(grow, { memoryBytes: 2 * MIB })).bytes);
     const [entry] = readdirSync(cacheDir);
     assert.match(entry, /^[0-9a-f]{64}-[0-9a-f]{16}\.wasm$/);
     // What a later host gets is what the file holds, not a fresh walk: mark the file and see the mark.
     const marked = Buffer.concat([readFileSync(join(cacheDir, entry))]);
     marked[marked.length - 1] ^= 0xff;
     writeFileSync(join(cacheDir, entry), marked);
-    const again = new PreparedModuleCache(cacheDir).prepare(grow, { memoryBytes: 2 * MIB });
+    const again = await new PreparedModuleCache(cacheDir).prepare(grow, { memoryBytes: 2 * MIB });
     assert.deepEqual(Buffer.from(again.bytes), marked);
   });
 
-  test('each memory cap has an entry of its own, and a digest given by the caller names it', () => {
+  test('each memory cap has an entry of its own, and a digest given by the caller names it', async () => {
     const cacheDir = join(dir, 'caps');
     const cache = new PreparedModuleCache(cacheDir);
-    cache.prepare(grow, { memoryBytes: 2 * MIB });
-    cache.prepare(grow, { memoryBytes: 4 * MIB });
-    cache.prepare(grow, { memoryBytes: 4 * MIB, digest: 'a'.repeat(64) });
+    await cache.prepare(grow, { memoryBytes: 2 * MIB });
+    await cache.prepare(grow, { memoryBytes: 4 * MIB });
+    await cache.prepare(grow, { memoryBytes: 4 * MIB, digest: 'a'.repeat(64) });
     const entries = readdirSync(cacheDir).sort();
     assert.equal(entries.length, 3);
     assert.equal(entries.filter((e) => e.startsWith('a'.repeat(64))).length, 1);
   });
 
-  test('a module refused for its caps is thrown and never kept', async () => {
+  test('a module refused for its caps is rejected and never kept', async () => {
     const cacheDir = join(dir, 'refused');
     const big = await wat('(module (memory (export "memory") 64) (func (export "_start")))');
-    assert.throws(() => new PreparedModuleCache(cacheDir).prepare(big, { memoryBytes: 2 * MIB }), MemoryCapError);
+    await assert.rejects(new PreparedModuleCache(cacheDir).prepare(big, { memoryBytes: 2 * MIB }), MemoryCapError);
     assert.throws(() => readdirSync(cacheDir), /ENOENT/);
   });
 
-  test('a cache directory that cannot be made costs only the walk', () => {
+  test('a cache directory that cannot be made costs only the walk', async () => {
     const blocked = join(dir, 'a-file');
     writeFileSync(blocked, 'not a directory');
-    const prepared = new PreparedModuleCache(join(blocked, 'cache')).prepare(grow, { memoryBytes: 2 * MIB });
-    assert.deepEqual(prepared.bytes, prepareModule(grow, { memoryBytes: 2 * MIB }).bytes);
+    const prepared = await new PreparedModuleCache(join(blocked, 'cache')).prepare(grow, { memoryBytes: 2 * MIB });
+    assert.deepEqual(prepared.bytes, (await prepareModule(grow, { memoryBytes: 2 * MIB })).bytes);
   });
 
   test('a module compiled from the cache still has its memory capped', async () => {
