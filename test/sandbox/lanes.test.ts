@@ -21,6 +21,18 @@ import { fixture } from '../helpers/paths.js';
 import { MIB, cGuest, limits, runToEnd, start, until } from './helpers.js';
 
 /** Prints the number of runs this instance has seen (as a digit) and counts one more: a reused instance prints 1. */
+/** A sandbox process made while TMPDIR names `dir` (where its lane directory goes). */
+function sandboxUnder(dir: string): SandboxProcess {
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = dir;
+  try {
+    return new SandboxProcess({ size: 1 });
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+  }
+}
+
 const COUNTER = `(module
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)
@@ -191,15 +203,7 @@ describe('the lane socket, attacked from outside the sandbox process', () => {
     mkdirSync(target);
     writeFileSync(join(target, 'keep'), 'kept');
     symlinkSync(target, join(place, `subako-lanes-${deadPid}-Sym456`));
-    const saved = process.env.TMPDIR;
-    process.env.TMPDIR = place;
-    let other: SandboxProcess;
-    try {
-      other = new SandboxProcess({ size: 1 });
-    } finally {
-      if (saved === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = saved;
-    }
+    const other = sandboxUnder(place);
     try {
       assert.equal(existsSync(leftover), false, 'the ended process\'s directory is gone');
       assert.equal(existsSync(live), true, 'a running process\'s directory stays');
@@ -214,17 +218,9 @@ describe('the lane socket, attacked from outside the sandbox process', () => {
   });
 
   test('under a TMPDIR too long for a socket path, the lanes go under /tmp and calls run', async () => {
-    const saved = process.env.TMPDIR;
-    const long = join(saved ?? '/tmp', 'x'.repeat(100));
+    const long = join(process.env.TMPDIR ?? '/tmp', 'x'.repeat(100));
     mkdirSync(long, { recursive: true });
-    process.env.TMPDIR = long;
-    let other: SandboxProcess;
-    try {
-      other = new SandboxProcess({ size: 1 });
-    } finally {
-      if (saved === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = saved;
-    }
+    const other = sandboxUnder(long);
     try {
       assert.ok(Buffer.byteLength(other.lanePath) <= 100, other.lanePath);
       const echo = await other.compile(cGuest('echo-lines'), { memoryBytes: 64 * MIB });

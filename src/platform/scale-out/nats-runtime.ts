@@ -142,17 +142,7 @@ export class NatsRuntime implements PackageRuntime {
 
   /** Resolves when a worker not live until now announces itself, after `ms`, or when `signal` aborts. */
   private fleetArrival(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((done) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        this.waitingForFleet.delete(finish);
-        signal?.removeEventListener('abort', finish);
-        done();
-      };
-      const timer = setTimeout(finish, ms);
-      this.waitingForFleet.add(finish);
-      signal?.addEventListener('abort', finish, { once: true });
-    });
+    return wakeOrPause(this.waitingForFleet, ms, signal);
   }
 
   /** The slots of the live workers of this replica's protocol: what admission sizes the agents' shares from. */
@@ -398,17 +388,7 @@ export class NatsRuntime implements PackageRuntime {
 
   /** Resolves when a slot frees (slotFreed, first come first woken), after `ms`, or when `signal` aborts. */
   private slotOrPause(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((done) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        this.waitingForSlot.delete(finish);
-        signal?.removeEventListener('abort', finish);
-        done();
-      };
-      const timer = setTimeout(finish, ms);
-      this.waitingForSlot.add(finish);
-      signal?.addEventListener('abort', finish, { once: true });
-    });
+    return wakeOrPause(this.waitingForSlot, ms, signal);
   }
 
   /** A call a worker had taken ended: that worker has a slot free, for the call that has waited longest. */
@@ -471,6 +451,24 @@ async function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
 
 function isNoResponders(msg: Msg): boolean {
   return msg.headers?.code === 503;
+}
+
+/**
+ * Resolves when woken (whoever holds `waiters` calls the one added here), after `ms`, or when `signal` aborts —
+ * whichever is first; it leaves `waiters` and the signal as it resolves.
+ */
+function wakeOrPause(waiters: Set<() => void>, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const finish = (): void => {
+      clearTimeout(timer);
+      waiters.delete(finish);
+      signal?.removeEventListener('abort', finish);
+      done();
+    };
+    const timer = setTimeout(finish, ms);
+    waiters.add(finish);
+    signal?.addEventListener('abort', finish, { once: true });
+  });
 }
 
 function cancelledOutcome(durationMs: number): FunctionCallOutcome {
