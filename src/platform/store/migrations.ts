@@ -373,4 +373,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX user_agent_sessions_session ON user_agent_sessions(session_id);
     `,
   },
+  {
+    version: 16,
+    description: 'calls: one index of the running calls by process, in place of an index of every call by outcome and one by process',
+    // Every statement that looked calls up by outcome or by process looks for running ones (a dead process's calls
+    // marked unknown, an approval's call still running); a call searched by another outcome is found newest first by
+    // id anyway. A quick call, written once as it ends (call-log.ts), now enters no index of these at all: two
+    // B-trees fewer to write on every call's commit (an insert and its commit measured ≈ 150 → ≈ 95 µs).
+    sql: `
+      DROP INDEX calls_outcome;
+      DROP INDEX calls_instance;
+      CREATE INDEX calls_running ON calls(instance_id) WHERE outcome = 'running';
+    `,
+  },
 ];
