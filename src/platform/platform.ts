@@ -179,7 +179,7 @@ export class Platform {
     const callTimeoutMs = options.limits?.callTimeoutMs ?? DEFAULT_CALL_LIMITS.callTimeoutMs;
     this.calls = new CallLog({
       store, callTimeoutMs, instanceId: this.instanceId, sealingKey: options.sealingKey, clock: this.clock, log: this.log.child({ component: 'call-log' }),
-      ...(options.callRecordDelayMs !== undefined ? { startRecordDelayMs: options.callRecordDelayMs } : {}),
+      ...(options.callRecordDelayMs !== undefined ? { callRecordDelayMs: options.callRecordDelayMs } : {}),
     });
     // A call waits for a person as long as it may wait for a turn; once approved, its deadline starts afresh.
     this.approvals = new Approvals({ store, key: options.sealingKey, windowMs: callTimeoutMs, clock: this.clock });

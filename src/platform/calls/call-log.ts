@@ -4,7 +4,7 @@
  * when the session's toolbox is built, and every entry point calls those tools. A call is recorded as `running`
  * (so a call cut off by a crash of the server still leaves a record, marked `unknown` once the lease of the
  * process that ran it runs out: platform.ts), then with its outcome, what the model saw (a bounded preview), the
- * stderr tail, the egress log and the time. A quick call — one that ends within `startRecordDelayMs` of its
+ * stderr tail, the egress log and the time. A quick call — one that ends within `callRecordDelayMs` of its
  * admission (100 ms by default) — is written once, whole, as it ends: the write on every call's path is one, not
  * two. Arguments and text are redacted before they are stored. The log also counts calls in flight so a shutdown
  * can wait for them.
@@ -137,12 +137,13 @@ export class CallInFlight {
   private readonly whenAdmitted: (() => Promise<CallNotRun | null>)[] = [];
   private readonly draft: CallRecord;
 
+  /** The live stream has heard that the call started (once, whichever way its record went). */
+  private announced = false;
+
   /**
    * `id`: the call's id when it was chosen before (an idempotency key was bound to it); a new one otherwise.
    * `startDelayMs`: asked as the call is admitted, how long its `running` record may wait (null: it is written first).
    */
-  private announced = false;
-
   constructor(
     draft: Omit<CallRecord, 'id'>,
     private readonly recorder: StartRecorder,
@@ -263,9 +264,9 @@ export interface CallLogOptions {
   /**
    * How long an admitted call may run before its `running` record is written (CallInFlight); a call that ends
    * sooner is written once, as it ends. 0: every call is recorded as running before it runs.
-   * DEFAULT_CALL_START_RECORD_MS when absent.
+   * DEFAULT_CALL_RECORD_DELAY_MS when absent.
    */
-  startRecordDelayMs?: number;
+  callRecordDelayMs?: number;
 }
 
 /**
@@ -273,7 +274,7 @@ export interface CallLogOptions {
  * stop waits for its calls) loses the records of the calls it started in this last moment — a database out of
  * reach still refuses calls, from the first end it could not take (see `startDelay`).
  */
-export const DEFAULT_CALL_START_RECORD_MS = 100;
+export const DEFAULT_CALL_RECORD_DELAY_MS = 100;
 
 /** A call bound to an idempotency key, as it runs: the key, its call's id, and who to tell as it ends. */
 interface KeyedRun extends KeyedCall {
@@ -292,7 +293,7 @@ export class CallLog {
   private readonly keys: CallKeys;
   private readonly outbox: CallOutbox;
   private readonly log: Logger;
-  private readonly startRecordDelayMs: number;
+  private readonly callRecordDelayMs: number;
 
   constructor(options: CallLogOptions) {
     this.store = options.store;
@@ -303,7 +304,7 @@ export class CallLog {
     this.keys = new CallKeys(options.store, options.sealingKey, options.clock ?? systemClock);
     this.clock = options.clock ?? systemClock;
     this.outbox = new CallOutbox((end) => this.land(end), options.log);
-    this.startRecordDelayMs = options.startRecordDelayMs ?? DEFAULT_CALL_START_RECORD_MS;
+    this.callRecordDelayMs = options.callRecordDelayMs ?? DEFAULT_CALL_RECORD_DELAY_MS;
   }
 
   get active(): number {
@@ -479,8 +480,8 @@ export class CallLog {
    * reach refuses calls (CallNotStartedError) rather than have them run unrecorded.
    */
   private startDelay(keyed: KeyedRun | undefined): number | null {
-    if (this.startRecordDelayMs === 0 || keyed !== undefined || this.outbox.size > 0) return null;
-    return this.startRecordDelayMs;
+    if (this.callRecordDelayMs === 0 || keyed !== undefined || this.outbox.size > 0) return null;
+    return this.callRecordDelayMs;
   }
 
   /** Every write of a call's record goes through these: the store first, then the live stream. */
