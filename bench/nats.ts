@@ -101,7 +101,7 @@ export async function natsBench(): Promise<Row[]> {
     rows.push({ name: `NATS, ${count} worker${count > 1 ? 's' : ''}: sends met busy per call, 8 in flight`, value: busyPerCall, unit: 'sends' });
     if (count === 1) {
       // The bus's own floor, in the same moments: one bare request and reply through the same NATS server, which
-      // a call crosses twice (the call and its acceptance, then the start and the outcome).
+      // a quick call crosses once (the call, then its outcome).
       const echoSubject = `${prefix}.bench.echo`;
       const echoing = nc.subscribe(echoSubject, { callback: (_error, message) => { message.respond(message.data); } });
       const [floorTimes] = await interleaved(CALLS, 100, [() => nc.request(echoSubject, new Uint8Array(64))]);
@@ -119,11 +119,17 @@ export async function natsBench(): Promise<Row[]> {
   for (const [label, args] of [['small arguments', { hello: 'world' }], ['1 MiB arguments', { text: 'x'.repeat(MiB) }]] as const) {
     const answer = await overNats.call(args);
     if (answer.isError) throw new Error(`the ${label} call failed: ${JSON.stringify(answer).slice(0, 300)}`);
-    const before = nc.stats().outBytes;
+    const before = nc.stats();
     for (let i = 0; i < BYTES_CALLS; i++) await overNats.call(args);
-    const perCall = (nc.stats().outBytes - before) / BYTES_CALLS;
+    const after = nc.stats();
+    const perCall = (after.outBytes - before.outBytes) / BYTES_CALLS;
     const argumentBytes = Buffer.byteLength(JSON.stringify(args));
     rows.push({ name: `NATS: bytes on the bus per call, ${label} (echoed)`, value: perCall, unit: 'bytes', against: { name: 'arguments + answer', value: 2 * argumentBytes, ratio: perCall / (2 * argumentBytes) } });
+    if (label === 'small arguments') {
+      // Both ways, one call at a time (presences, a few a second, count in too): the call and its outcome are two.
+      const messages = (after.outMsgs - before.outMsgs) / BYTES_CALLS;
+      rows.push({ name: 'NATS: messages on the bus per call, small arguments', value: messages, unit: 'messages', target: { text: '2 (one each way)', met: messages < 2.1, by: messages >= 2.1 ? `${(messages - 2).toFixed(2)} messages` : undefined } });
+    }
   }
   for (const worker of workers) await worker.close();
   await blobs.destroy();

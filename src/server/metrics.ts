@@ -152,7 +152,7 @@ function registerNatsMetrics(registry: Registry, stats: () => NatsStats): void {
   });
   new Counter({
     name: 'subako_nats_no_responders_total',
-    help: 'Sends of a call answered "no responders" (every worker\'s slots taken), each sent again after a pause: the queue group\'s redeliveries. A call a worker took is never sent again.',
+    help: 'Sends of a call no worker took: answered `busy` (other replicas filled the worker) or "no responders" (the worker was gone), each sent again to another. A call a worker took is never sent again.',
     registers,
     collect() {
       this.reset();
@@ -166,7 +166,7 @@ function registerNatsMetrics(registry: Registry, stats: () => NatsStats): void {
       for (const [result, count] of Object.entries(stats().calls)) this.inc({ result }, count);
     },
   });
-  registry.registerMetric(snapshotHistogram('subako_nats_dispatch_seconds', 'From the send a worker took to its "accepted": the bus\'s and the worker\'s time to take a call.', () => stats().dispatchSeconds));
+  registry.registerMetric(snapshotHistogram('subako_nats_dispatch_seconds', 'From the send a worker took to its first word about it (its outcome, for a quick call): the bus\'s and the worker\'s time to take a call.', () => stats().dispatchSeconds));
   registry.registerMetric(snapshotHistogram('subako_nats_call_seconds', 'From the first send of a call to its worker\'s outcome (waiting for a free slot included), for calls that ended with one.', () => stats().callSeconds));
 }
 

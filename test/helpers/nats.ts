@@ -150,29 +150,39 @@ export interface SeenMessage {
 }
 
 /**
- * Every message on the reply inboxes (and, with `calls`, on this run's own subjects), as a process holding the
- * deployment's key reads them: opened with the bus key derived from `sealingKey` (base64, the tests'
- * SUBAKO_SECRET_KEY) and the prefix. Other runs' messages share the inboxes and do not open: they are kept,
- * unopened. Watching the calls subject makes it one with a subscriber, which the NATS server then never answers
- * "no responders": a test of what happens when no worker is free must not ask for it.
+ * Every message on the reply inboxes and the workers' presence (and, with `calls`, on all of this run's own
+ * subjects), as a process holding the deployment's key reads them: opened with the bus key derived from
+ * `sealingKey` (base64, the tests' SUBAKO_SECRET_KEY) and the prefix. Other runs' messages share the inboxes and
+ * do not open: they are kept, unopened. Watching the calls makes every worker's call subject one with a
+ * subscriber, which the NATS server then never answers "no responders", even once its worker is gone: a test that
+ * kills a worker stops watching first (`stop`).
  */
-export function watchBus(nc: NatsConnection, prefix: string, sealingKey: string, options: { calls?: boolean } = {}): { seen: SeenMessage[]; accepted(from?: number): string[] } {
+export function watchBus(nc: NatsConnection, prefix: string, sealingKey: string, options: { calls?: boolean } = {}): { seen: SeenMessage[]; sentTo(from?: number): string[]; busOf(name: string): string | undefined; stop(): void } {
   const key = busKey(Buffer.from(sealingKey, 'base64'), prefix);
   const kinds = Object.keys(BUS_SENDERS) as BusKind[];
   const seen: SeenMessage[] = [];
-  // Never '>': that would also subscribe to every other run's `<prefix>.calls`.
-  for (const subject of options.calls ? [`${prefix}.>`, '_INBOX.>'] : ['_INBOX.>']) {
-    nc.subscribe(subject, {
-      callback: (err, msg) => {
-        if (err) return;
-        const opened = openEnvelope<unknown>(key, msg.subject, msg.data, kinds);
-        seen.push({ subject: msg.subject, data: Buffer.from(msg.data).toString('latin1'), opened: opened.ok ? { kind: opened.header.k, body: opened.body } : null });
-      },
-    });
-  }
+  /** Each worker's name by its bus id, as its presence says. */
+  const names = new Map<string, string>();
+  const presence = natsSubjects(prefix).workerPresence;
+  // Never '>': that would also subscribe to every other run's subjects.
+  const subscriptions = (options.calls ? [`${prefix}.>`, '_INBOX.>'] : [presence, '_INBOX.>']).map((subject) => nc.subscribe(subject, {
+    callback: (err, msg) => {
+      if (err) return;
+      const opened = openEnvelope<any>(key, msg.subject, msg.data, kinds);
+      if (opened.ok && opened.header.k === 'worker_presence' && typeof opened.body?.bus === 'string') names.set(opened.body.bus, opened.body.id);
+      seen.push({ subject: msg.subject, data: Buffer.from(msg.data).toString('latin1'), opened: opened.ok ? { kind: opened.header.k, body: opened.body } : null });
+    },
+  }));
+  const callSubject = new RegExp(`^${prefix}\\.calls\\.([^.]+)\\.call$`);
   return {
     seen,
-    /** The names of the workers that said they took a call, in order, from the `from`-th message seen. */
-    accepted: (from = 0) => seen.slice(from).filter((m) => m.opened?.kind === 'accepted').map((m) => m.opened!.body.worker as string),
+    /** With `calls`: the names of the workers calls were sent to, in order, from the `from`-th message seen (a send answered `busy` counts too). */
+    sentTo: (from = 0) => seen.slice(from).flatMap((m) => {
+      const bus = m.opened?.kind === 'call' ? callSubject.exec(m.subject)?.[1] : undefined;
+      return bus === undefined ? [] : [names.get(bus) ?? `unnamed ${bus}`];
+    }),
+    /** A worker's bus id, by its name, once its presence was seen. */
+    busOf: (name) => [...names].find(([, n]) => n === name)?.[0],
+    stop: () => { for (const subscription of subscriptions) subscription.unsubscribe(); },
   };
 }

@@ -96,16 +96,15 @@ describe('a plain NATS client without the key, on an open bus', () => {
     return state;
   };
   /**
-   * Publishes one forged message on the calls subject and waits until a worker (or, for a worker's answer,
+   * Publishes one forged message on a worker's call subject and waits until a worker (or, for a worker's answer,
    * the replica) has dropped it — or until `succeeded` says the attack worked, which the caller then reports.
-   * Sent again while nothing happened: with every worker slot taken for a moment the NATS server answers
-   * "no responders" and nobody received it.
+   * Sent again while nothing happened, in case it was lost on the way.
    */
-  const publishUntilDropped = async (data: Uint8Array, reply: string | undefined, succeeded: () => boolean | Promise<boolean>): Promise<void> => {
+  const publishUntilDropped = async (subject: string, data: Uint8Array, reply: string | undefined, succeeded: () => boolean | Promise<boolean>): Promise<void> => {
     const before = await workersDropped() + await replicaDropped('replayed');
     const deadline = Date.now() + WAIT_MS;
     for (;;) {
-      attacker.publish(`${prefix}.calls`, data, reply ? { reply } : undefined);
+      attacker.publish(subject, data, reply ? { reply } : undefined);
       await attacker.flush();
       const resend = Date.now() + 1_000;
       while (Date.now() < resend) {
@@ -121,9 +120,15 @@ describe('a plain NATS client without the key, on an open bus', () => {
     mkdirSync(join(agentData(), 'release'), { recursive: true });
     writeFileSync(join(agentData(), 'release', id), '');
   };
-  /** The messages of the call whose `call` message was the `index`-th seen on the calls subject from `from`. */
+  /** A worker's call subject, `<prefix>.calls.<its bus id>.call`: its bus id is in the clear, as any subject is. */
+  const isCallSubject = (subject: string): boolean => subject.startsWith(`${prefix}.calls.`) && subject.endsWith('.call');
+  /** The calls sniffed from the `from`-th message seen on. */
   const callMessages = (from: number): { subject: string; reply: string | undefined; data: Uint8Array }[] =>
-    sniffed.slice(from).filter((m) => m.subject === `${prefix}.calls`);
+    sniffed.slice(from).filter((m) => isCallSubject(m.subject));
+  /** Every worker's call subject, as the insider reads them in the workers' presence (the attacker would find them as calls go by). */
+  const workerCallSubjects = (): string[] => [...new Set(insider.seen
+    .filter((m) => m.subject === `${prefix}.fleet.workers` && typeof m.opened?.body.bus === 'string')
+    .map((m) => `${prefix}.calls.${m.opened!.body.bus}.call`))];
 
   before(async () => {
     const ca = makeTestCa();
@@ -198,7 +203,7 @@ describe('a plain NATS client without the key, on an open bus', () => {
     const fetched = await call('http', { request: { url: `https://localhost:${victimApi.port}/me` } });
     assert.deepEqual(JSON.parse(JSON.parse(fetched.body.result.content[0].text).ok.body.text), { authorized: true });
     await until('the records relayed on the events subject', () => sniffed.slice(from).some((m) => m.subject === `${prefix}.events`));
-    assert.ok(sniffed.slice(from).some((m) => m.subject === `${prefix}.calls`), 'the attacker saw the calls go by');
+    assert.ok(sniffed.slice(from).some((m) => isCallSubject(m.subject)), 'the attacker saw the calls go by');
     const seen = sniffedText(from);
     for (const secret of [marker, TOKEN, 'authorized']) assert.ok(!seen.includes(secret), `the attacker read ${secret}`);
     // The insider (holding the key) reads the marker, the result and the token in what crossed: they did cross.
@@ -215,15 +220,17 @@ describe('a plain NATS client without the key, on an open bus', () => {
       arguments: { path: `/volume/tmp/${pwned}`, text: 'owned' }, tmp: 'sessions', limits: { callTimeoutMs: 10_000, stdoutBytes: 1e12 }, writeBudgetBytes: 1e15,
     };
     const otherKey = busKey(randomBytes(32), prefix);
-    const forged = [
+    const targets = workerCallSubjects();
+    assert.equal(targets.length, 2, 'both workers\' call subjects are known');
+    const forged = targets.flatMap((subject) => [
       Buffer.from(JSON.stringify(body)),
       randomBytes(200),
-      sealEnvelope(otherKey, `${prefix}.calls`, { k: 'call', c: body.callId, n: 0, e: Date.now() + 60_000 }, { ...body, v: 2, replyTo: `${attackerInbox}.1` }),
+      sealEnvelope(otherKey, subject, { k: 'call', c: body.callId, n: 0, e: Date.now() + 60_000 }, { ...body, v: 2, replyTo: `${attackerInbox}.1` }),
       // The right header and the right shape, re-sealed under a key that is not the deployment's.
-      sealEnvelope(busKey(Buffer.from(TEST_KEY.SUBAKO_SECRET_KEY, 'base64'), `${prefix}x`), `${prefix}.calls`, { k: 'call', c: body.callId, n: 0, e: Date.now() + 60_000 }, { ...body, v: 2, replyTo: `${attackerInbox}.2` }),
-    ];
+      sealEnvelope(busKey(Buffer.from(TEST_KEY.SUBAKO_SECRET_KEY, 'base64'), `${prefix}x`), subject, { k: 'call', c: body.callId, n: 0, e: Date.now() + 60_000 }, { ...body, v: 2, replyTo: `${attackerInbox}.2` }),
+    ].map((data) => ({ subject, data })));
     const injected = (): boolean => toAttacker.length > 0 || filesUnder(volumesDir).some((name) => name.includes(pwned));
-    for (const [i, data] of forged.entries()) await publishUntilDropped(data, `${attackerInbox}.${i}`, injected);
+    for (const [i, { subject, data }] of forged.entries()) await publishUntilDropped(subject, data, `${attackerInbox}.${i}`, injected);
     assert.ok(!injected() && (await workersDropped()) >= droppedBefore + forged.length, 'every injected call was dropped by a worker');
     // The victim's calls are answered as ever, after the injections were dropped.
     const echoed = await call('probe__echo', { after: 'injection' });
@@ -233,7 +240,7 @@ describe('a plain NATS client without the key, on an open bus', () => {
     assert.deepEqual(filesUnder(volumesDir).filter((name) => name.includes(pwned)), [], 'no injected call wrote into a volume');
   });
 
-  it('replays a captured call, as it was, to its own inbox and altered: the call runs once', async () => {
+  it('replays a captured call, as it was, to its own inbox, to the other worker and altered: the call runs once', async () => {
     const ranBefore = await workersRan();
     const from = sniffed.length;
     const id = `replayed-${randomBytes(4).toString('hex')}`;
@@ -247,9 +254,16 @@ describe('a plain NATS client without the key, on an open bus', () => {
     altered[altered.length - 1] ^= 0xff;
     // A second run of the call would be a second guest holding `id` in the agent's volume.
     const ranAgain = async (): Promise<boolean> => (await workersRan()) > ranBefore || toAttacker.length > 0;
-    for (let i = 0; i < 3; i++) await publishUntilDropped(captured.data, captured.reply, ranAgain);
-    for (let i = 0; i < 2; i++) await publishUntilDropped(captured.data, `${attackerInbox}.replay${i}`, ranAgain);
-    await publishUntilDropped(altered, captured.reply, ranAgain);
+    const unauthenticBefore = (await scrapeWorkers()).reduce((sum, families) => sum + valueOf(families, 'subako_bus_dropped_total', { reason: 'unauthentic' }), 0);
+    for (let i = 0; i < 3; i++) await publishUntilDropped(captured.subject, captured.data, captured.reply, ranAgain);
+    for (let i = 0; i < 2; i++) await publishUntilDropped(captured.subject, captured.data, `${attackerInbox}.replay${i}`, ranAgain);
+    await publishUntilDropped(captured.subject, altered, captured.reply, ranAgain);
+    // The worker that never saw the call's id: sent there, the call was sealed for another worker's subject, and does not open.
+    const elsewhere = workerCallSubjects().filter((subject) => subject !== captured.subject);
+    assert.equal(elsewhere.length, 1, 'the other worker\'s call subject is known');
+    for (const subject of elsewhere) await publishUntilDropped(subject, captured.data, captured.reply, ranAgain);
+    const unauthenticAfter = (await scrapeWorkers()).reduce((sum, families) => sum + valueOf(families, 'subako_bus_dropped_total', { reason: 'unauthentic' }), 0);
+    assert.ok(unauthenticAfter >= unauthenticBefore + 2, 'the call moved to the other worker, and the altered one, did not open');
     assert.equal(await workersRan(), ranBefore, 'no replay ran while the call was held');
     release(id);
     const answered = await answer;
@@ -289,7 +303,7 @@ describe('a plain NATS client without the key, on an open bus', () => {
         flipped[3 + headLength + 40] ^= 0x01;
         attempts.push(flipped);
       }
-      for (const attempt of attempts) await publishUntilDropped(attempt, `${attackerInbox}.steal`, worked);
+      for (const attempt of attempts) await publishUntilDropped(captured.subject, attempt, `${attackerInbox}.steal`, worked);
     }
     const again = await call('probe__echo', { after: 'steering' });
     assert.deepEqual(JSON.parse(again.body.result.content[0].text), { after: 'steering' });
@@ -371,7 +385,6 @@ describe('a plain NATS client without the key, on an open bus', () => {
   it('cancels nothing: forged cancels on every subject it can see', async () => {
     const from = sniffed.length;
     const id = `uncancelled-${randomBytes(4).toString('hex')}`;
-    const insiderFrom = insider.seen.length;
     const pending = watched(call('hold', { id }));
     const answer = pending.answer;
     await until('the victim\'s call started on a worker', () => existsSync(join(agentData(), 'started', id)));
@@ -384,9 +397,8 @@ describe('a plain NATS client without the key, on an open bus', () => {
       if (found) ids.add(found[1]);
     }
     for (const callId of ids) attacker.publish(`${prefix}.cancel`, Buffer.from(JSON.stringify({ callId })));
-    // The worker's inbox for the call, where a real cancel would go: an attacker finds it by when traffic
-    // appears on it as the call starts (the test aims with the insider's view, so as not to spray other runs' inboxes).
-    const workerInboxes = new Set(insider.seen.slice(insiderFrom).filter((m) => m.opened?.kind === 'start').map((m) => m.subject));
+    // The control subject of the worker the call went to, where a real cancel would go: beside its call subject.
+    const workerInboxes = new Set(sniffed.slice(from).filter((m) => isCallSubject(m.subject)).map((m) => m.subject.replace(/\.call$/, '.ctl')));
     let forged = 0;
     for (const subject of workerInboxes) {
       attacker.publish(subject, Buffer.from(JSON.stringify({ kind: 'cancel' })));

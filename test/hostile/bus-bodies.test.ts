@@ -2,7 +2,7 @@
  * Attacks on the pieces of a large call (nats-body.ts): a worker on the machine's NATS, and this test as a
  * replica holding the deployment's key (it sends claims and pieces as one would, and misbehaves as a buggy or
  * captured one might) and as a plain client without the key that replays what it sniffed. A piece replayed is
- * dropped; a piece moved to another call does not open; a body cut short, or larger than declared, is refused
+ * dropped; a piece moved to another call (its header made to name that call) does not open; a body cut short, or larger than declared, is refused
  * before anything runs. The control: the exact body passes (the call then fails at the package, which this
  * test never uploaded — past the arguments).
  */
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import { NatsBlobStore } from '../../src/package/index.js';
 import { NatsWorker } from '../../src/platform/scale-out/index.js';
-import { PROTOCOL, natsSubjects, type CallRequest } from '../../src/platform/scale-out/nats-calls.js';
+import { PROTOCOL, natsSubjects, workerSubjects, type CallRequest } from '../../src/platform/scale-out/nats-calls.js';
 import { BodyAssembly, splitBody } from '../../src/platform/scale-out/nats-body.js';
 import { busKey, openEnvelope, sealEnvelope, type BusKind } from '../../src/platform/scale-out/nats-envelope.js';
 import { tempDir, TEST_KEY } from '../server/helpers/harness.js';
@@ -55,7 +55,7 @@ describe('the pieces of a large call, attacked', () => {
 
   const seal = (subject: string, k: BusKind, c: string, n: number, body: unknown): Uint8Array => sealEnvelope(key, subject, { k, c, n, e: Date.now() + 60_000 }, body);
 
-  /** A call declaring `declared` sent as a replica would; resolves with the worker's inbox for it and the answers read so far. */
+  /** A call declaring `declared` sent as a replica would; resolves once the worker took it (`inbox`: where its pieces go) with the answers read so far. */
   const claim = async (declared: { bytes: number; parts: number; sha256: string }) => {
     const callId = randomUUID();
     const replyTo = createInbox();
@@ -70,10 +70,10 @@ describe('the pieces of a large call, attacked', () => {
       v: PROTOCOL, callId, replica: 'rep_test', replyTo, timeoutMs: 20_000, package: { name: 'nothing', version: '1.0.0', digest: 'a'.repeat(64) },
       tool: 'echo', body: declared, tmp: 'sessions/ses_0123456789abcdef0123456789ab/tmp',
     };
-    nc.publish(subjects.calls, seal(subjects.calls, 'call', callId, 0, request));
-    const accepted = await found('the worker takes the call', () => answers.find((a) => a.kind === 'accepted'));
-    const inbox = accepted.body.inbox as string;
-    nc.publish(inbox, seal(inbox, 'start', callId, 1, { run: true }));
+    const own = workerSubjects(subjects, worker.busId);
+    nc.publish(own.call, seal(own.call, 'call', callId, 0, request));
+    await found('the worker takes the call', () => answers.find((a) => a.kind === 'accepted'));
+    const inbox = own.control;
     return {
       callId, inbox, answers,
       piece: (n: number, bytes: Buffer) => seal(inbox, 'body', callId, n, bytes),
@@ -112,8 +112,13 @@ describe('the pieces of a large call, attacked', () => {
     const { declared, parts } = declare(body, 1000);
     const [a, b] = [await claim(declared), await claim(declared)];
     const before = dropped('unauthentic');
-    // A's first piece, sniffed off the bus, published on B's inbox: same bytes, same number, another call.
-    nc.publish(b.inbox, a.piece(1, parts[0]));
+    // A's first piece, sniffed off the bus, its header (in the clear) made to name B: same sealed bytes, same number, another call.
+    const sniffed = Buffer.from(a.piece(1, parts[0]));
+    const headLength = sniffed.readUInt16BE(1);
+    const header = JSON.parse(sniffed.subarray(3, 3 + headLength).toString('utf8'));
+    const renamed = Buffer.from(JSON.stringify({ ...header, c: b.callId }).padEnd(headLength, ' '));
+    assert.equal(renamed.length, headLength, 'the call ids are of one length');
+    nc.publish(b.inbox, Buffer.concat([sniffed.subarray(0, 3), renamed, sniffed.subarray(3 + headLength)]));
     await nc.flush();
     await until('the moved piece dropped', () => dropped('unauthentic') > before);
     for (const call of [a, b]) parts.forEach((part, i) => nc.publish(call.inbox, call.piece(i + 1, part)));

@@ -88,11 +88,12 @@ describe('a bus with per-role permissions, as docs/operating.md configures it', 
 
   it('a worker\'s credentials cannot send a call or a record, nor hear the records; a replica\'s cannot take calls', async () => {
     const attempts: [who: { user: string; pass: string }, act: (nc: NatsConnection) => void, expected: RegExp][] = [
-      [WORKER, (nc) => nc.publish(`${PREFIX}.calls`, new Uint8Array([1])), /Permissions Violation for Publish to "permtest\.calls"/],
+      [WORKER, (nc) => nc.publish(`${PREFIX}.calls.wkr_other.call`, new Uint8Array([1])), /Permissions Violation for Publish to "permtest\.calls\.wkr_other\.call"/],
+      [WORKER, (nc) => nc.publish(`${PREFIX}.calls.wkr_other.ctl`, new Uint8Array([1])), /Permissions Violation for Publish to "permtest\.calls\.wkr_other\.ctl"/],
       [WORKER, (nc) => nc.publish(`${PREFIX}.events`, new Uint8Array([1])), /Permissions Violation for Publish to "permtest\.events"/],
       [WORKER, (nc) => nc.publish('$O.permtest_packages.C.x', new Uint8Array([1])), /Permissions Violation for Publish to "\$O\.permtest_packages\.C\.x"/],
       [WORKER, (nc) => nc.subscribe(`${PREFIX}.events`), /Permissions Violation for Subscription to "permtest\.events"/],
-      [REPLICA, (nc) => nc.subscribe(`${PREFIX}.calls`, { queue: 'workers' }), /Permissions Violation for Subscription to "permtest\.calls"/],
+      [REPLICA, (nc) => nc.subscribe(`${PREFIX}.calls.*.*`), /Permissions Violation for Subscription to "permtest\.calls\.\*\.\*"/],
     ];
     for (const [who, act, expected] of attempts) {
       const nc = await connect({ servers: nats.url, reconnect: false, ...who });

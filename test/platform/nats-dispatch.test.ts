@@ -87,12 +87,15 @@ describe('calls dispatched to workers over NATS', () => {
     } finally {
       await client.close();
     }
+    // One replica, so each call was sent once: to a worker whose slots its own calls left free.
+    const sent = watch.sentTo(before);
+    assert.equal(sent.length, 50, 'each call was sent once');
+    const calls = (await serve.call('GET', `/v1/sessions/${session.id}/calls?limit=100`)).body.items as { id: string; arguments: { n: number }; outcome: string; worker: { id: string } | null }[];
     const taken = new Map<string, number>();
-    for (const name of watch.accepted(before)) taken.set(name, (taken.get(name) ?? 0) + 1);
+    for (const call of calls) taken.set(call.worker?.id ?? 'none', (taken.get(call.worker?.id ?? 'none') ?? 0) + 1);
     for (const worker of workers) assert.ok((taken.get(worker.name) ?? 0) > 0, `worker ${worker.name} took no call: ${JSON.stringify([...taken])}`);
-    // Counted for this run's workers: the reply inboxes are every run's, and another test file may be calling.
-    assert.equal(workers.reduce((sum, w) => sum + (taken.get(w.name) ?? 0), 0), 50);
-    const calls = (await serve.call('GET', `/v1/sessions/${session.id}/calls?limit=100`)).body.items as { id: string; arguments: { n: number }; outcome: string }[];
+    assert.equal(workers.reduce((sum, w) => sum + (taken.get(w.name) ?? 0), 0), 50, 'the records name the worker each call ran on');
+    assert.deepEqual([...taken.keys()].sort(), workers.map((w) => w.name).sort(), 'and the workers the calls were sent to');
     assert.equal(calls.length, 50);
     assert.equal(new Set(calls.map((c) => c.id)).size, 50);
     assert.deepEqual(calls.map((c) => c.arguments.n).sort((a, b) => a - b), Array.from({ length: 50 }, (_, n) => n));
@@ -113,7 +116,7 @@ describe('calls dispatched to workers over NATS', () => {
     const answer = JSON.parse(called.body.result.content[0].text);
     assert.equal(JSON.parse(answer.ok.body.text).authorized, true);
     const during = seen().slice(before);
-    assert.ok(during.some((m) => m.subject === `${prefix}.calls` && m.opened?.body.egress?.credentials?.length === 1), 'the call crossed the bus, its credential inside the sealed call');
+    assert.ok(during.some((m) => m.opened?.kind === 'call' && m.opened.body.egress?.credentials?.length === 1), 'the call crossed the bus, its credential inside the sealed call');
     const token = SECRET.slice('Bearer '.length);
     for (const message of during) assert.ok(!message.data.includes(token), `the secret is in the clear on ${message.subject}`);
   });
@@ -131,7 +134,7 @@ describe('calls dispatched to workers over NATS', () => {
     } finally {
       await client.close();
     }
-    assert.ok(seen().slice(before).some((m) => m.subject === `${prefix}.calls` && m.opened?.body.traceparent === trace), 'the trace context crossed the bus with the call');
+    assert.ok(seen().slice(before).some((m) => m.opened?.kind === 'call' && m.opened.body.traceparent === trace), 'the trace context crossed the bus with the call');
   });
 
   it('a client going away mid-call cancels the run on its worker, which answers `cancelled` at once', async () => {
@@ -143,8 +146,8 @@ describe('calls dispatched to workers over NATS', () => {
       headers: { authorization: `Bearer ${serve.apiKey}`, 'content-type': 'application/json' },
       body: JSON.stringify({ tool: 'timeout', arguments: {} }),
     });
-    // Aborted once a worker has taken it (bounded: a call never taken fails the test).
-    for (let i = 0; i < 400 && watch.accepted(before).length === 0; i++) await new Promise((r) => setTimeout(r, 25));
+    // Aborted once a worker is running it, as its first heartbeat says (bounded: a call never taken fails the test).
+    for (let i = 0; i < 400 && !seen().slice(before).some((m) => m.opened?.kind === 'alive'); i++) await new Promise((r) => setTimeout(r, 25));
     controller.abort();
     await assert.rejects(call, { name: 'AbortError' });
     let logged: { outcome: string } | undefined;

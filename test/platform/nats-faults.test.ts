@@ -14,7 +14,7 @@ import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from
 import { REPO_ROOT } from '../helpers/paths.js';
 import { OwnNatsServer, runName, spawnWorker, watchBus, type ChildWorker } from '../helpers/nats.js';
 
-interface CallAnswer { call: { id: string; outcome: string; crash: { reason: string; message: string } | null }; result: unknown }
+interface CallAnswer { call: { id: string; outcome: string; crash: { reason: string; message: string } | null; worker?: { id: string; host: string } | null }; result: unknown }
 
 describe('calls over NATS when things fail', () => {
   const prefix = runName('subako');
@@ -25,8 +25,8 @@ describe('calls over NATS when things fail', () => {
   const workers: ChildWorker[] = [];
   let sessionId: string;
   let made = 0;
-  /** Worker names in the order they accepted calls. */
-  let acceptedNow: () => string[] = () => [];
+  /** What a process holding the key sees on the bus (the calls too: stopped before a worker is killed, see watchBus). */
+  let watch: ReturnType<typeof watchBus>;
 
   const call = async (tool: string, args: Record<string, unknown> = {}): Promise<CallAnswer> => {
     made++;
@@ -43,9 +43,7 @@ describe('calls over NATS when things fail', () => {
   before(async () => {
     nats = await OwnNatsServer.start();
     bus = await connect({ servers: nats.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 });
-    // Every worker's "accepted", in order, opened with the deployment's key (other runs' do not open).
-    const watch = watchBus(bus, prefix, TEST_KEY.SUBAKO_SECRET_KEY);
-    acceptedNow = () => watch.accepted();
+    watch = watchBus(bus, prefix, TEST_KEY.SUBAKO_SECRET_KEY, { calls: true });
     await bus.flush();
     serve = await spawnServe(dataDir, undefined, ['--nats', nats.url, '--nats-prefix', prefix, '--no-examples', '--call-timeout-ms', '8000']);
     assert.equal((await serve.call('POST', '/v1/packages', await packBundle(probePackageDir()))).status, 201);
@@ -72,22 +70,27 @@ describe('calls over NATS when things fail', () => {
   it('a worker killed mid-call leaves that call `unknown` (interrupted), run once, while others succeed on the other worker', async () => {
     await startWorker();
     await startWorker();
-    const seenBefore = acceptedNow().length;
+    const seenBefore = watch.seen.length;
     const spinning = call('timeout');
-    while (acceptedNow().length === seenBefore) await new Promise((r) => setTimeout(r, 20));
-    const victim = workers.find((w) => w.name === acceptedNow()[seenBefore])!;
+    // Running on a worker once that worker's first heartbeat for it came.
+    for (let i = 0; i < 1_000 && !watch.seen.slice(seenBefore).some((m) => m.opened?.kind === 'alive'); i++) await new Promise((r) => setTimeout(r, 20));
+    const sent = watch.sentTo(seenBefore);
+    assert.equal(sent.length, 1, 'the call was sent once');
+    const victim = workers.find((w) => w.name === sent[0])!;
     const survivor = workers.find((w) => w !== victim)!;
+    // A subscriber on the calls would answer for the killed worker's subject, which the server must find empty.
+    watch.stop();
     victim.child.kill('SIGKILL');
     await victim.exited;
     const others = await Promise.all(Array.from({ length: 10 }, (_, n) => call('echo', { n })));
     for (const other of others) assert.equal(other.call.outcome, 'ok', JSON.stringify(other.call.crash));
-    assert.ok(acceptedNow().slice(seenBefore + 1).every((name) => name === survivor.name), 'the calls after the kill ran on the surviving worker');
+    assert.ok(others.every((other) => other.call.worker?.id === survivor.name), 'the calls after the kill ran on the surviving worker');
     const interrupted = await spinning;
     assert.equal(interrupted.call.outcome, 'unknown', 'whether the tool ran to its end is not known');
     assert.equal(interrupted.call.crash?.reason, 'interrupted');
     assert.match(interrupted.call.crash!.message, /stopped answering mid-call.*not retried/);
-    // Never sent again: one worker ever accepted it.
-    assert.equal(acceptedNow().filter((name) => name === victim.name).length, 1);
+    // Never sent again: its record names the worker it was sent to, which is gone.
+    assert.equal(interrupted.call.worker?.id, victim.name);
   });
 
   it('while NATS is down calls fail fast as `unavailable`; once it is back they succeed, nothing restarted', async () => {

@@ -119,7 +119,7 @@ describe('metrics of calls over NATS: the replica\'s and the worker\'s /metrics'
     assert.equal(valueOf(after, 'subako_worker_calls_in_flight'), 0);
   });
 
-  it('a running call shows on its worker\'s series and the worker\'s gauge; a call meeting the full worker is a re-send; both back to zero', async () => {
+  it('a running call shows on its worker\'s series and the worker\'s gauge; a call finding the worker full waits on the replica, never re-sent; both back to zero', async () => {
     const before = await scrapeReplica();
     const controller = new AbortController();
     const held = call('timeout', {}, controller.signal);
@@ -127,9 +127,9 @@ describe('metrics of calls over NATS: the replica\'s and the worker\'s /metrics'
     const running = await until(scrapeReplica, (f) => inFlightSeries(f).length > 0, 'the held call in flight');
     assert.deepEqual(inFlightSeries(running).map((s) => [s.labels, s.value]), [[{ worker: worker.name }, 1]]);
     assert.equal(valueOf(await scrapeWorker(), 'subako_worker_calls_in_flight'), 1);
-    // The worker's one slot is taken: this call is answered "no responders" until the held one ends.
+    // The worker's one slot is held by this replica's call: the next one waits on the replica until it frees.
     const waiting = call('echo', { n: 'after' }, undefined, otherSessionId);
-    await until(scrapeReplica, (f) => valueOf(f, 'subako_nats_no_responders_total') > valueOf(before, 'subako_nats_no_responders_total'), 'a re-send');
+    await until(() => serve.call('GET', `/v1/sessions/${otherSessionId}/calls`), (page) => page.body.items?.[0]?.outcome === 'running', 'the second call running');
     controller.abort();
     await assert.rejects(held, { name: 'AbortError' });
     const answer = await waiting;
@@ -138,8 +138,9 @@ describe('metrics of calls over NATS: the replica\'s and the worker\'s /metrics'
     const ended = await until(scrapeReplica, (f) => valueOf(f, 'subako_nats_calls_total', { result: 'cancelled' }) > valueOf(before, 'subako_nats_calls_total', { result: 'cancelled' }), 'the cancellation counted');
     assert.equal(valueOf(ended, 'subako_nats_calls_total', { result: 'cancelled' }) - valueOf(before, 'subako_nats_calls_total', { result: 'cancelled' }), 1);
     assert.equal(valueOf(ended, 'subako_nats_calls_total', { result: 'outcome' }) - valueOf(before, 'subako_nats_calls_total', { result: 'outcome' }), 1);
-    // Each call was taken once: two acceptances, however many re-sends the second needed.
+    // Each call was sent once and taken: the cancelled call held the slot until its worker said it had stopped.
     assert.equal(valueOf(ended, 'subako_nats_dispatch_seconds_count') - valueOf(before, 'subako_nats_dispatch_seconds_count'), 2);
+    assert.equal(valueOf(ended, 'subako_nats_no_responders_total') - valueOf(before, 'subako_nats_no_responders_total'), 0, 'no send met a full worker');
     assert.deepEqual(inFlightSeries(ended), []);
     const workerEnded = await until(scrapeWorker, (f) => valueOf(f, 'subako_worker_calls_in_flight') === 0, 'the worker idle again');
     assert.equal(valueOf(workerEnded, 'subako_worker_calls_total', { outcome: 'cancelled' }), 1);

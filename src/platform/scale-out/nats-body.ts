@@ -4,13 +4,14 @@
  * (nats-runtime.ts) and the worker (nats-worker.ts) move the pieces.
  *
  * A body above the inline size travels once, to the one party that needs it, in pieces of at most what one
- * message may carry: the call on the queue group is only a claim that declares the body (its bytes, its pieces,
- * its SHA-256); once a worker has taken the call and heard `start`, the replica sends the pieces to that worker's
- * inbox for the call. An outcome too large goes back the same way, pieces first on the call's reply inbox, then
- * the `outcome` declaring them. A call that waits for a free slot re-sends its small claim, never its body.
+ * message may carry: the call sent to a worker is only a claim that declares the body (its bytes, its pieces,
+ * its SHA-256); once that worker has taken the call and said `accepted`, the replica sends the pieces to that
+ * worker's control subject. An outcome too large goes back the same way, pieces first on the call's reply inbox,
+ * then the `outcome` declaring them. A call sent again (its worker was full) re-sends its small claim, never its body.
  *
- * Each piece is sealed like every message (nats-envelope.ts): bound to its subject (one call's inbox), its call
- * id and its number, so a piece replayed, moved to another call or reordered does not open or is dropped. The
+ * Each piece is sealed like every message (nats-envelope.ts): bound to its subject (one worker's control subject,
+ * or one call's inbox), its call id and its number, so a piece replayed, moved to another call or reordered does
+ * not open or is dropped. The
  * assembly refuses at once a body that grows past what was declared, and one that ends short of it or differs
  * from its digest: a body is taken whole and exact, or not at all.
  */

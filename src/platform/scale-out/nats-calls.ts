@@ -4,19 +4,21 @@
  * travel. Every message is sealed (nats-envelope.ts): nobody without the deployment's key reads one or makes
  * one that opens, and each is bound to its subject, its call and its sender's role.
  *
- *   replica ──call──▶ <prefix>.calls (queue group "workers", one subscription per worker)
- *   worker  ──accepted (its inbox for this call), or busy (every slot taken: the replica asks again)──▶ the call's reply inbox, named inside the sealed call
- *   replica ──start (run, or do not: another worker took it)──▶ the worker's inbox for the call
- *   replica ──body, in pieces, when the arguments are too large for the call (nats-body.ts)──▶ the same inbox
+ *   replica ──call──▶ <prefix>.calls.<worker's bus id>.call (the worker the replica chose from the fleet's presence)
+ *   worker  ──busy (every slot taken: the replica chooses again), or, for arguments too large for the call,
+ *             accepted (send them)──▶ the call's reply inbox, named inside the sealed call
+ *   replica ──body, in pieces, after `accepted` (nats-body.ts)──▶ <prefix>.calls.<worker's bus id>.ctl
  *   worker  ──alive every HEARTBEAT_MS, progress, then outcome (its pieces first when large)──▶ the call's reply inbox, numbered 1, 2, …
- *   replica ──cancel──▶ the worker's inbox for the call (only the worker that runs it hears it)
+ *   replica ──cancel──▶ <prefix>.calls.<worker's bus id>.ctl (only the worker that runs it hears it)
  *   replica ──each call record it writes──▶ <prefix>.events (every other replica's live stream; nats-events.ts)
- *   worker  ──its presence every PRESENCE_EVERY_MS──▶ <prefix>.fleet.workers (the replicas' view of the fleet; nats-fleet.ts)
+ *   worker  ──its presence (with its bus id) every PRESENCE_EVERY_MS──▶ <prefix>.fleet.workers (the replicas' view of the fleet; nats-fleet.ts)
  *   replica ──its presence every PRESENCE_EVERY_MS──▶ <prefix>.fleet.replicas (workers cancel the calls of a replica gone quiet)
  *
- * A worker runs a call only once the replica that sent it said `start` to that worker: a sealed call
- * captured off the bus and sent again reaches a worker that either saw its id (dropped as replayed) or, if it
- * is another worker, never hears `start` (the replica starts each call once) and lets it go.
+ * A quick call is one message each way: the call, then its outcome. What keeps a sealed call captured off the
+ * bus and sent again from running twice is where it is addressed: a call is sealed for one worker's subject, and
+ * opens on no other; that worker takes each call id once (even one it answered `busy`: the replica asks again
+ * under a new id); and a worker's bus id is new with each process, so a worker started again does not answer to
+ * its predecessor's subject.
  */
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -31,19 +33,18 @@ import { BusDrops, openEnvelope, sealEnvelope, type BusKind, type EnvelopeHeader
 export const HEARTBEAT_MS = 500;
 /** A call whose worker said nothing for this long is interrupted: its worker is gone. */
 export const INTERRUPTED_AFTER_MS = 4 * HEARTBEAT_MS;
-/** The queue group every worker joins. */
-export const WORKER_QUEUE = 'workers';
 /** How long the messages about a call that is under way stay good once sent (the call's own has its deadline). */
 export const MESSAGE_TTL_MS = 60_000;
-/** How long a worker that took a call waits for the replica's `start` before it lets the call go. */
-export const START_WAIT_MS = 5_000;
+/** How long a worker that took a call waits for the next piece of its arguments before it refuses the call. */
+export const BODY_PIECE_WAIT_MS = 5_000;
 /**
  * The protocol's version, in the call's body and in every presence: replicas and workers of one deployment run
  * the same; a replica sends calls only while a worker of its protocol is live (nats-fleet.ts).
  */
-export const PROTOCOL = 4;
+export const PROTOCOL = 5;
 
 export interface NatsSubjects {
+  /** Under it, each worker's own subjects (workerSubjects). */
   calls: string;
   /** The object store bucket holding package bundles. */
   packagesBucket: string;
@@ -76,6 +77,12 @@ export function natsSubjects(prefix: string): NatsSubjects {
   };
 }
 
+/** A worker's own subjects, from its bus id: where the calls addressed to it go, and the cancels and bodies of those calls. */
+export function workerSubjects(subjects: NatsSubjects, busId: string): { call: string; control: string; all: string } {
+  const base = `${subjects.calls}.${busId}`;
+  return { call: `${base}.call`, control: `${base}.ctl`, all: `${base}.*` };
+}
+
 /** Egress as it travels, inside the sealed call: the policy and the vault credentials it may attach. */
 export type WireEgress = EgressGrant;
 
@@ -94,7 +101,7 @@ export interface CallRequest {
   timeoutMs: number;
   package: { name: string; version: string; digest: string };
   tool: string;
-  /** The arguments, when small enough to travel in the call; otherwise `body` declares them and they follow `start`. */
+  /** The arguments, when small enough to travel in the call; otherwise `body` declares them and they follow `accepted`. */
   arguments?: Record<string, unknown>;
   /** The arguments as JSON, declared here and sent in pieces to the worker that took the call (nats-body.ts). */
   body?: DeclaredBody;
@@ -119,8 +126,8 @@ export interface CallRequest {
 
 /** Bodies of the worker's messages on a call's inbox, by kind. */
 export interface WorkerBodies {
-  /** `worker`: its id (WORKER_NAME); `host`: the machine it runs on (WORKER_HOST); the call record names both. */
-  accepted: { worker: string; host: string; inbox: string };
+  /** The call is taken and declared a body: send its pieces (to the worker's control subject). */
+  accepted: Record<string, never>;
   alive: Record<string, never>;
   progress: { done: number; total?: number; message?: string };
   /** The outcome, or (when too large for one message) the declaration of the `outcome_part` pieces sent before it. */
@@ -137,17 +144,14 @@ export type WorkerKind = keyof WorkerBodies;
 export type WorkerMessage = { [K in WorkerKind]: { kind: K } & WorkerBodies[K] }[WorkerKind];
 export const WORKER_KINDS: readonly WorkerKind[] = ['accepted', 'busy', 'alive', 'progress', 'outcome_part', 'outcome', 'refused'];
 
-/** The body of a `start`: run the call, or let it go (another worker took it first). */
-export interface StartBody {
-  run: boolean;
-}
-
 /** A worker's name (its id) as it may appear in an answer, a call record and metrics labels: short and plain. */
 export const WORKER_NAME = /^[A-Za-z0-9._:@-]{1,128}$/;
 /** A host name as a worker may give it: a DNS name's characters, at most a DNS name's length. */
 export const WORKER_HOST = /^[A-Za-z0-9._-]{1,253}$/;
 /** A replica's id on the bus (random per process, nats-runtime.ts). */
 export const REPLICA_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** A worker's id on the bus (random per process, nats-worker.ts): a token of its subjects. */
+export const WORKER_BUS_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The worker that ran a call, as the call record names it. */
 export type WorkerIdentity = CallWorker;

@@ -13,7 +13,7 @@
  * The subject the message is published on and the whole header are the additional authenticated data: a
  * message opens only on the subject it was sealed for, only as the kind and call it names, from the role that
  * kind has, and only before its expiry. What makes a replay useless is each receiver's: a worker takes a call
- * id once (ReplayGuard) and runs it only once the replica that sent it says so (nats-worker.ts); a call's inbox
+ * id once (ReplayGuard), and a call opens only on the subject of the one worker it was sent to (nats-calls.ts); a call's inbox
  * takes each worker message once, in order (`n`); the relayed events are taken once by message id.
  *
  * Expiry is a time of day, so the clocks of replicas and workers must agree to within MAX_CLOCK_SKEW_MS
@@ -27,11 +27,9 @@ export type BusRole = 'replica' | 'worker';
 
 /** The kinds of message, by who sends them. */
 export const BUS_SENDERS = {
-  /** replica → the calls subject (the workers' queue group). */
+  /** replica → the call subject of the worker it chose. */
   call: 'replica',
-  /** replica → a worker's inbox for one call: run it (or do not: another worker took it). */
-  start: 'replica',
-  /** replica → a worker's inbox for one call: stop it, the caller went away. */
+  /** replica → the control subject of the worker running a call: stop it, the caller went away. */
   cancel: 'replica',
   /** replica → the events subject: a call record for the other replicas' live streams. */
   event: 'replica',
@@ -41,11 +39,11 @@ export const BUS_SENDERS = {
   replica_presence: 'replica',
   /** worker → the workers' presence subject: this worker is alive, its slots and its version (nats-fleet.ts). */
   worker_presence: 'worker',
-  /** replica → a worker's inbox for one call: one piece of a call's arguments too large to travel in the call (nats-body.ts). */
+  /** replica → the control subject of the worker that took a call: one piece of its arguments, too large to travel in the call (nats-body.ts). */
   body: 'replica',
-  /** worker → a call's inbox: taken; here is where to say start or cancel. */
+  /** worker → a call's inbox: taken, and it declared its arguments to follow: send them. */
   accepted: 'worker',
-  /** worker → a call's inbox: this worker's slots are all taken (it heard the call before it could stop listening); ask again. */
+  /** worker → a call's inbox: this worker's slots are all taken (another replica filled them); ask another. */
   busy: 'worker',
   alive: 'worker',
   progress: 'worker',

@@ -7,7 +7,7 @@
  * The presences' bodies are read here (what a worker and a replica say of themselves), checked field by field:
  * even an authentic body names only what fits a label or a record (WORKER_NAME, WORKER_HOST).
  */
-import { PROTOCOL, REPLICA_ID, WORKER_HOST, WORKER_NAME } from './nats-calls.js';
+import { PROTOCOL, REPLICA_ID, WORKER_BUS_ID, WORKER_HOST, WORKER_NAME } from './nats-calls.js';
 import { PRESENCE_LAPSE_MS, type Presence } from './nats-presence.js';
 
 /** What a worker says of itself every PRESENCE_EVERY_MS. */
@@ -16,6 +16,11 @@ export interface WorkerPresence extends Presence {
   v: number;
   /** Its name: WORKER_NAME. */
   id: string;
+  /**
+   * Its id on the bus, new with each process (WORKER_BUS_ID): the token of its own subjects, where a replica
+   * sends the calls it chooses it for (nats-calls.ts workerSubjects). Absent in a presence of protocol 4.
+   */
+  bus?: string;
   host: string;
   /** The subako release it runs. */
   version: string;
@@ -43,7 +48,11 @@ export function readWorkerPresence(body: unknown): WorkerPresence | null {
   if (typeof p !== 'object' || p === null || !isCount(p.v, 1_000)) return null;
   if (typeof p.id !== 'string' || !WORKER_NAME.test(p.id) || typeof p.host !== 'string' || !WORKER_HOST.test(p.host)) return null;
   if (typeof p.version !== 'string' || !VERSION.test(p.version) || !isCount(p.slots, MAX_SLOTS) || !isCount(p.busy, MAX_SLOTS)) return null;
-  return { v: p.v, id: p.id, host: p.host, version: p.version, slots: p.slots, busy: Math.min(p.busy, p.slots), ...(p.leaving === true ? { leaving: true } : {}) };
+  if (p.bus !== undefined && (typeof p.bus !== 'string' || !WORKER_BUS_ID.test(p.bus))) return null;
+  return {
+    v: p.v, id: p.id, ...(p.bus !== undefined ? { bus: p.bus } : {}), host: p.host, version: p.version, slots: p.slots, busy: Math.min(p.busy, p.slots),
+    ...(p.leaving === true ? { leaving: true } : {}),
+  };
 }
 
 /** A replica's presence as opened; null for a body of another shape. */

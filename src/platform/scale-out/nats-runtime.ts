@@ -4,13 +4,13 @@
  * discovering an uploaded package still happen here, on a small local runtime: discovery runs before a
  * package is stored, and its result is what every replica then serves.
  *
- * Flow control is the workers': a worker with every slot taken answers a call `busy` (and with no worker
- * subscribed the server answers "no responders" at once); the call tries again until its deadline, and ends as
- * a crash `unavailable`. It waits in line between tries: woken as soon as a call of this replica's that a
- * worker had taken ends (that slot is free), else after a short pause (a slot another replica freed), and a
- * new call queues behind those already waiting instead of being sent to meet `busy`. Once a worker took a
- * call, it says so every HEARTBEAT_MS; a call whose worker went quiet ends as `interrupted`, and is never sent
- * again (a tool may have had side effects).
+ * Each call is addressed to one worker, chosen from the fleet's presence by the slots this replica's calls leave
+ * it (nats-choice.ts): with every slot held, a call waits in line, woken as soon as one of this replica's calls
+ * ends (that slot is free), and a new call queues behind those already waiting. A worker that other replicas
+ * filled answers `busy`, and one that is gone is answered "no responders" by the server: the call is sent again,
+ * under a new id, to another, until its deadline, and ends as a crash `unavailable`. A worker that took a call
+ * says so every HEARTBEAT_MS until its outcome; a call whose worker went quiet ends as `interrupted`, and is
+ * never sent again (a tool may have had side effects).
  *
  * The replica knows the live fleet from the workers' presence (nats-fleet.ts): with no worker of its protocol
  * running, a call is not sent at all but ends `unavailable` at once, saying so. It announces its own presence
@@ -24,11 +24,12 @@ import type { ProgressReporter, Tool, Toolbox } from '../../tool.js';
 import { SUBAKO_VERSION } from '../../version.js';
 import type { FunctionRuntime } from '../function-runtime.js';
 import {
-  INTERRUPTED_AFTER_MS, MESSAGE_TTL_MS, PROTOCOL, SealedBus, WORKER_HOST, WORKER_KINDS, WORKER_NAME, natsSubjects, notRunOutcome, volumeOnWire,
-  type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerIdentity, type WorkerMessage,
+  INTERRUPTED_AFTER_MS, MESSAGE_TTL_MS, PROTOCOL, SealedBus, WORKER_KINDS, natsSubjects, notRunOutcome, volumeOnWire, workerSubjects,
+  type CallRequest, type NatsSubjects, type WorkerBodies, type WorkerIdentity, type WorkerMessage,
 } from './nats-calls.js';
+import { WorkerChoice } from './nats-choice.js';
 import { fleetSummary, noWorkerReason, readWorkerPresence, type ReplicaPresence, type WorkerPresence } from './nats-fleet.js';
-import { PRESENCE_EVERY_MS, PresenceChannel } from './nats-presence.js';
+import { PRESENCE_EVERY_MS, PRESENCE_LAPSE_MS, PresenceChannel } from './nats-presence.js';
 import { BusDrops, RAW_KINDS, busKey, type BusDropReason } from './nats-envelope.js';
 import { BodyAssembly, declaredProblem, partBytes, splitBody, travelsInline } from './nats-body.js';
 import { DispatchCounters, type NatsCallResult, type NatsDispatchStats } from './nats-dispatch-stats.js';
@@ -52,13 +53,10 @@ export interface NatsRuntimeOptions {
 }
 
 /**
- * How long a call waits before asking again when no worker had a free slot: from 1 ms, doubling to 25 ms, so
- * a slot that frees at once is taken at once and a long wait does not flood the bus.
+ * The longest a call that found every slot held waits before choosing again, unless a slot frees first: a slot
+ * another replica's call freed is not seen here.
  */
-const FIRST_RETRY_PAUSE_MS = 1;
 const MAX_RETRY_PAUSE_MS = 25;
-/** How often a call waiting for its first answer looks whether the connection is still up. */
-const CONNECTION_CHECK_MS = 100;
 /**
  * How long, once connected (at start, or again after an outage), a call waits for the fleet to announce itself
  * before the replica concludes no worker is running: a worker announces itself every PRESENCE_EVERY_MS, and at
@@ -74,6 +72,8 @@ export class NatsRuntime implements PackageRuntime {
   private connected = true;
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly counters = new DispatchCounters();
+  /** Which worker each call goes to: the slots this replica's calls hold on each (nats-choice.ts). */
+  private readonly choice = new WorkerChoice();
   private readonly replies: ReplyRouter;
   private readonly bus: SealedBus;
   /** The outcomes bucket (durable calls' courses), opened when first read. */
@@ -87,10 +87,9 @@ export class NatsRuntime implements PackageRuntime {
   /** Calls waiting for the fleet to announce itself, woken when a worker does. */
   private readonly waitingForFleet = new Set<() => void>();
   /**
-   * Calls that met every worker's slots taken, in the order they did: as a call of this replica's that a worker
-   * had taken ends, that worker's slot is free (it frees it before it answers), and the first waiting call asks
-   * at once instead of sleeping out its pause, which left slots idle. Their pause still ends their wait: a
-   * slot freed by another replica's call is not seen here.
+   * Calls that found every worker's slots held, in the order they did: as a call of this replica's that a worker
+   * had taken ends, that worker's slot is free (it frees it before it answers), and the first waiting call is
+   * sent at once. Their pause still ends their wait: a slot freed by another replica's call is not seen here.
    */
   private readonly waitingForSlot = new Set<() => void>();
 
@@ -253,16 +252,23 @@ export class NatsRuntime implements PackageRuntime {
     const notRun = (message: string): Answer => ({ outcome: notRunOutcome(CrashReason.unavailable, message, elapsed()), writtenBytes: 0 });
     const cancelled = (): Answer => ({ outcome: cancelledOutcome(elapsed()), writtenBytes: 0 });
     const { nc } = this.options;
-    const { callId } = request;
     // The worker that took the call, once one did, as its metrics label (nats-dispatch-stats.ts) and as the record names it.
     let worker: string | null = null;
     let ranOn: WorkerIdentity | undefined;
-    /** The inbox of the worker that took the call: where `start` and `cancel` go. */
-    let workerInbox: string | null = null;
+    /** The worker the call was last sent to (its bus id) while this replica counts one of its slots held by it. */
+    let holding: string | null = null;
+    const release = (): void => {
+      if (holding === null) return;
+      this.choice.ended(holding);
+      holding = null;
+    };
     const firstSend = performance.now();
     const end = (result: NatsCallResult, answer: Answer): Answer => {
       this.counters.ended(result, worker, result === 'outcome' ? (performance.now() - firstSend) / 1000 : undefined);
-      if (workerInbox !== null) this.slotFreed();
+      if (holding !== null) {
+        release();
+        this.slotFreed();
+      }
       return ranOn ? { ...answer, worker: ranOn } : answer;
     };
     if (!this.connected || nc.isClosed()) {
@@ -272,70 +278,94 @@ export class NatsRuntime implements PackageRuntime {
     const missing = await this.noWorkerRunning(signal);
     if (signal?.aborted) return end('cancelled', cancelled());
     if (missing !== null) return end('unavailable', notRun(missing));
-    const { inbox, replies } = this.replies.open(callId);
+    const { inbox, replies } = this.replies.open(request.callId);
+    /** The id the call was last sent under: a new one for each send, so a send answered `busy` can never run. */
+    let callId = request.callId;
+    /** The control subject of the worker the call was last sent to: where its cancel and its arguments' pieces go. */
+    let control: string | null = null;
     const cancel = (): void => {
-      if (workerInbox !== null && !nc.isClosed()) this.bus.publish(workerInbox, 'cancel', { c: callId, n: 2, ttlMs: MESSAGE_TTL_MS }, {});
+      if (control !== null && !nc.isClosed()) this.bus.publish(control, 'cancel', { c: callId, ttlMs: MESSAGE_TTL_MS }, {});
     };
-    /** The worker's next message, or why there is none; messages of another worker for this call are turned away. */
-    const read = async (timeoutMs: number): Promise<WorkerMessage | 'timeout' | 'aborted' | 'no_responders'> => {
-      for (;;) {
-        const next = await replies.next(timeoutMs, signal);
-        if (typeof next === 'string') return next;
-        if (next.kind !== 'accepted' || workerInbox === null) return next;
-        // A second worker says it took this call: the call was sent again by someone else. It does not run there.
-        this.bus.publish(next.inbox, 'start', { c: callId, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: false } satisfies StartBody);
-        this.bus.drops.drop('replayed', inbox);
+    /** Whether the inbox outlives the call here: a cancelled call's worker has yet to say it stopped. */
+    let handedOff = false;
+    /** The caller went away: the worker is told, the caller answered now, and the slot counted held until the worker frees it. */
+    const stop = (): Answer => {
+      cancel();
+      if (holding !== null) {
+        const letGo = this.releaseOnceStopped(replies, holding);
+        this.inFlight.add(letGo);
+        void letGo.finally(() => this.inFlight.delete(letGo));
+        holding = null;
+        handedOff = true;
       }
+      return end('cancelled', cancelled());
+    };
+    /**
+     * The next message of the worker the call was sent to, or why there is none: nothing for INTERRUPTED_AFTER_MS
+     * (its heartbeat's beat, four times over) is a worker gone — but only once a round trip to the server has read
+     * all that arrived (this process may have been too busy to read a heartbeat waiting in its socket).
+     */
+    const read = async (): Promise<WorkerMessage | 'timeout' | 'aborted' | 'no_responders'> => {
+      const next = await replies.next(INTERRUPTED_AFTER_MS, signal);
+      if (next !== 'timeout' || !this.connected) return next;
+      await flushWithin(nc, INTERRUPTED_AFTER_MS);
+      return replies.poll() ?? 'timeout';
     };
     try {
-      // Calls already wait for a slot: this one waits behind them rather than be sent now, only to be answered
-      // `busy` (two more messages, sealed and opened, each way) while the slot freeing next is theirs.
+      // Calls already wait for a slot: this one waits behind them rather than take the slot freeing next.
       if (this.waitingForSlot.size > 0) await this.slotOrPause(Math.min(MAX_RETRY_PAUSE_MS, Math.max(0, deadline - Date.now())), signal);
-      // Until a worker takes it: a "no responders" answer means every worker's slots are taken; ask again.
-      let retryPause = FIRST_RETRY_PAUSE_MS;
+      let sends = 0;
+      let first: WorkerMessage;
+      // Until a worker takes it: one that answers `busy` (other replicas filled it) or is not there is passed over.
       for (;;) {
         if (signal?.aborted) return end('cancelled', cancelled());
         const left = deadline - Date.now();
         if (left <= 0) return end('unavailable', notRun(`no worker was free to take the call within its deadline (${deadline - started} ms); add workers or raise --pool`));
         if (!this.connected) return end('unavailable', notRun('the NATS server went away before a worker took the call'));
-        const sent = performance.now();
-        this.bus.publish(this.subjects.calls, 'call', { c: callId, ttlMs: left }, { ...request, timeoutMs: left, replyTo: inbox } satisfies CallRequest, inbox);
-        // A connected server answers at once (a worker's "accepted", or "no responders"); silence means the
-        // connection is going, which its status says within moments: look at it while waiting.
-        let first: Awaited<ReturnType<typeof read>> = 'timeout';
-        for (let waited = 0; waited < left; waited += CONNECTION_CHECK_MS) {
-          first = await read(Math.min(CONNECTION_CHECK_MS, left - waited));
-          if (first !== 'timeout' || !this.connected) break;
-        }
-        if (first === 'aborted') return end('cancelled', cancelled());
-        if (first === 'timeout' && !this.connected) return end('unavailable', notRun('the NATS server went away before a worker took the call; it is retried on the next call once NATS is back'));
-        if (first === 'timeout') return end('unavailable', notRun(`no worker took the call within its deadline (${deadline - started} ms)`));
-        if (first === 'no_responders' || (typeof first === 'object' && first.kind === 'busy')) {
-          this.counters.noWorkerFree();
+        const now = Date.now();
+        const chosen = this.choice.choose(this.presence.table.current(now), now);
+        if (chosen === null) {
           // Every worker gone while the call waited for a free slot: it ends now, not at its deadline.
           const gone = this.fleetProblem() === null ? null : await this.noWorkerRunning(signal);
           if (gone !== null) return end('unavailable', notRun(gone));
-          await this.slotOrPause(Math.min(retryPause, Math.max(0, deadline - Date.now())), signal);
-          retryPause = Math.min(MAX_RETRY_PAUSE_MS, retryPause * 2);
+          await this.slotOrPause(this.choice.nextChanceIn(now, Math.min(MAX_RETRY_PAUSE_MS, left)), signal);
           continue;
         }
-        if (first.kind === 'refused') return end('refused', notRun(first.message));
-        if (first.kind !== 'accepted') {
-          // Authentic, but nothing comes before `accepted` from the worker that has the call: out of place.
-          this.bus.drops.drop('unexpected', inbox);
+        if (sends++ > 0) {
+          callId = randomUUID();
+          replies.expect(callId);
+        }
+        const subjects = workerSubjects(this.subjects, chosen.bus);
+        this.choice.sent(chosen.bus);
+        holding = chosen.bus;
+        const sent = performance.now();
+        this.bus.publish(subjects.call, 'call', { c: callId, ttlMs: left }, { ...request, callId, timeoutMs: left, replyTo: inbox } satisfies CallRequest, inbox);
+        const heard = await read();
+        if (heard === 'aborted') {
+          control = subjects.control;
+          return stop();
+        }
+        if (heard === 'no_responders' || (typeof heard === 'object' && heard.kind === 'busy')) {
+          this.counters.noWorkerFree();
+          if (heard === 'no_responders') this.choice.gone(chosen.bus, Date.now(), PRESENCE_LAPSE_MS);
+          else this.choice.busy(chosen.bus, Date.now());
+          release();
           continue;
         }
-        ranOn = {
-          id: typeof first.worker === 'string' && WORKER_NAME.test(first.worker) ? first.worker : 'unnamed',
-          host: typeof first.host === 'string' && WORKER_HOST.test(first.host) ? first.host : 'unknown',
-        };
+        ranOn = { id: chosen.id, host: chosen.host };
         // Metrics name a worker only while the fleet knows it (its presence is live): the label set stays the live fleet.
-        worker = this.presence.table.heardAt(ranOn.id, Date.now()) !== undefined ? ranOn.id : 'unknown';
-        workerInbox = first.inbox;
+        worker = chosen.id;
+        control = subjects.control;
+        if (heard === 'timeout') {
+          return end('interrupted', {
+            outcome: notRunOutcome(CrashReason.interrupted,
+              `the worker the call was sent to (${chosen.id}) said nothing of it for ${INTERRUPTED_AFTER_MS / 1000} s (its process, machine or the bus ended); the call is not retried, as it may have run and a tool may have had side effects`,
+              elapsed()),
+            writtenBytes: 0,
+          });
+        }
         this.counters.accepted(worker, (performance.now() - sent) / 1000);
-        this.bus.publish(workerInbox, 'start', { c: callId, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: true } satisfies StartBody);
-        // The arguments too large for the call go now, once, to this worker only.
-        parts.forEach((part, i) => this.bus.publish(workerInbox!, 'body', { c: callId, n: i + 1, ttlMs: MESSAGE_TTL_MS }, part));
+        first = heard;
         break;
       }
       /** The pieces of an outcome too large for one message, as they come before the `outcome` that declares them. */
@@ -347,24 +377,22 @@ export class NatsRuntime implements PackageRuntime {
         writtenBytes: 0,
       });
       // Taken: the worker cuts the run to the deadline itself; its heartbeats say it is still there.
-      for (;;) {
-        let next = await read(INTERRUPTED_AFTER_MS);
-        if (next === 'aborted') { cancel(); return end('cancelled', cancelled()); }
-        // Quiet for long, or this process was too busy to read: a round trip to the server reads all that has
-        // arrived before it is answered, so a heartbeat that was only waiting to be read is not taken for death.
-        if (next === 'timeout' && this.connected) {
-          await flushWithin(nc, INTERRUPTED_AFTER_MS);
-          next = replies.poll() ?? 'timeout';
-        }
+      for (let next: Awaited<ReturnType<typeof read>> = first; ; next = await read()) {
+        if (next === 'aborted') return stop();
         if (next === 'timeout') {
           return end('interrupted', {
             outcome: notRunOutcome(CrashReason.interrupted,
-              `the worker running this call (${ranOn?.id ?? 'a worker'}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
+              `the worker running this call (${ranOn.id}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
               elapsed()),
             writtenBytes: 0,
           });
         }
         if (next === 'no_responders') continue;
+        if (next.kind === 'accepted') {
+          // The arguments too large for the call go now, once, to the worker that took it.
+          if (parts.length === 0) this.bus.drops.drop('unexpected', inbox);
+          else parts.forEach((part, i) => this.bus.publish(control!, 'body', { c: callId, n: i + 1, ttlMs: MESSAGE_TTL_MS }, part));
+        }
         if (next.kind === 'progress') progress?.(next.done, next.total, next.message);
         if (next.kind === 'outcome_part') {
           const added = outcomeParts.add(next.bytes);
@@ -382,7 +410,24 @@ export class NatsRuntime implements PackageRuntime {
         if (next.kind === 'refused') return end('refused', notRun(next.message));
       }
     } finally {
+      if (!handedOff) replies.close();
+    }
+  }
+
+  /**
+   * A call cancelled here holds its worker's slot until the worker has stopped it and says so (its outcome, or a
+   * refusal), or goes quiet: only then is the slot counted free, so the next call is not sent to meet `busy`.
+   */
+  private async releaseOnceStopped(replies: ReplyQueue, bus: string): Promise<void> {
+    try {
+      for (;;) {
+        const next = await replies.next(INTERRUPTED_AFTER_MS);
+        if (typeof next === 'string' || next.kind === 'outcome' || next.kind === 'refused' || next.kind === 'busy') return;
+      }
+    } finally {
       replies.close();
+      this.choice.ended(bus);
+      this.slotFreed();
     }
   }
 
@@ -487,7 +532,7 @@ function cancelledOutcome(durationMs: number): FunctionCallOutcome {
  * A reply is taken only when it opens (sealed by a worker of this deployment, for this inbox and this call),
  * and only once, in order: the worker numbers its messages for a call, and one numbered at or below the last
  * taken is a replay. "No responders" is the NATS server's own status message, not sealed: it only makes the
- * call ask again. A worker that says it took a call this replica no longer waits for is told not to run it.
+ * call ask another worker. Messages about a call this replica no longer waits for (a late heartbeat) are let go.
  */
 class ReplyRouter {
   private readonly prefix = createInbox();
@@ -507,13 +552,9 @@ class ReplyRouter {
     const opened = this.bus.open<WorkerBodies[keyof WorkerBodies]>(msg, WORKER_KINDS);
     if (opened === null) return;
     const message = (RAW_KINDS.has(opened.header.k) ? { kind: opened.header.k, bytes: opened.body } : { kind: opened.header.k, ...opened.body }) as WorkerMessage;
-    if (queue === undefined || queue.callId !== opened.header.c) {
-      // The call ended here (a late heartbeat, or a worker that took it after it was given up): not run there.
-      if (message.kind === 'accepted' && typeof message.inbox === 'string') {
-        this.bus.publish(message.inbox, 'start', { c: opened.header.c, n: 1, ttlMs: MESSAGE_TTL_MS }, { run: false } satisfies StartBody);
-      } else if (queue !== undefined) this.bus.drops.drop('unexpected', msg.subject);
-      return;
-    }
+    if (queue === undefined) return;
+    // Authentic, on this call's inbox, about a send of it before the last (each send has an id of its own): out of place.
+    if (queue.callId !== opened.header.c) return this.bus.drops.drop('unexpected', msg.subject);
     const drop = queue.take(message, opened.header.n);
     if (drop !== null) this.bus.drops.drop(drop, msg.subject);
   }
@@ -533,34 +574,26 @@ type Reply = WorkerMessage | 'no_responders';
 class ReplyQueue {
   private readonly queued: Reply[] = [];
   private waiter: ((reply: Reply) => void) | null = null;
-  /** The inbox of the worker whose `accepted` came first (the one that runs the call), and its last message's number. */
-  private chosen: string | null = null;
+  /** The number of the last message taken about the current send. */
   private last = 0;
 
-  constructor(readonly callId: string, private readonly forget: () => void) {}
+  constructor(public callId: string, private readonly forget: () => void) {}
+
+  /** The call is sent again under `callId`: only messages about that send count from now on. */
+  expect(callId: string): void {
+    this.callId = callId;
+    this.last = 0;
+    this.queued.length = 0;
+  }
 
   /**
-   * Takes a worker's message (null) unless it is a replay: numbered at or below the last one taken from the
-   * worker that has the call. A second worker's `accepted` passes, for the dispatcher to turn that worker away.
+   * Takes a worker's message (null) unless it is a replay, numbered at or below the last one taken, or out of
+   * place: `busy` and `accepted` are a worker's first word about a send, never a later one.
    */
   take(message: WorkerMessage, n: number): BusDropReason | null {
-    if (message.kind === 'busy') {
-      // A busy worker answers a claim it heard as it filled up; once a worker has the call, none is busy for it.
-      return this.chosen === null ? (this.push(message), null) : 'unexpected';
-    }
-    if (message.kind === 'accepted') {
-      if (n !== 1) return 'unexpected';
-      if (message.inbox === this.chosen) return 'replayed';
-      if (this.chosen === null) {
-        this.chosen = message.inbox;
-        this.last = 1;
-      }
-    } else {
-      // Only the worker that has the call says more; its messages follow its `accepted` in number.
-      if (this.chosen === null) return 'unexpected';
-      if (n <= this.last) return 'replayed';
-      this.last = n;
-    }
+    if (n <= this.last) return 'replayed';
+    if ((message.kind === 'busy' || message.kind === 'accepted') && n !== 1) return 'unexpected';
+    this.last = n;
     this.push(message);
     return null;
   }

@@ -1,17 +1,16 @@
 /**
- * A worker node (`subako worker --nats URL`): takes calls from the NATS queue group, runs each in its
- * sandbox pool (the same FunctionHost as `subako serve`), performs the call's egress, and answers (wire
- * protocol: nats-calls.ts).
+ * A worker node (`subako worker --nats URL`): takes the calls replicas address to it, runs each in its sandbox
+ * pool (the same FunctionHost as `subako serve`), performs the call's egress, and answers (wire protocol:
+ * nats-calls.ts).
  *
- * Flow control: the worker holds one queue subscription for its whole life, and answers `busy` to a call it
- * hears with every slot taken; the replica then offers the call again (to a worker the server picks anew), with
- * a short pause, until its deadline. One subscription rather than one per free slot, each for one message and
- * made again when its call ended: that was a SUB and an UNSUB, two writes and two changes of the server's
- * subscription table, on every call. A call is never queued without bound: nothing waits on the bus, the
- * replica holds it. With no worker at all, the server answers "no responders" at once. Chosen over JetStream pull
- * consumers with max ack pending because a call is a request that someone waits for: it must not outlive its
- * deadline in a stream, nor be redelivered after a worker died mid-call (calls are never retried), and core
- * NATS adds no storage round trip to each call.
+ * Flow control: a replica sends a worker only the calls its slots can take, as far as that replica knows
+ * (nats-choice.ts); a call heard with every slot taken (other replicas filled them) is answered `busy`, and the
+ * replica chooses again. One subscription for the worker's whole life, on its own subjects: a call and its
+ * cancel or body cost no SUB or UNSUB, no change of the server's subscription table. A call is never queued
+ * without bound: nothing waits on the bus, the replica holds it. Once this worker is gone, the server answers
+ * "no responders" to a call sent to it. Chosen over JetStream pull consumers with max ack pending because a call
+ * is a request that someone waits for: it must not outlive its deadline in a stream, nor be redelivered after a
+ * worker died mid-call (calls are never retried), and core NATS adds no storage round trip to each call.
  *
  * Package bundles come from the object store by digest (verified on read) and are unpacked into this
  * worker's data directory once; loaded packages are kept by digest (loaded-packages.ts). A deleted package
@@ -20,13 +19,14 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { randomBytes } from 'node:crypto';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { FunctionHost, type FunctionCallContext, type FunctionCallOutcome, type FunctionHostStats, type LoadedPackage } from '../../function/index.js';
 import { ContentStore, type BlobStore, type BundleLimits } from '../../package/index.js';
 import { DEFAULT_CALL_LIMITS, type CallLimits } from '../../config.js';
 import {
-  HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, REPLICA_ID, START_WAIT_MS, SealedBus, WORKER_HOST, WORKER_QUEUE, natsSubjects, volumeFromWire, workerCallLimits,
-  type CallRequest, type NatsSubjects, type StartBody, type WorkerBodies, type WorkerKind,
+  BODY_PIECE_WAIT_MS, HEARTBEAT_MS, MESSAGE_TTL_MS, PROTOCOL, REPLICA_ID, SealedBus, WORKER_HOST, natsSubjects, volumeFromWire, workerCallLimits, workerSubjects,
+  type CallRequest, type NatsSubjects, type WorkerBodies, type WorkerKind,
 } from './nats-calls.js';
 import { BusDrops, EncodedJson, ReplayGuard, busKey, type BusDropReason } from './nats-envelope.js';
 import { NatsOutcomes, isDurableKey, type DurableCourse } from './nats-outcomes.js';
@@ -73,23 +73,19 @@ export interface NatsWorkerStats {
   sandbox: FunctionHostStats;
 }
 
-/** What the replica said to a call this worker took: start it (or not), then perhaps cancel it. */
+/** A call this worker took, as the replica's later word (its arguments' pieces, a cancel) finds it. */
 interface CallInbox {
   callId: string;
   /** The replica that sent the call (its bus id): the call is cancelled once its presence lapses. */
   replica: string;
-  started: ((run: boolean) => void) | null;
   cancel: AbortController;
-  /** The call's arguments, when they follow `start` in pieces (nats-body.ts); null when they came in the call. */
+  /** The call's arguments, when they follow `accepted` in pieces (nats-body.ts); null when they came in the call. */
   body: BodyInbox | null;
   /** A durable call (a task's): run on when its replica goes quiet, its course kept in the outcomes bucket. */
   durable: boolean;
   /** A durable call whose replica went quiet (said once). */
   orphaned?: boolean;
 }
-
-/** How long a worker waits for the next piece of a call's arguments before it refuses the call (the pieces follow `start` at once). */
-const BODY_PIECE_WAIT_MS = START_WAIT_MS;
 
 /** A call's arguments as their pieces arrive on its inbox, numbered from 1, until whole or refused. */
 class BodyInbox {
@@ -104,7 +100,7 @@ class BodyInbox {
     this.assembly = new BodyAssembly(declared);
   }
 
-  /** Starts counting the wait for the next piece (from `start` on); each piece counts it again. */
+  /** Starts counting the wait for the next piece (from `accepted` on); each piece counts it again. */
   wait(): void {
     clearTimeout(this.timer);
     if (this.settled) return;
@@ -148,17 +144,20 @@ export class NatsWorker {
   private readonly limits: CallLimits;
   private readonly packages: ContentStore;
   private readonly bus: SealedBus;
-  /** Call ids taken, each until its call could no longer be taken anyway: a call sent again is dropped. */
+  /**
+   * Call ids heard, each until its call could no longer be taken anyway: a call sent again is dropped. An id
+   * answered `busy` is remembered too: the replica asks again under a new one, so the old one never runs.
+   */
   private readonly taken = new ReplayGuard();
-  /** This worker's inbox: `<inbox>.<n>` is where the replica says start or cancel for the n-th call taken. */
-  private readonly inbox = createInbox();
-  private nextCall = 0;
+  /** This worker's id on the bus, new with each process: its subjects' token, in its presence. */
+  readonly busId = `wkr_${randomBytes(12).toString('hex')}`;
+  private readonly own: ReturnType<typeof workerSubjects>;
+  /** The calls taken and not ended, by call id: what a piece of arguments or a cancel on the control subject is for. */
   private readonly inboxes = new Map<string, CallInbox>();
   private readonly loaded: LoadedPackages;
-  /** The one queue subscription this worker takes calls on. */
-  private callsSub: Subscription | null = null;
+  /** The one subscription, on this worker's own subjects: its calls, and their cancels and bodies. */
+  private subscription: Subscription | null = null;
   private readonly calls = new Set<Promise<void>>();
-  private inboxSub: Subscription | null = null;
   private closing = false;
   /** Calls this worker answered, for its log line and its tests. */
   answered = 0;
@@ -177,6 +176,7 @@ export class NatsWorker {
     this.hostName = WORKER_HOST.test(host) ? host : 'unknown';
     this.name = options.name ?? `${this.hostName}:${process.pid}`;
     this.subjects = natsSubjects(options.prefix);
+    this.own = workerSubjects(this.subjects, this.busId);
     this.limits = { ...DEFAULT_CALL_LIMITS, ...options.limits };
     this.host = new FunctionHost({ poolSize: options.pool, limits: options.limits, preparedCacheDir: join(options.dataDir, 'cache', 'prepared') });
     this.packages = new ContentStore(join(options.dataDir, 'packages'), options.bundleLimits, options.blobs);
@@ -185,7 +185,7 @@ export class NatsWorker {
     this.presence = new PresenceChannel({
       bus: this.bus,
       announceOn: this.subjects.workerPresence, announceAs: 'worker_presence',
-      mine: () => ({ v: PROTOCOL, id: this.name, host: this.hostName, version: SUBAKO_VERSION, slots: options.pool, busy: this.inFlight }),
+      mine: () => ({ v: PROTOCOL, id: this.name, bus: this.busId, host: this.hostName, version: SUBAKO_VERSION, slots: options.pool, busy: this.inFlight }),
       listenOn: this.subjects.replicaPresence, listenFor: 'replica_presence', read: readReplicaPresence, lapseMs: REPLICA_LAPSE_MS,
       // A replica just started (or back after an outage) learns of this worker at once, not a beat later.
       onArrival: () => this.presence.announce(),
@@ -194,8 +194,15 @@ export class NatsWorker {
 
   async start(): Promise<void> {
     await this.packages.init();
-    this.inboxSub = this.options.nc.subscribe(`${this.inbox}.*`, { callback: (err, msg) => { if (!err) this.onInbox(msg); } });
-    this.callsSub = this.options.nc.subscribe(this.subjects.calls, { queue: WORKER_QUEUE, callback: (err, msg) => { if (!err) this.onCall(msg); } });
+    this.subscription = this.options.nc.subscribe(this.own.all, {
+      callback: (err, msg) => {
+        if (err) return;
+        if (msg.subject === this.own.call) this.onCall(msg);
+        else this.onControl(msg);
+      },
+    });
+    // Subscribed before announced: a replica that hears of this worker finds it listening.
+    await this.options.nc.flush();
     this.presence.start();
     this.replicaWatch = setInterval(() => void this.cancelCallsOfGoneReplicas(), PRESENCE_EVERY_MS);
     this.replicaWatch.unref();
@@ -232,39 +239,38 @@ export class NatsWorker {
     }
   }
 
-  /** A `start` or `cancel` from the replica, for a call this worker took (anything else is dropped). */
-  private onInbox(msg: Msg): void {
-    const call = this.inboxes.get(msg.subject);
-    const opened = this.bus.open<StartBody | Record<string, never> | Uint8Array>(msg, ['start', 'cancel', 'body']);
+  /** A `cancel` or a piece of arguments from the replica, for a call this worker took (anything else is dropped). */
+  private onControl(msg: Msg): void {
+    const opened = this.bus.open<Record<string, never> | Uint8Array>(msg, ['cancel', 'body']);
     if (opened === null) return;
-    // A message for another call on this call's subject was sealed for that call's inbox: it did not open. The id must agree too.
-    if (call === undefined || call.callId !== opened.header.c) return this.bus.drops.drop('unexpected', msg.subject);
+    const call = this.inboxes.get(opened.header.c);
+    // Authentic, for a call this worker does not run (ended, or never taken here): out of place.
+    if (call === undefined) return this.bus.drops.drop('unexpected', msg.subject);
     if (opened.header.k === 'body') {
-      // Pieces count only once the call was started; one before `start` is out of place.
-      const drop = call.body === null || call.started !== null ? 'unexpected' : call.body.piece(opened.header.n, opened.body as Uint8Array);
+      const drop = call.body === null ? 'unexpected' : call.body.piece(opened.header.n, opened.body as Uint8Array);
       if (drop !== null) this.bus.drops.drop(drop, msg.subject);
       return;
     }
-    if (opened.header.k === 'cancel') {
-      call.cancel.abort();
-      return;
-    }
-    const started = call.started;
-    // A second start for the same call is a replay: the first one decided.
-    if (started === null) return this.bus.drops.drop('replayed', msg.subject);
-    call.started = null;
-    const run = (opened.body as StartBody).run === true;
-    if (run) call.body?.wait();
-    started(run);
+    call.cancel.abort();
   }
 
   /**
-   * A call heard on the queue subscription: taken while a slot is free; with every slot taken, answered `busy`
-   * (when it opens and names where to answer), and the replica offers it again.
+   * A call addressed to this worker: opened (a message that does not open, or a call id heard before, is dropped
+   * unanswered), then taken while a slot is free; with every slot taken, or while this worker leaves, answered
+   * `busy`, and the replica asks another.
    */
   private onCall(msg: Msg): void {
-    if (this.closing) return;
-    if (this.inFlight >= this.options.pool) return this.answerBusy(msg);
+    const opened = this.bus.open<CallRequest>(msg, ['call']);
+    if (opened === null) return;
+    const request = opened.body;
+    if (request?.callId !== opened.header.c || typeof request.replyTo !== 'string' || !REPLY_SUBJECT.test(request.replyTo)) {
+      return this.bus.drops.drop('malformed', msg.subject);
+    }
+    if (!this.taken.firstTime(request.callId, opened.header.e)) return this.bus.drops.drop('replayed', msg.subject);
+    if (this.closing || this.inFlight >= this.options.pool) {
+      this.bus.publish(request.replyTo, 'busy', { c: request.callId, n: 1, ttlMs: MESSAGE_TTL_MS }, {});
+      return;
+    }
     // The slot is free again once, as soon as the call no longer needs it: before its last answer goes out
     // (take's `free`), or when take ends, whichever is first.
     let freed = false;
@@ -274,35 +280,20 @@ export class NatsWorker {
       freed = true;
       this.inFlight -= 1;
     };
-    const call = this.take(msg, free).finally(() => {
+    const call = this.take(request, free).finally(() => {
       this.calls.delete(call);
       free();
     });
     this.calls.add(call);
   }
 
-  private answerBusy(msg: Msg): void {
-    const opened = this.bus.open<CallRequest>(msg, ['call']);
-    if (opened === null) return;
-    const request = opened.body;
-    if (request?.callId !== opened.header.c || typeof request.replyTo !== 'string' || !REPLY_SUBJECT.test(request.replyTo)) return this.bus.drops.drop('malformed', msg.subject);
-    this.bus.publish(request.replyTo, 'busy', { c: request.callId, n: 1, ttlMs: MESSAGE_TTL_MS }, {});
-  }
-
   /**
-   * Takes one call: opens it (a message that does not open, or a call id already taken, is dropped unanswered),
-   * says `accepted` with the inbox for this call, waits for the replica's `start`, runs it and answers.
-   * `free` gives its slot back: called just before the outcome (or a refusal after the run) is published, so a
-   * caller that sends its next call on hearing the answer finds the slot free rather than `busy` and a pause.
+   * Runs one call taken and answers: its heartbeat from the start (the replica hears nothing else until the
+   * outcome), `accepted` first when its arguments follow in pieces. `free` gives its slot back: called just before
+   * the outcome (or a refusal after the run) is published, so the replica, which counts the slot held until it
+   * hears the answer, never sends a call the slot cannot take yet.
    */
-  private async take(msg: Msg, free: () => void): Promise<void> {
-    const opened = this.bus.open<CallRequest>(msg, ['call']);
-    if (opened === null) return;
-    const request = opened.body;
-    if (request?.callId !== opened.header.c || typeof request.replyTo !== 'string' || !REPLY_SUBJECT.test(request.replyTo)) {
-      return this.bus.drops.drop('malformed', msg.subject);
-    }
-    if (!this.taken.firstTime(request.callId, opened.header.e)) return this.bus.drops.drop('replayed', msg.subject);
+  private async take(request: CallRequest, free: () => void): Promise<void> {
     let sequence = 0;
     const reply = <K extends WorkerKind>(kind: K, body: WorkerBodies[K] | EncodedJson): void => {
       if (this.options.nc.isClosed()) return;
@@ -315,24 +306,24 @@ export class NatsWorker {
       return;
     }
     const deadline = Date.now() + request.timeoutMs;
-    const subject = `${this.inbox}.${(this.nextCall += 1).toString(36)}`;
     const inbox: CallInbox = {
-      callId: request.callId, replica: request.replica, started: null, cancel: new AbortController(), body: request.body ? new BodyInbox(request.body) : null,
+      callId: request.callId, replica: request.replica, cancel: new AbortController(), body: request.body ? new BodyInbox(request.body) : null,
       durable: request.durableKey !== undefined,
     };
     // The call itself shows its replica alive now (it may not have announced itself to this worker yet).
     this.presence.table.touch({ v: PROTOCOL, id: request.replica }, Date.now());
-    const started = new Promise<boolean>((resolve) => { inbox.started = resolve; });
-    this.inboxes.set(subject, inbox);
-    let heartbeat: NodeJS.Timeout | undefined;
+    this.inboxes.set(request.callId, inbox);
+    // From now on the replica hears this worker at least every HEARTBEAT_MS, or takes it for gone.
+    const heartbeat = setInterval(() => reply('alive', {}), HEARTBEAT_MS);
     let borrowing: ReturnType<LoadedPackages['borrow']> | undefined;
     try {
-      reply('accepted', { worker: this.name, host: this.hostName, inbox: subject });
-      // The package is made ready while the replica's word comes; the guest runs only once it has come.
+      // The package is made ready while the arguments' pieces (if any) come.
       borrowing = this.loaded.borrow(packageKey(request.package));
       borrowing.catch(() => undefined);
-      if (!(await this.waitForStart(started, Math.min(START_WAIT_MS, request.timeoutMs)))) return;
-      heartbeat = setInterval(() => reply('alive', {}), HEARTBEAT_MS);
+      if (inbox.body !== null) {
+        reply('accepted', {});
+        inbox.body.wait();
+      }
       if (request.durableKey !== undefined) await this.keepCourse(request.durableKey, { state: 'running', worker: this.name });
       const args = inbox.body ? await this.receiveBody(inbox.body, inbox.cancel.signal) : request.arguments!;
       const { loaded } = await borrowing;
@@ -368,7 +359,7 @@ export class NatsWorker {
       this.count('refused');
     } finally {
       clearInterval(heartbeat);
-      this.inboxes.delete(subject);
+      this.inboxes.delete(request.callId);
       // Given back whether the call ran or not (its load may still be under way: given back when it is done).
       borrowing?.then((lent) => lent.giveBack(), () => undefined);
     }
@@ -383,14 +374,6 @@ export class NatsWorker {
       this.outcomes = null;
       this.options.log?.(`the course of a durable call (${course.state}) could not be kept in the outcomes bucket: ${err instanceof Error ? err.message : String(err)}`);
     }
-  }
-
-  /** Whether the replica said to run the call within `ms` (no word: another worker took it, or the call is gone). */
-  private async waitForStart(started: Promise<boolean>, ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const run = await Promise.race([started, new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), Math.max(1, ms)); })]);
-    clearTimeout(timer);
-    return run;
   }
 
   /** A call's arguments from their pieces; throws (the call is refused: it did not run) when they do not arrive whole. */
@@ -448,18 +431,19 @@ export class NatsWorker {
   }
 
   /**
-   * Takes no more calls, tells the replicas it is leaving (they stop counting it at once), lets the calls running
+   * Takes no more calls, tells the replicas it is leaving (they stop choosing it at once), lets the calls running
    * finish — still cancelling those of a replica that goes away meanwhile —, stops the sandbox.
    */
   async close(): Promise<void> {
+    // Calls heard from now on are answered `busy` (the replicas ask another); the subscription stays, so the
+    // calls running still hear their cancels.
     this.closing = true;
-    this.callsSub?.unsubscribe();
-    this.callsSub = null;
     await this.presence.leave();
     await Promise.allSettled([...this.calls]);
     if (this.replicaWatch) clearInterval(this.replicaWatch);
     await this.presence.close();
-    this.inboxSub?.unsubscribe();
+    this.subscription?.unsubscribe();
+    this.subscription = null;
     await this.host.close();
   }
 }

@@ -1,0 +1,85 @@
+/**
+ * Which worker a replica sends a call to (a call is addressed to one worker: nats-calls.ts). Pure: the live
+ * fleet and the time are passed in.
+ *
+ * A replica knows exactly how many of each worker's slots its own calls hold: it counts a call from its send to
+ * its end (the worker frees the slot before it answers, so the count never says a slot is free before the
+ * worker does). It chooses the worker with the most slots its calls leave free, taking turns among equals. What
+ * it cannot see is other replicas' calls: a worker they filled answers `busy`, and is not chosen again until one
+ * of this replica's calls on it ends or a short pause passes; a worker that is not there to hear (the server
+ * answered "no responders": its process ended before its presence lapsed) is not chosen again while its
+ * presence is the one it had then.
+ */
+import { PROTOCOL } from './nats-calls.js';
+import type { WorkerPresence } from './nats-fleet.js';
+
+/** A worker a call can be sent to: one of the fleet's, of this protocol, with a bus id. */
+export type Addressable = WorkerPresence & { bus: string };
+
+/** How long a worker that answered `busy` is passed over (unless one of this replica's calls on it ends first). */
+export const BUSY_PASS_OVER_MS = 25;
+
+export class WorkerChoice {
+  /** Calls of this replica's sent to each worker (by bus id) and not ended. */
+  private readonly held = new Map<string, number>();
+  /** Workers passed over until a time: they answered `busy`, or nobody listened on their subject. */
+  private readonly passedOver = new Map<string, { until: number; why: 'busy' | 'gone' }>();
+  private turn = 0;
+
+  /**
+   * The worker to send the next call to, or null when every live worker's slots are held by this replica's calls
+   * or passed over (the call then waits for one to free: `nextChanceIn` says how long at most).
+   */
+  choose(live: readonly WorkerPresence[], now: number): Addressable | null {
+    let best: Addressable | null = null;
+    let bestFree = 0;
+    // Equals take turns: the walk starts one worker further each time, and the first of the most free wins.
+    const start = this.turn++;
+    for (let i = 0; i < live.length; i++) {
+      const worker = live[(start + i) % live.length];
+      if (worker.v !== PROTOCOL || worker.bus === undefined || worker.leaving === true) continue;
+      const passed = this.passedOver.get(worker.bus);
+      if (passed !== undefined && passed.until > now) continue;
+      const free = worker.slots - (this.held.get(worker.bus) ?? 0);
+      if (free > bestFree) {
+        best = worker as Addressable;
+        bestFree = free;
+      }
+    }
+    return best;
+  }
+
+  /** The longest a call that found no worker should wait before choosing again (a pass-over ending). */
+  nextChanceIn(now: number, ceilingMs: number): number {
+    let soonest = ceilingMs;
+    for (const [bus, passed] of this.passedOver) {
+      if (passed.until <= now) this.passedOver.delete(bus);
+      else if (passed.why === 'busy') soonest = Math.min(soonest, passed.until - now);
+    }
+    return soonest;
+  }
+
+  /** A call was sent to the worker. */
+  sent(bus: string): void {
+    this.held.set(bus, (this.held.get(bus) ?? 0) + 1);
+  }
+
+  /** A call sent to the worker ended (or it answered `busy`, or nobody heard it): its slot is this replica's no more. */
+  ended(bus: string): void {
+    const left = (this.held.get(bus) ?? 1) - 1;
+    if (left > 0) this.held.set(bus, left);
+    else this.held.delete(bus);
+    // One of this replica's calls on it ended: it has a slot free now, whatever it answered before.
+    if (this.passedOver.get(bus)?.why === 'busy') this.passedOver.delete(bus);
+  }
+
+  /** The worker answered `busy`: other replicas' calls fill it; pass it over for a moment. */
+  busy(bus: string, now: number): void {
+    this.passedOver.set(bus, { until: now + BUSY_PASS_OVER_MS, why: 'busy' });
+  }
+
+  /** Nobody listens on the worker's subject: pass it over until its presence, still live here, would lapse. */
+  gone(bus: string, now: number, lapseMs: number): void {
+    this.passedOver.set(bus, { until: now + lapseMs, why: 'gone' });
+  }
+}
