@@ -60,6 +60,12 @@ describe('choosing the worker for a call', () => {
     assert.equal(choice.choose([worker('a', 2)], 3_000)?.bus, 'a');
   });
 
+  it('forgets a pass-over once it ended: workers that come and go leave nothing behind', () => {
+    const choice = new WorkerChoice();
+    for (let i = 0; i < 1_000; i++) choice.gone(`w${i}`, i * 10_000, 3_000);
+    assert.equal(choice.passedOverCount, 1);
+  });
+
   it('never chooses a worker of another protocol, without a bus id, or leaving', () => {
     const choice = new WorkerChoice();
     const fleet = [worker('old', 8, { v: PROTOCOL - 1 }), { ...worker('x', 8), bus: undefined }, worker('bye', 8, { leaving: true })];

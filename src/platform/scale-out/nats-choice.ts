@@ -75,11 +75,22 @@ export class WorkerChoice {
 
   /** The worker answered `busy`: other replicas' calls fill it; pass it over for a moment. */
   busy(bus: string, now: number): void {
-    this.passedOver.set(bus, { until: now + BUSY_PASS_OVER_MS, why: 'busy' });
+    this.passOver(bus, now, { until: now + BUSY_PASS_OVER_MS, why: 'busy' });
   }
 
   /** Nobody listens on the worker's subject: pass it over until its presence, still live here, would lapse. */
   gone(bus: string, now: number, lapseMs: number): void {
-    this.passedOver.set(bus, { until: now + lapseMs, why: 'gone' });
+    this.passOver(bus, now, { until: now + lapseMs, why: 'gone' });
+  }
+
+  /** How many workers are passed over now or were (an ended pass-over is forgotten at the next one). */
+  get passedOverCount(): number {
+    return this.passedOver.size;
+  }
+
+  private passOver(bus: string, now: number, passed: { until: number; why: 'busy' | 'gone' }): void {
+    // Workers come and go with new bus ids: what no longer holds is forgotten, so the map is the workers passed over now.
+    for (const [other, was] of this.passedOver) if (was.until <= now) this.passedOver.delete(other);
+    this.passedOver.set(bus, passed);
   }
 }
