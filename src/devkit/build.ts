@@ -4,11 +4,14 @@
  * our stderr as they run, so a compiler error reads as the compiler wrote it.
  */
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { FunctionHost } from '../function/index.js';
 import { DevkitError, DEVKIT_ERRORS } from './errors.js';
 import { inspectPackage, type PackageInspection } from './inspect.js';
 import { listProject } from './project-files.js';
+import { MODULE_FILE } from '../package/index.js';
 import type { BuildCommand, BuildRecipe, MissingTool, SdkPaths } from './recipe.js';
 import { detectRecipe } from './registry.js';
 import { sdkPaths } from './sdk-paths.js';
@@ -58,11 +61,25 @@ function run(command: BuildCommand, cwd: string, onOutput: BuildOptions['onOutpu
   });
 }
 
-/** Runs the recipe's commands in the project, one after another; throws a DevkitError on the first failure. */
+/**
+ * Runs the recipe's commands in the project, one after another; throws a DevkitError on the first failure.
+ * The module is built under a name of this build's own and renamed over `module.wasm` once whole: a build beside
+ * another in the same project (`subako dev` rebuilding on a change while `subako build` runs by hand) and
+ * whoever reads the module (the checks, a running `dev`) never see one half written. (clang's own link is
+ * atomic, but with binaryen's `wasm-opt` on PATH clang runs it over the output in place.)
+ */
 export async function runRecipe(dir: string, recipe: BuildRecipe, sdk: SdkPaths, onOutput?: BuildOptions['onOutput']): Promise<void> {
   const missing = recipe.missingTools(dir, sdk);
   if (missing.length > 0) throw new DevkitError(DEVKIT_ERRORS.toolchain, missingToolsMessage(recipe.template, missing));
-  for (const command of recipe.commands(dir, sdk)) await run(command, dir, onOutput);
+  // Ends in .wasm: a compiler may choose its output's format by the name's extension.
+  const partial = `.module-${process.pid}-${randomBytes(4).toString('hex')}.partial.wasm`;
+  try {
+    for (const command of recipe.commands(dir, sdk, partial)) await run(command, dir, onOutput);
+    if (!existsSync(join(dir, partial))) throw new DevkitError(DEVKIT_ERRORS.buildFailed, `the ${recipe.template} build ended without writing ${MODULE_FILE}; its output is above`);
+    renameSync(join(dir, partial), join(dir, MODULE_FILE));
+  } finally {
+    rmSync(join(dir, partial), { force: true });
+  }
 }
 
 /** The project's recipe, found from its files. */

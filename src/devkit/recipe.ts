@@ -37,8 +37,11 @@ export interface BuildRecipe {
   detect(fileNames: readonly string[]): boolean;
   /** The tools the build of the project at `dir` needs that cannot be found; empty when it can run. */
   missingTools(dir: string, sdk: SdkPaths): MissingTool[];
-  /** The commands that build `<dir>/module.wasm`. */
-  commands(dir: string, sdk: SdkPaths): BuildCommand[];
+  /**
+   * The commands that build the module into `<dir>/<output>` (`output` a file name; the package's `module.wasm`
+   * when absent: the build itself names a file of its own and then renames it, build.ts).
+   */
+  commands(dir: string, sdk: SdkPaths, output?: string): BuildCommand[];
   /** Paths under the project, relative, whose change means a rebuild (`subako dev` watches them). */
   sourceGlobs: readonly string[];
 }

@@ -12,11 +12,12 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
+import { MODULE_FILE } from '../../package/index.js';
 import type { BuildCommand, BuildRecipe, MissingTool, SdkPaths } from '../recipe.js';
 
 /** The author's entry file, relative to the project. */
 export const AS_ENTRY = 'assembly/index.ts';
-export const AS_OUTPUT = 'module.wasm';
+export const AS_OUTPUT = MODULE_FILE;
 /**
  * The versions the SDK is built and tested with: the template's package.json and subako's own
  * devDependencies ask for the same (test/devkit/assemblyscript-recipe.test.ts holds them together).
@@ -53,14 +54,14 @@ function resolveOrNull(require: NodeRequire, specifier: string): string | null {
 }
 
 /** The asc command line for a project at `dir` (pure: paths in, arguments out). */
-export function ascArguments(dir: string, asc: AscLocation, sdkDir: string): string[] {
+export function ascArguments(dir: string, asc: AscLocation, sdkDir: string, output = AS_OUTPUT): string[] {
   return [
     asc.ascJs,
     AS_ENTRY,
     '--config', relative(dir, asc.shimConfig),
     '--path', sdkDir,
     '-O3',
-    '--outFile', AS_OUTPUT,
+    '--outFile', output,
   ];
 }
 
@@ -82,10 +83,10 @@ export const assemblyScriptRecipe: BuildRecipe = {
     return missing;
   },
 
-  commands(dir: string, sdk: SdkPaths): BuildCommand[] {
+  commands(dir: string, sdk: SdkPaths, output?: string): BuildCommand[] {
     const found = locateAsc(dir, sdk.packageRoot);
     if (found.ascJs === null || found.shimConfig === null) return []; // missingTools says what to install
-    return [{ program: process.execPath, args: ascArguments(dir, { ascJs: found.ascJs, shimConfig: found.shimConfig }, sdk.sdkDir) }];
+    return [{ program: process.execPath, args: ascArguments(dir, { ascJs: found.ascJs, shimConfig: found.shimConfig }, sdk.sdkDir, output) }];
   },
 
   sourceGlobs: ['assembly/**/*.ts', 'asconfig.json'],

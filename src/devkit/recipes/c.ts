@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { MODULE_FILE } from '../../package/index.js';
 import type { BuildCommand, BuildRecipe, MissingTool, SdkPaths } from '../recipe.js';
 import { onPath } from './on-path.js';
 
@@ -28,8 +29,8 @@ export function cSources(fileNames: readonly string[]): string[] {
 }
 
 /** clang's arguments: `-s` strips the names (about a fifth of the size), `-I` finds subako.h. Pure. */
-export function clangArgs(sources: readonly string[], sdkDir: string): string[] {
-  return ['--target=wasm32-wasi', '-O2', '-s', `-I${sdkDir}`, '-o', 'module.wasm', ...sources];
+export function clangArgs(sources: readonly string[], sdkDir: string, output = MODULE_FILE): string[] {
+  return ['--target=wasm32-wasi', '-O2', '-s', `-I${sdkDir}`, '-o', output, ...sources];
 }
 
 /** True when clang finds wasi-libc's headers for wasm32-wasi (wherever the distribution put them). */
@@ -76,9 +77,9 @@ export const cRecipe: BuildRecipe = {
     return missing;
   },
 
-  commands(dir: string, sdk: SdkPaths): BuildCommand[] {
+  commands(dir: string, sdk: SdkPaths, output?: string): BuildCommand[] {
     // By name: the spawn finds the first clang on PATH, the one missingTools looked at.
-    return [{ program: 'clang', args: clangArgs(listProjectSources(dir), sdk.sdkDir) }];
+    return [{ program: 'clang', args: clangArgs(listProjectSources(dir), sdk.sdkDir, output) }];
   },
 
   sourceGlobs: C_SOURCE_GLOBS,

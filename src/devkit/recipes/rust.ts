@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { MODULE_FILE } from '../../package/index.js';
 import type { BuildCommand, BuildRecipe, MissingTool, SdkPaths } from '../recipe.js';
 import { findRustToolchain, type RustToolchain, type RustWasmTarget } from './rust-toolchain.js';
 
@@ -53,14 +54,14 @@ const COPY_MODULE = [
  * The two commands, pure on the project's folder and the toolchain. `RUSTC` makes cargo run the rustc that
  * was chosen with it, and `--target` overrides the template's `build.target` (Debian's name) for a newer one.
  */
-export function rustCommands(dir: string, toolchain: RustToolchain): BuildCommand[] {
+export function rustCommands(dir: string, toolchain: RustToolchain, output = MODULE_FILE): BuildCommand[] {
   return [
     {
       program: toolchain.cargo,
       args: ['build', '--release', '--target', toolchain.target],
       env: { RUSTC: toolchain.rustc, CARGO_TARGET_DIR: cargoTargetDir(dir) },
     },
-    { program: process.execPath, args: ['-e', COPY_MODULE, builtModulePath(dir, toolchain.target), join(dir, 'module.wasm')] },
+    { program: process.execPath, args: ['-e', COPY_MODULE, builtModulePath(dir, toolchain.target), join(dir, output)] },
   ];
 }
 
@@ -103,9 +104,9 @@ export const rustRecipe: BuildRecipe = {
     return missing;
   },
 
-  commands(dir: string): BuildCommand[] {
+  commands(dir: string, _sdk: SdkPaths, output?: string): BuildCommand[] {
     const search = findRustToolchain();
-    return 'toolchain' in search ? rustCommands(dir, search.toolchain) : []; // missingTools says what to install
+    return 'toolchain' in search ? rustCommands(dir, search.toolchain, output) : []; // missingTools says what to install
   },
 
   sourceGlobs: RUST_SOURCE_GLOBS,
