@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { FunctionHost } from '../function/index.js';
 import { DevkitError, DEVKIT_ERRORS } from './errors.js';
@@ -75,8 +75,12 @@ export async function runRecipe(dir: string, recipe: BuildRecipe, sdk: SdkPaths,
   const partial = `.module-${process.pid}-${randomBytes(4).toString('hex')}.partial.wasm`;
   try {
     for (const command of recipe.commands(dir, sdk, partial)) await run(command, dir, onOutput);
-    if (!existsSync(join(dir, partial))) throw new DevkitError(DEVKIT_ERRORS.buildFailed, `the ${recipe.template} build ended without writing ${MODULE_FILE}; its output is above`);
-    renameSync(join(dir, partial), join(dir, MODULE_FILE));
+    try {
+      renameSync(join(dir, partial), join(dir, MODULE_FILE));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      throw new DevkitError(DEVKIT_ERRORS.buildFailed, `the ${recipe.template} build ended without writing ${MODULE_FILE}; its output is above`);
+    }
   } finally {
     rmSync(join(dir, partial), { force: true });
   }

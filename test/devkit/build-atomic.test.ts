@@ -67,4 +67,11 @@ describe('a build writes its module whole or not at all', () => {
     assert.deepEqual(readFileSync(join(project, 'module.wasm')), good);
     assert.deepEqual(readdirSync(project).filter((name) => name.includes('partial')), []);
   });
+
+  it('a build whose commands succeed but write no module is refused in one line, and the last module stays', async () => {
+    const good = readFileSync(join(project, 'module.wasm'));
+    const silent = { ...cRecipe, commands: () => [{ program: process.execPath, args: ['-e', ''] }] };
+    await assert.rejects(runRecipe(project, silent, sdk, quiet), (err: unknown) => err instanceof DevkitError && /the c build ended without writing module\.wasm/.test(err.message));
+    assert.deepEqual(readFileSync(join(project, 'module.wasm')), good);
+  });
 });

@@ -40,15 +40,21 @@ describe('choosing the worker for a call', () => {
 
   it('passes over a worker that answered busy for a moment, or until one of this replica\'s calls on it ends', () => {
     const choice = new WorkerChoice();
-    const fleet = [worker('a', 2)];
+    const fleet = [worker('a', 2), worker('b', 2)];
+    // A send answered busy holds no slot, and the worker is not chosen again at once: the next send goes elsewhere.
     choice.sent('a');
     choice.busy('a', 1_000);
-    choice.ended('a');
-    assert.equal(choice.choose(fleet, 1_000)?.bus, 'a', 'a call of this replica\'s on it ended: a slot is free');
+    for (let i = 0; i < 3; i++) assert.equal(choice.choose(fleet, 1_000)?.bus, 'b', 'the busy worker is passed over');
+    assert.equal(choice.choose([worker('a', 2)], 1_000), null);
+    assert.equal(choice.nextChanceIn(1_000, 1_000), BUSY_PASS_OVER_MS, 'the wait is the pass-over\'s end');
+    assert.equal(choice.choose([worker('a', 2)], 1_000 + BUSY_PASS_OVER_MS)?.bus, 'a');
+    // A call of this replica's that the worker took ends: a slot is free there now, pass-over or not.
+    choice.sent('a');
+    choice.sent('a');
     choice.busy('a', 2_000);
-    assert.equal(choice.choose(fleet, 2_000), null);
-    assert.equal(choice.nextChanceIn(2_000, 1_000), BUSY_PASS_OVER_MS, 'the wait is the pass-over\'s end');
-    assert.equal(choice.choose(fleet, 2_000 + BUSY_PASS_OVER_MS)?.bus, 'a');
+    assert.equal(choice.choose([worker('a', 2)], 2_000), null);
+    choice.ended('a');
+    assert.equal(choice.choose([worker('a', 2)], 2_000)?.bus, 'a');
   });
 
   it('passes over a worker nobody listens for until its presence would lapse', () => {

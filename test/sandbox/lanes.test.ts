@@ -20,7 +20,6 @@ import { wat } from '../helpers/wat.js';
 import { fixture } from '../helpers/paths.js';
 import { MIB, cGuest, limits, runToEnd, start, until } from './helpers.js';
 
-/** Prints the number of runs this instance has seen (as a digit) and counts one more: a reused instance prints 1. */
 /** A sandbox process made while TMPDIR names `dir` (where its lane directory goes). */
 function sandboxUnder(dir: string): SandboxProcess {
   const saved = process.env.TMPDIR;
@@ -33,6 +32,7 @@ function sandboxUnder(dir: string): SandboxProcess {
   }
 }
 
+/** Prints the number of runs this instance has seen (as a digit) and counts one more: a reused instance prints 1. */
 const COUNTER = `(module
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
   (memory (export "memory") 1)

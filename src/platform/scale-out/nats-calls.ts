@@ -150,8 +150,8 @@ export const WORKER_NAME = /^[A-Za-z0-9._:@-]{1,128}$/;
 export const WORKER_HOST = /^[A-Za-z0-9._-]{1,253}$/;
 /** A replica's id on the bus (random per process, nats-runtime.ts). */
 export const REPLICA_ID = /^[A-Za-z0-9_-]{1,64}$/;
-/** A worker's id on the bus (random per process, nats-worker.ts): a token of its subjects. */
-export const WORKER_BUS_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** A worker's id on the bus (random per process, nats-worker.ts): a token of its subjects, of a replica's id's shape. */
+export const WORKER_BUS_ID = REPLICA_ID;
 
 /** The worker that ran a call, as the call record names it. */
 export type WorkerIdentity = CallWorker;

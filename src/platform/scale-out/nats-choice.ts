@@ -64,23 +64,28 @@ export class WorkerChoice {
     this.held.set(bus, (this.held.get(bus) ?? 0) + 1);
   }
 
-  /** A call sent to the worker ended (or it answered `busy`, or nobody heard it): its slot is this replica's no more. */
+  /** A call the worker took ended: its slot is free now, whatever the worker answered another send before. */
   ended(bus: string): void {
-    const left = (this.held.get(bus) ?? 1) - 1;
-    if (left > 0) this.held.set(bus, left);
-    else this.held.delete(bus);
-    // One of this replica's calls on it ended: it has a slot free now, whatever it answered before.
+    this.unhold(bus);
     if (this.passedOver.get(bus)?.why === 'busy') this.passedOver.delete(bus);
   }
 
-  /** The worker answered `busy`: other replicas' calls fill it; pass it over for a moment. */
+  /** The worker answered the send `busy`: other replicas' calls fill it; it is passed over for a moment. */
   busy(bus: string, now: number): void {
+    this.unhold(bus);
     this.passOver(bus, now, { until: now + BUSY_PASS_OVER_MS, why: 'busy' });
   }
 
-  /** Nobody listens on the worker's subject: pass it over until its presence, still live here, would lapse. */
+  /** Nobody listens on the worker's subject: it is passed over until its presence, still live here, would lapse. */
   gone(bus: string, now: number, lapseMs: number): void {
+    this.unhold(bus);
     this.passOver(bus, now, { until: now + lapseMs, why: 'gone' });
+  }
+
+  private unhold(bus: string): void {
+    const left = (this.held.get(bus) ?? 1) - 1;
+    if (left > 0) this.held.set(bus, left);
+    else this.held.delete(bus);
   }
 
   /** How many workers are passed over now or were (an ended pass-over is forgotten at the next one). */

@@ -257,16 +257,12 @@ export class NatsRuntime implements PackageRuntime {
     let ranOn: WorkerIdentity | undefined;
     /** The worker the call was last sent to (its bus id) while this replica counts one of its slots held by it. */
     let holding: string | null = null;
-    const release = (): void => {
-      if (holding === null) return;
-      this.choice.ended(holding);
-      holding = null;
-    };
     const firstSend = performance.now();
     const end = (result: NatsCallResult, answer: Answer): Answer => {
       this.counters.ended(result, worker, result === 'outcome' ? (performance.now() - firstSend) / 1000 : undefined);
       if (holding !== null) {
-        release();
+        this.choice.ended(holding);
+        holding = null;
         this.slotFreed();
       }
       return ranOn ? { ...answer, worker: ranOn } : answer;
@@ -347,9 +343,10 @@ export class NatsRuntime implements PackageRuntime {
         }
         if (heard === 'no_responders' || (typeof heard === 'object' && heard.kind === 'busy')) {
           this.counters.noWorkerFree();
+          // The send holds no slot there any more; the worker is passed over (ended() would lift a `busy` one).
           if (heard === 'no_responders') this.choice.gone(chosen.bus, Date.now(), PRESENCE_LAPSE_MS);
           else this.choice.busy(chosen.bus, Date.now());
-          release();
+          holding = null;
           continue;
         }
         ranOn = { id: chosen.id, host: chosen.host };
