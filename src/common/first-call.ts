@@ -6,6 +6,7 @@
  */
 export { isSystemError, systemErrorCode } from './system-error.js';
 export { withoutUndefined } from './without-undefined.js';
+export { jsonBytes } from './json-bytes.js';
 export { subakoHome } from './data-home.js';
 export { Secret } from './secret.js';
 export { startSpan, inSpan, markFailed, SpanKind, type Traced } from './trace.js';

@@ -18,6 +18,7 @@ export { systemClock, isoAt, type Clock } from './clock.js';
 export { systemErrorCode, isSystemError } from './system-error.js';
 export { withoutUndefined } from './without-undefined.js';
 export { canonicalJson, argumentsDigest } from './canonical-json.js';
+export { jsonBytes } from './json-bytes.js';
 export { startSpan, inSpan, markFailed, traceFields, SpanKind, type Traced, type Attributes, type Span } from './trace.js';
 export { takeRandomBytes } from './random-pool.js';
 export { abortWith } from './abort-link.js';

@@ -2,6 +2,7 @@
  * What discovery accepts, as the ABI page's tables say it. Pure: each check takes what the guest answered
  * and returns problems with stable codes (`discovery.*`, `tools.*`), every one found, never a throw.
  */
+import { jsonBytes } from '../common/first-call.js';
 import type { Problem } from '../errors.js';
 import type { ToolInfo } from './types.js';
 import { PROTOCOL_VERSION } from './protocol.js';
@@ -18,7 +19,6 @@ export const TOOL_RULES = Object.freeze({
 });
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const jsonBytes = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? '');
 const kib = (bytes: number): string => `${Math.ceil(bytes / 1024)} KiB`;
 
 /** The `server/discover` answer: it must speak 2026-07-28 and offer tools. */

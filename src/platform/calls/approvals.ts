@@ -41,7 +41,7 @@
  * Either way the decision is kept with the call's record (`CallRecord.approval`: how it was asked, what was
  * decided, by which API key, when), so the call log is the audit trail.
  */
-import { argumentsDigest, canonicalJson, seal, unseal, SealError, systemClock, type Clock } from '../../common/index.js';
+import { argumentsDigest, canonicalJson, jsonBytes, seal, unseal, SealError, systemClock, type Clock } from '../../common/index.js';
 import { ToolInputRequiredError, formElicitation, type Elicitation } from '../../mcp/index.js';
 import type { CallerInput } from '../../tool.js';
 import { approvalMessage, nestingDepth, showArguments } from './approval-view.js';
@@ -346,7 +346,7 @@ export class Approvals {
     if (nestingDepth(args, MAX_HELD_DEPTH) > MAX_HELD_DEPTH) {
       return `its arguments nest deeper than ${MAX_HELD_DEPTH} levels, more than an approver can be shown whole`;
     }
-    const bytes = Buffer.byteLength(JSON.stringify(args) ?? 'null', 'utf8');
+    const bytes = jsonBytes(args);
     if (bytes > MAX_HELD_ARGUMENT_BYTES) {
       return `its arguments are ${bytes} bytes of JSON, more than the ${MAX_HELD_ARGUMENT_BYTES} an approver can be shown whole`;
     }

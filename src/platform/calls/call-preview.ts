@@ -7,12 +7,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { ContentBlock } from '../../tool.js';
-import { CALL_LOG_PREVIEW_BYTES, cutToBytes, redactArguments, redactText } from '../../common/index.js';
+import { CALL_LOG_PREVIEW_BYTES, cutToBytes, jsonBytes, redactArguments, redactText } from '../../common/index.js';
 
 /** Room kept for the last block that says what was left out. */
 const NOTE_ROOM = 512;
-
-const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? 'null');
 
 /** The blocks as the call log keeps them: redacted, and at most CALL_LOG_PREVIEW_BYTES of JSON in all. */
 export function loggedModel(content: readonly ContentBlock[], secrets: readonly string[]): unknown[] {

@@ -2,6 +2,7 @@
  * Rows to records, and list keys and cursors, for the SQL stores. Both back ends keep the same columns
  * (migrations.ts) with JSON as text, so one set of mappers reads either's rows.
  */
+import { jsonBytes } from '../../common/index.js';
 import { CrashReason } from '../../function/index.js';
 import type {
   AgentRecord, ApiKeyRecord, AgentSpec, AgentVersionRecord, CallKeyRecord, CallRecord, CredentialRecord, IdempotencyRecord, LeaseLapse, PackageRecord,
@@ -41,7 +42,7 @@ export function pageFromRows<T>(rows: readonly Row[], page: PageRequest, map: (r
   for (const row of rows.slice(0, page.limit)) {
     const item = map(row);
     if (page.maxBytes !== undefined) {
-      bytes += Buffer.byteLength(JSON.stringify(item) ?? 'null') + 1;
+      bytes += jsonBytes(item) + 1;
       if (items.length > 0 && bytes > page.maxBytes) return { items, next_cursor: cursorOf(rows[items.length - 1]!) };
     }
     items.push(item);

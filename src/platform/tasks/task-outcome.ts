@@ -5,7 +5,7 @@
  * (call-preview.ts): the blocks that fit, the start of the text block that did not, and a last block saying how
  * much was left out; its structured content goes when it does not fit.
  */
-import { seal, unseal } from '../../common/index.js';
+import { jsonBytes, seal, unseal } from '../../common/index.js';
 import type { CallToolResult } from '../../tool.js';
 import type { TaskError } from '../../mcp/index.js';
 
@@ -27,8 +27,6 @@ export function openOutcome(sealed: string, key: Buffer, sessionId: string, task
 function outcomeContext(sessionId: string, taskId: string): string {
   return `subako.task.v1:${sessionId}:${taskId}`;
 }
-
-const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? 'null');
 
 /** The result as a task keeps it: whole when it fits in `maxBytes` of JSON, else cut as the call log cuts one. */
 export function boundedResult(result: CallToolResult, maxBytes = MAX_TASK_RESULT_BYTES): CallToolResult {
