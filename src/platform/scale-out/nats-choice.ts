@@ -7,8 +7,9 @@
  * worker does). It chooses the worker with the most slots its calls leave free, taking turns among equals. What
  * it cannot see is other replicas' calls: a worker they filled answers `busy`, and is not chosen again until one
  * of this replica's calls on it ends or a short pause passes; a worker that is not there to hear (the server
- * answered "no responders": its process ended before its presence lapsed) is not chosen again while its
- * presence is the one it had then.
+ * answered "no responders": its process ended before its presence lapsed), or one that said nothing of a call
+ * sent to it (its process frozen, or deaf to its subject), is not chosen again until that presence would have
+ * lapsed.
  */
 import { PROTOCOL } from './nats-calls.js';
 import type { WorkerPresence } from './nats-fleet.js';
@@ -22,7 +23,7 @@ export const BUSY_PASS_OVER_MS = 25;
 export class WorkerChoice {
   /** Calls of this replica's sent to each worker (by bus id) and not ended. */
   private readonly held = new Map<string, number>();
-  /** Workers passed over until a time: they answered `busy`, or nobody listened on their subject. */
+  /** Workers passed over until a time: they answered `busy`, or nobody listened on their subject, or they fell silent. */
   private readonly passedOver = new Map<string, { until: number; why: 'busy' | 'gone' }>();
   private turn = 0;
 
@@ -76,7 +77,10 @@ export class WorkerChoice {
     this.passOver(bus, now, { until: now + BUSY_PASS_OVER_MS, why: 'busy' });
   }
 
-  /** Nobody listens on the worker's subject: it is passed over until its presence, still live here, would lapse. */
+  /**
+   * The worker is not there to take calls — nobody listens on its subject, or it said nothing of a call sent to it
+   * for as long as its heartbeat allows —: it is passed over until its presence, still live here, would lapse.
+   */
   gone(bus: string, now: number, lapseMs: number): void {
     this.unhold(bus);
     this.passOver(bus, now, { until: now + lapseMs, why: 'gone' });

@@ -10,7 +10,8 @@
  * filled answers `busy`, and one that is gone is answered "no responders" by the server: the call is sent again,
  * under a new id, to another, until its deadline, and ends as a crash `unavailable`. A worker that took a call
  * says so every HEARTBEAT_MS until its outcome; a call whose worker went quiet ends as `interrupted`, and is
- * never sent again (a tool may have had side effects).
+ * never sent again (a tool may have had side effects), and that worker gets no call until its presence would
+ * have lapsed.
  *
  * The replica knows the live fleet from the workers' presence (nats-fleet.ts): with no worker of its protocol
  * running, a call is not sent at all but ends `unavailable` at once, saying so. It announces its own presence
@@ -307,6 +308,17 @@ export class NatsRuntime implements PackageRuntime {
       await flushWithin(nc, INTERRUPTED_AFTER_MS);
       return replies.poll() ?? 'timeout';
     };
+    /**
+     * The worker said nothing of the call for INTERRUPTED_AFTER_MS: its process is frozen or gone, or it no longer
+     * hears its subject. The call ends (it may have run); the next calls go to other workers, not to meet the same
+     * silence, until its presence — which a frozen process no longer renews — would have lapsed.
+     */
+    const silent = (): void => {
+      if (holding === null) return;
+      this.choice.gone(holding, Date.now(), PRESENCE_LAPSE_MS);
+      holding = null;
+      this.slotFreed();
+    };
     try {
       // Calls already wait for a slot: this one waits behind them rather than take the slot freeing next.
       if (this.waitingForSlot.size > 0) await this.slotOrPause(Math.min(MAX_RETRY_PAUSE_MS, Math.max(0, deadline - Date.now())), signal);
@@ -354,6 +366,7 @@ export class NatsRuntime implements PackageRuntime {
         worker = chosen.id;
         control = subjects.control;
         if (heard === 'timeout') {
+          silent();
           return end('interrupted', {
             outcome: notRunOutcome(CrashReason.interrupted,
               `the worker the call was sent to (${chosen.id}) said nothing of it for ${INTERRUPTED_AFTER_MS / 1000} s (its process, machine or the bus ended); the call is not retried, as it may have run and a tool may have had side effects`,
@@ -377,6 +390,7 @@ export class NatsRuntime implements PackageRuntime {
       for (let next: Awaited<ReturnType<typeof read>> = first; ; next = await read()) {
         if (next === 'aborted') return stop();
         if (next === 'timeout') {
+          silent();
           return end('interrupted', {
             outcome: notRunOutcome(CrashReason.interrupted,
               `the worker running this call (${ranOn.id}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
