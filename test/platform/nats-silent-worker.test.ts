@@ -2,7 +2,9 @@
  * A worker that falls silent: its presence still live, its calls subject heard, but nothing said of a call sent
  * to it (its process frozen, or deaf to its subject while its presence goes on). The call sent to it ends
  * `unknown` (`interrupted`: it may have run), and the replica sends it nothing more until its presence would
- * have lapsed: the calls made meanwhile all run on the worker that answers, none is lost to the same silence.
+ * have lapsed: the calls made meanwhile all run on the worker that answers, none is lost to the same silence. A
+ * call whose arguments follow in pieces is another matter: they go only to a worker that said `accepted`, so a
+ * silent one cannot have run it, and it goes to another worker instead of ending `unknown`.
  *
  * The silent worker is played with the deployment's key (as a worker's own process would hold it): it announces
  * itself, sealed, every PRESENCE_EVERY_MS, and subscribes to its calls subject without ever answering. The
@@ -42,8 +44,8 @@ describe('a worker that falls silent', () => {
   /** The calls that reached the silent worker's subject. */
   let reachedSilent = 0;
 
-  const call = async (n: number): Promise<CallAnswer> => {
-    const answer = await api.call('POST', `/v1/sessions/${sessionId}/calls`, { tool: 'echo', arguments: { n } });
+  const call = async (n: number, padding?: string): Promise<CallAnswer> => {
+    const answer = await api.call('POST', `/v1/sessions/${sessionId}/calls`, { tool: 'echo', arguments: { n, ...(padding ? { padding } : {}) } });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     return answer.body as CallAnswer;
   };
@@ -114,5 +116,22 @@ describe('a worker that falls silent', () => {
       assert.equal(answer.call.worker?.id, worker!.name);
     }
     assert.equal(reachedSilent, 1, 'no call was sent to the silent worker again while it was passed over');
+  });
+
+  it('a call whose arguments follow in pieces, sent to it, did not run there: it goes to the worker that answers', async () => {
+    // Above 64 KiB the arguments go only to a worker that said `accepted`, which the silent one never says.
+    const padding = 'x'.repeat(100 * 1024);
+    const before = reachedSilent;
+    const answers: CallAnswer[] = [];
+    // Once its pass-over ends (its presence goes on), the silent worker is chosen again in its turn.
+    for (let n = 0; n < 400 && reachedSilent === before; n++) {
+      answers.push(await call(200 + n, padding));
+      if (reachedSilent === before) await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal(reachedSilent, before + 1, 'a call with arguments in pieces was sent to the silent worker');
+    for (const answer of answers) {
+      assert.equal(answer.call.outcome, 'ok', JSON.stringify(answer.call.crash));
+      assert.equal(answer.call.worker?.id, worker!.name);
+    }
   });
 });

@@ -361,6 +361,13 @@ export class NatsRuntime implements PackageRuntime {
           holding = null;
           continue;
         }
+        if (heard === 'timeout' && parts.length > 0) {
+          // Arguments in pieces go only to a worker that said `accepted`: this one never did, so the call cannot
+          // have run there (and, should it wake, it waits for pieces that never come): another worker takes it.
+          this.counters.noWorkerFree();
+          silent();
+          continue;
+        }
         ranOn = { id: chosen.id, host: chosen.host };
         // Metrics name a worker only while the fleet knows it (its presence is live): the label set stays the live fleet.
         worker = chosen.id;
