@@ -150,9 +150,17 @@ function registerNatsMetrics(registry: Registry, stats: () => NatsStats): void {
       for (const [worker, count] of Object.entries(stats().inFlightByWorker)) this.set({ worker }, count);
     },
   });
+  new Gauge({
+    name: 'subako_nats_workers_passed_over',
+    help: 'Workers this replica sends no call to just now, by why: busy (it answered `busy`: other replicas fill it; 25 ms), gone (nobody listened on its subject), silent (it said nothing of a call for 2 s: its process frozen, or deaf to its subject); gone and silent until its presence would have lapsed (3 s).',
+    labelNames: ['why'], registers,
+    collect() {
+      for (const [why, count] of Object.entries(stats().passedOver)) this.set({ why }, count);
+    },
+  });
   new Counter({
     name: 'subako_nats_no_responders_total',
-    help: 'Sends of a call no worker took: answered `busy` (other replicas filled the worker) or "no responders" (the worker was gone), each sent again to another. A call a worker took is never sent again.',
+    help: 'Sends of a call no worker took: answered `busy` (other replicas filled the worker), "no responders" (the worker was gone), or arguments in pieces the worker never accepted; each sent again to another. A call a worker may have run is never sent again.',
     registers,
     collect() {
       this.reset();

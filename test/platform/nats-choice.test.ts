@@ -1,6 +1,7 @@
 /**
  * Which worker a replica sends a call to (nats-choice.ts), as pure logic: the slots its own calls hold, turns
- * among equals, a worker that answered `busy` or was not there passed over, and the workers no call may go to.
+ * among equals, a worker that answered `busy`, was not there or fell silent passed over, and the workers no call
+ * may go to.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -64,6 +65,32 @@ describe('choosing the worker for a call', () => {
     for (let i = 0; i < 4; i++) assert.equal(choice.choose(fleet, 10)?.bus, 'b');
     assert.equal(choice.nextChanceIn(10, 25), 25, 'a gone worker is no reason to wake sooner');
     assert.equal(choice.choose([worker('a', 2)], 3_000)?.bus, 'a');
+  });
+
+  it('passes over a worker that fell silent on a call until its presence would lapse, its slot given back, and ending a call there does not lift it', () => {
+    const choice = new WorkerChoice();
+    const fleet = [worker('a', 2), worker('b', 2)];
+    choice.sent('a');
+    choice.sent('a');
+    choice.silent('a', 0, 3_000);
+    for (let i = 0; i < 4; i++) assert.equal(choice.choose(fleet, 10)?.bus, 'b');
+    // The other call still held there ends: a silent worker stays passed over (a busy one would not).
+    choice.ended('a');
+    assert.equal(choice.choose([worker('a', 2)], 10), null);
+    assert.deepEqual(choice.passedOverNow(10), { busy: 0, gone: 0, silent: 1 });
+    assert.equal(choice.nextChanceIn(10, 25), 25, 'a silent worker is no reason to wake sooner');
+    assert.deepEqual(choice.passedOverNow(3_000), { busy: 0, gone: 0, silent: 0 });
+    assert.equal(choice.choose([worker('a', 2)], 3_000)?.bus, 'a', 'its slots all free again');
+  });
+
+  it('counts the workers passed over now, by why', () => {
+    const choice = new WorkerChoice();
+    choice.busy('a', 0);
+    choice.gone('b', 0, 3_000);
+    choice.silent('c', 0, 3_000);
+    choice.silent('d', 0, 3_000);
+    assert.deepEqual(choice.passedOverNow(1), { busy: 1, gone: 1, silent: 2 });
+    assert.deepEqual(choice.passedOverNow(BUSY_PASS_OVER_MS), { busy: 0, gone: 1, silent: 2 });
   });
 
   it('forgets a pass-over once it ended: workers that come and go leave nothing behind', () => {

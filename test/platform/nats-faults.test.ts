@@ -13,6 +13,7 @@ import { packBundle } from '../../src/package/index.js';
 import { probePackageDir, spawnServe, tempDir, TEST_KEY, type ChildServer } from '../server/helpers/harness.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { OwnNatsServer, runName, spawnWorker, watchBus, type ChildWorker } from '../helpers/nats.js';
+import { parsePrometheusText, valueOf } from '../server/helpers/prometheus.js';
 
 interface CallAnswer { call: { id: string; outcome: string; crash: { reason: string; message: string } | null; worker?: { id: string; host: string } | null }; result: unknown }
 
@@ -94,7 +95,26 @@ describe('calls over NATS when things fail', () => {
   });
 
   it('while NATS is down calls fail fast as `unavailable`; once it is back they succeed, nothing restarted', async () => {
+    // A call running on the worker when the bus goes: silence the replica cannot blame on the worker.
+    const metric = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
+      const answer = await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${serve.apiKey}` } });
+      const families = parsePrometheusText(await answer.text());
+      // Calls in flight are one series per worker: summed.
+      if (name === 'subako_nats_calls_in_flight') return (families.get(name)?.samples ?? []).reduce((sum, sample) => sum + sample.value, 0);
+      return valueOf(families, name, labels);
+    };
+    // The worker killed in the test before fell silent on its call: passed over for a while, then forgotten.
+    for (let i = 0; i < 600 && await metric('subako_nats_workers_passed_over', { why: 'silent' }) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await metric('subako_nats_workers_passed_over', { why: 'silent' }), 0);
+    const running = call('timeout');
+    for (let i = 0; i < 600 && await metric('subako_nats_calls_in_flight') < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await metric('subako_nats_calls_in_flight'), 1, 'the call runs on the worker');
     await nats.stop();
+    const cut = await running;
+    assert.equal(cut.call.outcome, 'unknown');
+    assert.equal(cut.call.crash?.reason, 'interrupted');
+    assert.equal(await metric('subako_nats_workers_passed_over', { why: 'silent' }), 0, 'the worker is not passed over for the bus\'s silence');
+
     // A call sent in the instant before this replica learns the server went away may have reached a worker: it
     // ends `unknown`, honestly (the call may have run). What is asserted is the call made once the replica knows.
     let busStatus: unknown;

@@ -26,6 +26,7 @@ import { SUBAKO_VERSION } from '../../src/version.js';
 import { REPO_ROOT } from '../helpers/paths.js';
 import { SHARED_NATS_URL, connectShared, removeBuckets, runName, spawnWorker, type ChildWorker } from '../helpers/nats.js';
 import { makeApi, probePackageDir, tempDir, TEST_KEY, type Api } from '../server/helpers/harness.js';
+import { parsePrometheusText, valueOf } from '../server/helpers/prometheus.js';
 
 const WAIT_MS = 30_000;
 
@@ -107,6 +108,9 @@ describe('a worker that falls silent', () => {
     assert.match(silenced.call.crash!.message, /said nothing of it/);
     assert.equal(silenced.call.worker?.id, 'silent-worker');
     assert.equal(reachedSilent, 1);
+    const passedOver = async (why: string): Promise<number> =>
+      valueOf(parsePrometheusText((await api.call('GET', '/metrics')).body as string), 'subako_nats_workers_passed_over', { why });
+    assert.equal(await passedOver('silent'), 1, 'the replica says it passes the silent worker over');
 
     // Its presence is still live (it goes on announcing), its slots free by the replica's count: without being
     // passed over it would get every other one of these.

@@ -17,6 +17,10 @@ import type { WorkerPresence } from './nats-fleet.js';
 /** A worker a call can be sent to: one of the fleet's, of this protocol, with a bus id. */
 export type Addressable = WorkerPresence & { bus: string };
 
+/** Why a worker is passed over: it answered `busy`, nobody listened on its subject, or it said nothing of a call. */
+export type PassOverReason = 'busy' | 'gone' | 'silent';
+export const PASS_OVER_REASONS: readonly PassOverReason[] = ['busy', 'gone', 'silent'];
+
 /** How long a worker that answered `busy` is passed over (unless one of this replica's calls on it ends first). */
 export const BUSY_PASS_OVER_MS = 25;
 
@@ -24,7 +28,7 @@ export class WorkerChoice {
   /** Calls of this replica's sent to each worker (by bus id) and not ended. */
   private readonly held = new Map<string, number>();
   /** Workers passed over until a time: they answered `busy`, or nobody listened on their subject, or they fell silent. */
-  private readonly passedOver = new Map<string, { until: number; why: 'busy' | 'gone' }>();
+  private readonly passedOver = new Map<string, { until: number; why: PassOverReason }>();
   private turn = 0;
 
   /**
@@ -77,13 +81,26 @@ export class WorkerChoice {
     this.passOver(bus, now, { until: now + BUSY_PASS_OVER_MS, why: 'busy' });
   }
 
-  /**
-   * The worker is not there to take calls — nobody listens on its subject, or it said nothing of a call sent to it
-   * for as long as its heartbeat allows —: it is passed over until its presence, still live here, would lapse.
-   */
+  /** Nobody listens on the worker's subject: it is passed over until its presence, still live here, would lapse. */
   gone(bus: string, now: number, lapseMs: number): void {
     this.unhold(bus);
     this.passOver(bus, now, { until: now + lapseMs, why: 'gone' });
+  }
+
+  /**
+   * The worker said nothing of a call sent to it for as long as its heartbeat allows (its process frozen, or deaf to
+   * its subject): passed over as a gone one is, until its presence, still live here, would lapse.
+   */
+  silent(bus: string, now: number, lapseMs: number): void {
+    this.unhold(bus);
+    this.passOver(bus, now, { until: now + lapseMs, why: 'silent' });
+  }
+
+  /** The workers passed over now, by why. */
+  passedOverNow(now: number): Record<PassOverReason, number> {
+    const counts = Object.fromEntries(PASS_OVER_REASONS.map((why) => [why, 0])) as Record<PassOverReason, number>;
+    for (const passed of this.passedOver.values()) if (passed.until > now) counts[passed.why] += 1;
+    return counts;
   }
 
   private unhold(bus: string): void {
@@ -97,7 +114,7 @@ export class WorkerChoice {
     return this.passedOver.size;
   }
 
-  private passOver(bus: string, now: number, passed: { until: number; why: 'busy' | 'gone' }): void {
+  private passOver(bus: string, now: number, passed: { until: number; why: PassOverReason }): void {
     // Workers come and go with new bus ids: what no longer holds is forgotten, so the map is the workers passed over now.
     for (const [other, was] of this.passedOver) if (was.until <= now) this.passedOver.delete(other);
     this.passedOver.set(bus, passed);

@@ -8,6 +8,7 @@
  */
 
 import type { BusDropReason } from './nats-envelope.js';
+import type { PassOverReason } from './nats-choice.js';
 import type { FleetSummary } from './nats-fleet.js';
 
 /** How a call over the bus ended, as `subako_nats_calls_total{result}` says it. */
@@ -32,11 +33,14 @@ export interface NatsDispatchStats {
    * labels are the live fleet's, never any name a message gives); a worker with none is absent.
    */
   inFlightByWorker: Readonly<Record<string, number>>;
-  /** Sends answered "no responders" (every worker's slots taken), each followed by a send again. */
+  /**
+   * Sends of a call no worker took — answered `busy`, or "no responders", or arguments in pieces never `accepted` —,
+   * each followed by a send again to another worker.
+   */
   noResponders: number;
   /** Calls that ended, by result. */
   calls: Readonly<Record<NatsCallResult, number>>;
-  /** From the send a worker took to its `accepted`. */
+  /** From the send a worker took to its first word about it (its outcome, for a quick call). */
   dispatchSeconds: HistogramSnapshot;
   /** From the first send to the worker's outcome (calls that ended with one). */
   callSeconds: HistogramSnapshot;
@@ -44,6 +48,8 @@ export interface NatsDispatchStats {
   busDropped: Readonly<Record<BusDropReason, number>>;
   /** The live fleet as this replica hears it (nats-fleet.ts). */
   fleet: FleetSummary;
+  /** Workers this replica sends no call to just now, by why (nats-choice.ts). */
+  passedOver: Readonly<Record<PassOverReason, number>>;
 }
 
 class FixedHistogram {
@@ -96,7 +102,7 @@ export class DispatchCounters {
     else this.inFlight.delete(worker);
   }
 
-  snapshot(): Omit<NatsDispatchStats, 'busDropped' | 'fleet'> {
+  snapshot(): Omit<NatsDispatchStats, 'busDropped' | 'fleet' | 'passedOver'> {
     return {
       inFlightByWorker: Object.fromEntries(this.inFlight),
       noResponders: this.noResponders,

@@ -311,11 +311,13 @@ export class NatsRuntime implements PackageRuntime {
     /**
      * The worker said nothing of the call for INTERRUPTED_AFTER_MS: its process is frozen or gone, or it no longer
      * hears its subject. The call ends (it may have run); the next calls go to other workers, not to meet the same
-     * silence, until its presence — which a frozen process no longer renews — would have lapsed.
+     * silence, until its presence — which a frozen process no longer renews — would have lapsed. Silence while this
+     * replica was away from the bus says nothing of the worker: its slot is only given back.
      */
     const silent = (): void => {
       if (holding === null) return;
-      this.choice.gone(holding, Date.now(), PRESENCE_LAPSE_MS);
+      if (this.connected) this.choice.silent(holding, Date.now(), PRESENCE_LAPSE_MS);
+      else this.choice.ended(holding);
       holding = null;
       this.slotFreed();
     };
@@ -462,7 +464,8 @@ export class NatsRuntime implements PackageRuntime {
 
   /** A read-only snapshot of this replica's calls over the bus, for /metrics. */
   stats(): NatsDispatchStats {
-    return { ...this.counters.snapshot(), busDropped: this.bus.drops.snapshot(), fleet: fleetSummary(this.presence.table.current(Date.now())) };
+    const now = Date.now();
+    return { ...this.counters.snapshot(), busDropped: this.bus.drops.snapshot(), fleet: fleetSummary(this.presence.table.current(now)), passedOver: this.choice.passedOverNow(now) };
   }
 
   /** The sealed bus this replica's calls travel on (the relayed live stream uses it too). */
