@@ -16,7 +16,7 @@ import { readPackageDir } from '../src/package/package-dir.js';
 import { REPO_ROOT } from '../test/helpers/paths.js';
 import type { Row } from './run.js';
 import type { ColdFigures, ColdSteps } from './cold-child.js';
-import { summarize } from './stats.js';
+import { median, summarize } from './stats.js';
 
 const RUNS = Number(process.env.BENCH_COLD_RUNS ?? 10);
 /** This tree (the bench runs from its dist/bench/). */
@@ -90,7 +90,6 @@ function wallClock(args: string[], env: NodeJS.ProcessEnv = process.env): Promis
   });
 }
 
-const median = (xs: number[]): number => summarize(xs).p50;
 
 export async function coldStartBench(): Promise<Row[]> {
   const read = await readPackageDir(PACKAGE);

@@ -39,6 +39,7 @@ import type { Toolbox } from '../src/tool.js';
 import { fixture } from '../test/helpers/paths.js';
 import type { LoadFigures, LoadTask } from './load-generator.js';
 import type { Row } from './run.js';
+import { median } from './stats.js';
 
 const ROUNDS = Number(process.env.BENCH_ENDPOINT_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_ENDPOINT_SECONDS ?? 3);
@@ -180,12 +181,6 @@ async function checkAnswers(contestant: Contestant): Promise<Contestant> {
   }
   return { ...contestant, answer: text };
 }
-
-const median = (xs: number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 /** Rates per contestant and connection count, each round's run of every contestant taken back to back. */
 export { checkAnswers };

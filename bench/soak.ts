@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { FunctionHost } from '../src/function/index.js';
 import type { Row } from './run.js';
-import { summarize } from './stats.js';
+import { median, summarize } from './stats.js';
 
 interface Footprint {
   rssMiB: number;
@@ -41,6 +41,9 @@ function footprint(): Footprint {
   return { rssMiB: rssKiB / 1024, fds };
 }
 
+/** How much higher the later half's p99 may be than the earlier half's and still count as no drift (one slow window moves neither median). */
+const SOAK_DRIFT_CEILING = 1.25;
+
 export async function soakBench(host: FunctionHost, loaded: Awaited<ReturnType<FunctionHost['load']>>, tmpDir: string): Promise<Row[]> {
   const total = Number(process.env.BENCH_SOAK_CALLS ?? 100_000);
   const windows = 10;
@@ -70,6 +73,11 @@ export async function soakBench(host: FunctionHost, loaded: Awaited<ReturnType<F
   const end = footprint();
   const first = p99s[0];
   const last = p99s[p99s.length - 1];
+  // Drift is a trend, not one slow window (a shared machine has those): the halves' medians, taken against each other.
+  const half = Math.floor(windows / 2);
+  const earlier = median(p99s.slice(0, half));
+  const later = median(p99s.slice(windows - half));
+  const drift = later / earlier;
   return [
     { name: `soak: ${perWindow * windows} calls at 8 in flight, RSS start`, value: start.rssMiB, unit: 'MiB' },
     { name: 'soak: RSS end', value: end.rssMiB, unit: 'MiB', against: { name: 'start', value: start.rssMiB, ratio: end.rssMiB / start.rssMiB } },
@@ -78,5 +86,9 @@ export async function soakBench(host: FunctionHost, loaded: Awaited<ReturnType<F
     { name: 'soak: p99 first window', value: first, unit: 'ms' },
     { name: 'soak: p99 last window', value: last, unit: 'ms', against: { name: 'first window', value: first, ratio: last / first } },
     { name: 'soak: p99 worst window / best window', value: Math.max(...p99s) / Math.min(...p99s), unit: '×' },
+    {
+      name: 'soak: p99, median of the later windows', value: later, unit: 'ms', against: { name: 'the earlier windows', value: earlier, ratio: drift },
+      target: { text: 'without drift (≤ 1.25×)', met: drift <= SOAK_DRIFT_CEILING, by: drift > SOAK_DRIFT_CEILING ? `×${(drift / SOAK_DRIFT_CEILING).toFixed(2)}` : undefined },
+    },
   ];
 }
