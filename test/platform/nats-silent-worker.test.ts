@@ -42,7 +42,8 @@ describe('a worker that falls silent', () => {
   let worker: ChildWorker | undefined;
   let announcing: NodeJS.Timeout | undefined;
   let sessionId: string;
-  /** The calls that reached the silent worker's subject. */
+  /** When each call reached the silent worker's subject (this process's clock). */
+  const silentArrivals: number[] = [];
   let reachedSilent = 0;
 
   const call = async (n: number, padding?: string): Promise<CallAnswer> => {
@@ -56,7 +57,7 @@ describe('a worker that falls silent', () => {
     const key = busKey(Buffer.from(TEST_KEY.SUBAKO_SECRET_KEY, 'base64'), prefix);
     const subjects = natsSubjects(prefix);
     // Deaf: it hears its calls and never says a word of them.
-    nc.subscribe(workerSubjects(subjects, silentBus).call, { callback: () => { reachedSilent += 1; } });
+    nc.subscribe(workerSubjects(subjects, silentBus).call, { callback: () => { reachedSilent += 1; silentArrivals.push(performance.now()); } });
     const sender = randomBytes(12).toString('hex');
     let sequence = 0;
     const announce = (): void => {
@@ -97,10 +98,13 @@ describe('a worker that falls silent', () => {
   it('the call sent to it ends `unknown`; the calls made next all go to the worker that answers', async () => {
     // Workers with equal free slots take turns: one of the first calls is sent to the silent worker.
     let silenced: CallAnswer | undefined;
+    let silencedAt = 0;
     for (let n = 0; n < 4 && silenced === undefined; n++) {
       const answer = await call(n);
-      if (answer.call.outcome !== 'ok') silenced = answer;
-      else assert.equal(answer.call.worker?.id, worker!.name);
+      if (answer.call.outcome !== 'ok') {
+        silenced = answer;
+        silencedAt = performance.now();
+      } else assert.equal(answer.call.worker?.id, worker!.name);
     }
     assert.ok(silenced, 'a call was sent to the silent worker');
     assert.equal(silenced.call.outcome, 'unknown');
@@ -110,16 +114,22 @@ describe('a worker that falls silent', () => {
     assert.equal(reachedSilent, 1);
     const passedOver = async (why: string): Promise<number> =>
       valueOf(parsePrometheusText((await api.call('GET', '/metrics')).body as string), 'subako_nats_workers_passed_over', { why });
-    assert.equal(await passedOver('silent'), 1, 'the replica says it passes the silent worker over');
+    // The pass-over lasts PRESENCE_LAPSE_MS from just before that answer. What is asserted below holds whatever the
+    // machine's load: only what happened within half of it is held against the replica (the bug this guards against
+    // sends the next calls within milliseconds).
+    const withinPassOver = (at: number): boolean => at - silencedAt < PRESENCE_LAPSE_MS / 2;
+    const silentNow = await passedOver('silent');
+    if (withinPassOver(performance.now())) assert.equal(silentNow, 1, 'the replica says it passes the silent worker over');
 
     // Its presence is still live (it goes on announcing), its slots free by the replica's count: without being
     // passed over it would get every other one of these.
     const next = await Promise.all(Array.from({ length: 8 }, (_, n) => call(100 + n)));
-    for (const answer of next) {
-      assert.equal(answer.call.outcome, 'ok', JSON.stringify(answer.call.crash));
-      assert.equal(answer.call.worker?.id, worker!.name);
-    }
-    assert.equal(reachedSilent, 1, 'no call was sent to the silent worker again while it was passed over');
+    const early = silentArrivals.slice(1).filter(withinPassOver);
+    assert.deepEqual(early, [], 'no call was sent to the silent worker again while it was passed over');
+    // A machine stalled past the pass-over may have let one go there since, as it should: that one ends `unknown`.
+    const late = silentArrivals.length - 1;
+    assert.equal(next.filter((answer) => answer.call.outcome !== 'ok').length, late);
+    for (const answer of next.filter((a) => a.call.outcome === 'ok')) assert.equal(answer.call.worker?.id, worker!.name);
   });
 
   it('a call whose arguments follow in pieces, sent to it, did not run there: it goes to the worker that answers', async () => {
