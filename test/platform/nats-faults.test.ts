@@ -96,24 +96,24 @@ describe('calls over NATS when things fail', () => {
 
   it('while NATS is down calls fail fast as `unavailable`; once it is back they succeed, nothing restarted', async () => {
     // A call running on the worker when the bus goes: silence the replica cannot blame on the worker.
-    const metric = async (name: string, labels: Record<string, string> = {}): Promise<number> => {
+    const families = async (): Promise<ReturnType<typeof parsePrometheusText>> => {
       const answer = await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${serve.apiKey}` } });
-      const families = parsePrometheusText(await answer.text());
-      // Calls in flight are one series per worker: summed.
-      if (name === 'subako_nats_calls_in_flight') return (families.get(name)?.samples ?? []).reduce((sum, sample) => sum + sample.value, 0);
-      return valueOf(families, name, labels);
+      return parsePrometheusText(await answer.text());
     };
+    const silentWorkers = async (): Promise<number> => valueOf(await families(), 'subako_nats_workers_passed_over', { why: 'silent' });
+    // One series per worker: summed.
+    const callsInFlight = async (): Promise<number> => ((await families()).get('subako_nats_calls_in_flight')?.samples ?? []).reduce((sum, s) => sum + s.value, 0);
     // The worker killed in the test before fell silent on its call: passed over for a while, then forgotten.
-    for (let i = 0; i < 600 && await metric('subako_nats_workers_passed_over', { why: 'silent' }) > 0; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(await metric('subako_nats_workers_passed_over', { why: 'silent' }), 0);
+    for (let i = 0; i < 600 && await silentWorkers() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await silentWorkers(), 0);
     const running = call('timeout');
-    for (let i = 0; i < 600 && await metric('subako_nats_calls_in_flight') < 1; i++) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(await metric('subako_nats_calls_in_flight'), 1, 'the call runs on the worker');
+    for (let i = 0; i < 600 && await callsInFlight() < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await callsInFlight(), 1, 'the call runs on the worker');
     await nats.stop();
     const cut = await running;
     assert.equal(cut.call.outcome, 'unknown');
     assert.equal(cut.call.crash?.reason, 'interrupted');
-    assert.equal(await metric('subako_nats_workers_passed_over', { why: 'silent' }), 0, 'the worker is not passed over for the bus\'s silence');
+    assert.equal(await silentWorkers(), 0, 'the worker is not passed over for the bus\'s silence');
 
     // A call sent in the instant before this replica learns the server went away may have reached a worker: it
     // ends `unknown`, honestly (the call may have run). What is asserted is the call made once the replica knows.

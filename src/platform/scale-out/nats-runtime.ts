@@ -258,14 +258,23 @@ export class NatsRuntime implements PackageRuntime {
     let ranOn: WorkerIdentity | undefined;
     /** The worker the call was last sent to (its bus id) while this replica counts one of its slots held by it. */
     let holding: string | null = null;
+    /**
+     * The slot this call holds is this replica's no more (the next waiting call is woken). `silence`: the worker said
+     * nothing of the call for INTERRUPTED_AFTER_MS — its process frozen or gone, or deaf to its subject —, so the
+     * next calls go to other workers, not to meet the same silence, until its presence (which a frozen process no
+     * longer renews) would have lapsed. Silence while this replica was away from the bus says nothing of the worker.
+     */
+    const letGo = (silence = false): void => {
+      if (holding === null) return;
+      if (silence && this.connected) this.choice.silent(holding, Date.now(), PRESENCE_LAPSE_MS);
+      else this.choice.ended(holding);
+      holding = null;
+      this.slotFreed();
+    };
     const firstSend = performance.now();
     const end = (result: NatsCallResult, answer: Answer): Answer => {
       this.counters.ended(result, worker, result === 'outcome' ? (performance.now() - firstSend) / 1000 : undefined);
-      if (holding !== null) {
-        this.choice.ended(holding);
-        holding = null;
-        this.slotFreed();
-      }
+      letGo();
       return ranOn ? { ...answer, worker: ranOn } : answer;
     };
     if (!this.connected || nc.isClosed()) {
@@ -289,9 +298,9 @@ export class NatsRuntime implements PackageRuntime {
     const stop = (): Answer => {
       cancel();
       if (holding !== null) {
-        const letGo = this.releaseOnceStopped(replies, holding);
-        this.inFlight.add(letGo);
-        void letGo.finally(() => this.inFlight.delete(letGo));
+        const stopping = this.releaseOnceStopped(replies, holding);
+        this.inFlight.add(stopping);
+        void stopping.finally(() => this.inFlight.delete(stopping));
         holding = null;
         handedOff = true;
       }
@@ -307,19 +316,6 @@ export class NatsRuntime implements PackageRuntime {
       if (next !== 'timeout' || !this.connected) return next;
       await flushWithin(nc, INTERRUPTED_AFTER_MS);
       return replies.poll() ?? 'timeout';
-    };
-    /**
-     * The worker said nothing of the call for INTERRUPTED_AFTER_MS: its process is frozen or gone, or it no longer
-     * hears its subject. The call ends (it may have run); the next calls go to other workers, not to meet the same
-     * silence, until its presence — which a frozen process no longer renews — would have lapsed. Silence while this
-     * replica was away from the bus says nothing of the worker: its slot is only given back.
-     */
-    const silent = (): void => {
-      if (holding === null) return;
-      if (this.connected) this.choice.silent(holding, Date.now(), PRESENCE_LAPSE_MS);
-      else this.choice.ended(holding);
-      holding = null;
-      this.slotFreed();
     };
     try {
       // Calls already wait for a slot: this one waits behind them rather than take the slot freeing next.
@@ -367,7 +363,7 @@ export class NatsRuntime implements PackageRuntime {
           // Arguments in pieces go only to a worker that said `accepted`: this one never did, so the call cannot
           // have run there (and, should it wake, it waits for pieces that never come): another worker takes it.
           this.counters.noWorkerFree();
-          silent();
+          letGo(true);
           continue;
         }
         ranOn = { id: chosen.id, host: chosen.host };
@@ -375,7 +371,7 @@ export class NatsRuntime implements PackageRuntime {
         worker = chosen.id;
         control = subjects.control;
         if (heard === 'timeout') {
-          silent();
+          letGo(true);
           return end('interrupted', {
             outcome: notRunOutcome(CrashReason.interrupted,
               `the worker the call was sent to (${chosen.id}) said nothing of it for ${INTERRUPTED_AFTER_MS / 1000} s (its process, machine or the bus ended); the call is not retried, as it may have run and a tool may have had side effects`,
@@ -399,7 +395,7 @@ export class NatsRuntime implements PackageRuntime {
       for (let next: Awaited<ReturnType<typeof read>> = first; ; next = await read()) {
         if (next === 'aborted') return stop();
         if (next === 'timeout') {
-          silent();
+          letGo(true);
           return end('interrupted', {
             outcome: notRunOutcome(CrashReason.interrupted,
               `the worker running this call (${ranOn.id}) stopped answering mid-call (its process, machine or the bus ended); the call is not retried, as a tool may have had side effects`,
